@@ -1,0 +1,62 @@
+import { Inject } from "@tsed/di";
+import { Context } from "@tsed/platform-params";
+import { Middleware, type MiddlewareMethods } from "@tsed/platform-middlewares";
+import type { PlatformContext } from "@tsed/platform-http";
+import { ApiError, forbidden, storeUnavailable, unauthorized } from "../http/errors.js";
+import { setCaller } from "../http/requestContext.js";
+import { KernelRuntime } from "../kernel/KernelRuntime.js";
+import { AuthService } from "./AuthService.js";
+import { ANONYMOUS_VIEWER, hasPermission, type Caller } from "./Caller.js";
+import { RULE, type AccessRule } from "./decorators.js";
+
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw unauthorized("The Authorization header must be \"Bearer <token>\".");
+  return m[1];
+}
+
+/**
+ * Runs before every handler: who is calling (401), may they (403), and can this
+ * deployment serve it (503 in skeleton mode). The rule comes from the route's
+ * decorators; a route without one never mounts (see PluginHost).
+ */
+@Middleware()
+export class AuthGuard implements MiddlewareMethods {
+  @Inject(AuthService)
+  private auth: AuthService;
+
+  @Inject(KernelRuntime)
+  private runtime: KernelRuntime;
+
+  async use(@Context() ctx: PlatformContext): Promise<void> {
+    const store = ctx.endpoint.store;
+    const rule = store.get(RULE.access) as AccessRule;
+    const token = bearer(ctx.request.get("authorization"));
+    let caller: Caller | undefined;
+    if (token) caller = await this.auth.authenticate(token);
+    if (rule.kind !== "public") {
+      if (!caller) {
+        if (this.runtime.publicDashboard && store.get(RULE.dashboard)) caller = ANONYMOUS_VIEWER;
+        else throw unauthorized();
+      }
+      if (rule.kind === "permission" && !hasPermission(caller, rule.permission)) {
+        throw forbidden("permission_denied", `Your role (${caller.role}) lacks the ${rule.permission} permission.`);
+      }
+      if (store.get(RULE.person) && caller.kind !== "session") {
+        throw new ApiError(403, "person_required", "Only a person (a session) can do this; API tokens name no person.");
+      }
+      if (store.get(RULE.scopeUnsupported) && caller.scope !== "All") {
+        throw forbidden("scope_unsupported", "This operation cannot honour a folder scope; it needs an account with scope All.");
+      }
+    }
+    if (caller) setCaller(ctx, caller);
+    if (this.runtime.skeleton) {
+      const method = ctx.request.method.toUpperCase();
+      if (!READ_METHODS.has(method)) throw storeUnavailable();
+      if (!store.get(RULE.skeletonAnswer) && !store.get(RULE.withoutStore)) throw storeUnavailable();
+    }
+  }
+}

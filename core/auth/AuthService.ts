@@ -1,0 +1,202 @@
+import { timingSafeEqual } from "node:crypto";
+import type { KernelConfig } from "../config/Config.js";
+import { ApiError, badRequest, conflict, notFound, unauthorized } from "../http/errors.js";
+import type { Logger } from "../logging/Logger.js";
+import type { Store } from "../store/Store.js";
+import { AuthRepository, type AccountRow, type TokenRow } from "./AuthRepository.js";
+import type { Caller, Role, Scope } from "./Caller.js";
+import { LoginRateLimiter } from "./LoginRateLimiter.js";
+import { DUMMY_HASH, hashPassword, newToken, randomPassword, tokenHash, verifyPassword } from "./passwords.js";
+
+export interface AccountView {
+  id: string;
+  username: string;
+  role: Role;
+  scope: Scope;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TokenView {
+  id: string;
+  name: string;
+  role: Role;
+  scope: Scope;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+const toAccountView = ({ password_hash: _omit, ...rest }: AccountRow): AccountView => rest;
+const toTokenView = (t: TokenRow): TokenView => ({ ...t });
+
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string }).code === "23505";
+}
+
+/** Accounts, sessions and API tokens; who a bearer token is. */
+export class AuthService {
+  readonly repo: AuthRepository;
+  private readonly limiter: LoginRateLimiter;
+  private readonly bootstrapHash: Buffer | null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: KernelConfig,
+    private readonly log: Logger,
+  ) {
+    this.repo = new AuthRepository(store);
+    this.limiter = new LoginRateLimiter(config.auth.loginMaxFailures, config.auth.loginWindowSecs * 1000);
+    this.bootstrapHash = config.bootstrapToken ? tokenHash(config.bootstrapToken) : null;
+  }
+
+  /** Resolves a bearer token to its caller, or throws 401. */
+  async authenticate(token: string): Promise<Caller> {
+    const hash = tokenHash(token);
+    if (!this.store.available) {
+      if (this.bootstrapHash && timingSafeEqual(hash, this.bootstrapHash)) return this.bootstrapCaller();
+      throw unauthorized("The bearer token is not valid.");
+    }
+    const cred = await this.repo.findCredential(hash);
+    if (!cred) throw unauthorized("The bearer token is not valid.");
+    if (cred.expired) throw new ApiError(401, "token_expired", "The bearer token has expired.");
+    if (cred.kind === "token") void this.repo.touchToken(cred.id).catch(() => undefined);
+    return {
+      kind: cred.kind,
+      username: cred.username,
+      role: cred.role,
+      scope: cred.scope,
+      accountId: cred.account_id,
+      sessionId: cred.kind === "session" ? cred.id : null,
+      tokenId: cred.kind === "token" ? cred.id : null,
+    };
+  }
+
+  private bootstrapCaller(): Caller {
+    return { kind: "token", username: "bootstrap", role: "admin", scope: "All", accountId: null, sessionId: null, tokenId: null };
+  }
+
+  async login(username: string, password: string, address: string): Promise<{ token: string; expires_at: string }> {
+    const wait = this.limiter.retryAfter(username, address);
+    if (wait > 0) {
+      const err = new ApiError(429, "too_many_attempts", `Too many failed logins; try again in ${wait} seconds.`);
+      err.setHeaders({ "Retry-After": String(wait) });
+      throw err;
+    }
+    const account = await this.repo.findAccountByUsername(username);
+    const ok = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH);
+    if (!account || !ok) {
+      this.limiter.fail(username, address);
+      this.log.warn("failed login", { username, address });
+      throw unauthorized("Wrong username or password.");
+    }
+    this.limiter.succeed(username);
+    const token = newToken("nmss");
+    const session = await this.repo.insertSession(account.id, tokenHash(token), this.config.auth.sessionTtlSecs);
+    this.log.info("session opened", { username: account.username });
+    return { token, expires_at: session.expires_at };
+  }
+
+  async logout(caller: Caller): Promise<void> {
+    if (caller.kind !== "session" || !caller.sessionId) throw new ApiError(403, "person_required", "Only a session (a person) can be ended here; revoke API tokens under /tokens.");
+    await this.repo.deleteSession(caller.sessionId);
+  }
+
+  async listAccounts(limit: number, after?: string): Promise<AccountView[]> {
+    return (await this.repo.listAccounts(limit, after)).map(toAccountView);
+  }
+
+  async getAccount(id: string): Promise<AccountView> {
+    const row = await this.repo.getAccount(id);
+    if (!row) throw notFound("No such account.");
+    return toAccountView(row);
+  }
+
+  async createAccount(input: { username: string; password: string; role: Role; scope: Scope }): Promise<string> {
+    validateScope(input.scope);
+    try {
+      return await this.repo.insertAccount({ ...input, passwordHash: await hashPassword(input.password) });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict("username_taken", "An account with that username exists.");
+      throw err;
+    }
+  }
+
+  async updateAccount(id: string, input: { role: Role; scope: Scope; password?: string }): Promise<void> {
+    validateScope(input.scope);
+    const current = await this.repo.getAccount(id);
+    if (!current) throw notFound("No such account.");
+    if (current.role === "admin" && input.role !== "admin" && (await this.repo.countAdmins()) <= 1) {
+      throw conflict("last_admin", "The last admin account cannot lose its role.");
+    }
+    await this.repo.updateAccount(id, { role: input.role, scope: input.scope, passwordHash: input.password ? await hashPassword(input.password) : undefined });
+  }
+
+  async deleteAccount(id: string): Promise<void> {
+    const current = await this.repo.getAccount(id);
+    if (!current) throw notFound("No such account.");
+    if (current.role === "admin" && (await this.repo.countAdmins()) <= 1) throw conflict("last_admin", "The last admin account cannot be deleted.");
+    await this.repo.deleteAccount(id);
+  }
+
+  async createToken(input: { name: string; role: Role; scope: Scope; expires_at?: string | null }): Promise<{ id: string; token: string }> {
+    validateScope(input.scope);
+    if (input.expires_at && !(Date.parse(input.expires_at) > Date.now())) throw badRequest("validation_failed", "expires_at must be a future timestamp.");
+    const token = newToken("nmst");
+    const id = await this.repo.insertToken({ name: input.name, role: input.role, scope: input.scope, hash: tokenHash(token), expiresAt: input.expires_at ?? null });
+    this.log.info("API token created", { name: input.name, role: input.role, id });
+    return { id, token };
+  }
+
+  async listTokens(limit: number, before?: { at: string; id: string | null }): Promise<TokenView[]> {
+    return (await this.repo.listTokens(limit, before)).map(toTokenView);
+  }
+
+  async deleteToken(id: string): Promise<void> {
+    if (!(await this.repo.deleteToken(id))) throw notFound("No such token.");
+  }
+
+  /** Boot-time: the bootstrap token and the first admin account (full mode only). */
+  async bootstrap(print: (line: string) => void): Promise<void> {
+    if (!this.store.available) return;
+    if (this.config.bootstrapToken) {
+      await this.repo.ensureToken("bootstrap", tokenHash(this.config.bootstrapToken));
+      this.log.info("bootstrap API token ensured");
+    }
+    if (!(await this.repo.findAccountByUsername("admin"))) {
+      const password = this.config.adminPassword ?? randomPassword();
+      try {
+        await this.repo.insertAccount({ username: "admin", role: "admin", scope: "All", passwordHash: await hashPassword(password) });
+      } catch (err) {
+        if (isUniqueViolation(err)) return; // another replica created it first
+        throw err;
+      }
+      if (this.config.adminPassword) this.log.info("admin account created with NMS_ADMIN_PASSWORD");
+      else print(`Created account "admin" with generated password: ${password}  (shown once; change it with PUT /api/v1/accounts/{id})`);
+    }
+  }
+
+  async pruneSessions(): Promise<number> {
+    return this.repo.deleteExpiredSessions();
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function validateScope(scope: unknown): asserts scope is Scope {
+  if (scope === "All") return;
+  const folders = (scope as { folders?: unknown })?.folders;
+  if (
+    scope &&
+    typeof scope === "object" &&
+    Object.keys(scope).length === 1 &&
+    Array.isArray(folders) &&
+    folders.length > 0 &&
+    folders.length <= 256 &&
+    folders.every((f) => typeof f === "string" && UUID.test(f)) &&
+    new Set(folders).size === folders.length
+  ) {
+    return;
+  }
+  throw badRequest("invalid_scope", 'scope must be "All" or {"folders": [<uuid>, ...]} with 1 to 256 distinct folder ids.');
+}

@@ -1,0 +1,51 @@
+import type { ListenerStatus } from "../plugins/manifest.js";
+import type { Store } from "../store/Store.js";
+
+export interface HealthReportData {
+  status: "ok" | "degraded";
+  mode: "full" | "skeleton";
+  public_dashboard: boolean;
+  version: string;
+  store: { kind: "external" | "embedded" | "none"; status: "ok" | "down" | "absent" };
+  plugins: { id: string; version: string }[];
+  listeners: ListenerStatus[];
+  uptime_secs: number;
+}
+
+export class HealthService {
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly store: Store,
+    private readonly info: {
+      mode: "full" | "skeleton";
+      publicDashboard: boolean;
+      version: string;
+      storeKind: "external" | "embedded" | "none";
+      plugins: () => { id: string; version: string }[];
+      listeners: () => ListenerStatus[];
+    },
+  ) {}
+
+  async report(): Promise<HealthReportData> {
+    let status: "ok" | "down" | "absent" = "absent";
+    if (this.store.available) {
+      try {
+        await this.store.query("SELECT 1");
+        status = "ok";
+      } catch {
+        status = "down";
+      }
+    }
+    return {
+      status: status === "down" ? "degraded" : "ok",
+      mode: this.info.mode,
+      public_dashboard: this.info.publicDashboard,
+      version: this.info.version,
+      store: { kind: this.info.storeKind, status },
+      plugins: this.info.plugins(),
+      listeners: this.info.listeners(),
+      uptime_secs: Math.round((Date.now() - this.startedAt) / 1000),
+    };
+  }
+}

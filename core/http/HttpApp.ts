@@ -1,0 +1,93 @@
+import "@tsed/ajv";
+import "@tsed/swagger";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { Type } from "@tsed/core";
+import { Configuration } from "@tsed/di";
+import { PlatformExpress } from "@tsed/platform-express";
+import type { PlatformBuilder } from "@tsed/platform-http";
+import { getOperationsRoutes } from "@tsed/schema";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { RULE } from "../auth/decorators.js";
+import type { Logger } from "../logging/Logger.js";
+import { EnvelopeErrorFilter } from "./ErrorFilter.js";
+import { OpenApiController, OPENAPI_INFO, setOpenApiControllers } from "./OpenApiController.js";
+import { routeTable } from "./routeTable.js";
+
+@Configuration({})
+class NmsHttpModule {}
+
+export const API_PREFIX = "/api/v1";
+
+export interface HttpAppOptions {
+  controllers: { owner: string; token: Type<unknown> }[];
+  providers: { token: unknown; use: unknown }[];
+  bodyLimit: string;
+  log: Logger;
+}
+
+/** Every route must say who may call it; a route without an access decorator stops the boot, naming it. */
+export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { method: string; path: string }[] {
+  const routes: { method: string; path: string }[] = [];
+  for (const { owner, token } of controllers) {
+    for (const op of getOperationsRoutes(token, { basePath: API_PREFIX })) {
+      if (!op.store.get(RULE.access)) {
+        throw new Error(`plugin "${owner}": route ${op.method.toUpperCase()} ${op.fullPath} (${op.methodClassName}) has no access decorator (@Permission, @Authenticated or @Public)`);
+      }
+      routes.push({ method: op.method, path: String(op.fullPath) });
+    }
+  }
+  return routes;
+}
+
+/** The Ts.ED (Express) application: mounted controllers, JSON body parsing, the envelope filter, OpenAPI and Swagger UI. */
+export class HttpApp {
+  private platform?: PlatformBuilder;
+  server?: HttpServer;
+
+  constructor(private readonly options: HttpAppOptions) {}
+
+  async build(): Promise<HttpServer> {
+    const { controllers, providers, bodyLimit, log } = this.options;
+    const all = [...controllers, { owner: "core", token: OpenApiController as Type<unknown> }];
+    routeTable.reset(checkAccessRules(all));
+    setOpenApiControllers(all);
+    const access = log.child("http");
+    this.platform = await PlatformExpress.bootstrap(NmsHttpModule, {
+      httpPort: false,
+      httpsPort: false,
+      logger: { level: "off", disableRoutesSummary: true, disableBootstrapLog: true },
+      disableComponentsScan: true,
+      mount: { [API_PREFIX]: all.map((c) => c.token) },
+      imports: [...providers, EnvelopeErrorFilter] as never,
+      middlewares: [
+        (req: Request, res: Response, next: NextFunction) => {
+          const started = process.hrtime.bigint();
+          res.on("finish", () => {
+            access.info("request", {
+              method: req.method,
+              path: req.originalUrl.split("?")[0],
+              status: res.statusCode,
+              ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+              request_id: res.getHeader("x-request-id"),
+            });
+          });
+          next();
+        },
+        express.json({ limit: bodyLimit, strict: true, type: ["application/json", "application/*+json"] }),
+      ],
+      ajv: { returnsCoercedValues: true, allErrors: true },
+      swagger: [{ path: "/api/docs", specVersion: "3.0.3", spec: OPENAPI_INFO as never }],
+      jsonMapper: { additionalProperties: false, disableUnsecureConstructor: true },
+    } as never);
+    await this.platform.listen(false);
+    this.server = createServer(this.platform.callback());
+    return this.server;
+  }
+
+  async close(): Promise<void> {
+    if (this.server?.listening) await new Promise<void>((r) => this.server!.close(() => r()));
+    this.server?.closeAllConnections?.();
+    await this.platform?.stop();
+    this.platform = undefined;
+  }
+}

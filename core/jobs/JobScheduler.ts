@@ -1,0 +1,109 @@
+import { Agenda } from "agenda";
+import { PostgresBackend } from "@agendajs/postgres-backend";
+import type pg from "pg";
+import type { Logger } from "../logging/Logger.js";
+import type { PluginJobs } from "../plugins/manifest.js";
+
+export interface JobDefinition {
+  fullName: string;
+  every?: string;
+  concurrency?: number;
+  lockLifetimeMs?: number;
+  run: (data: unknown) => Promise<void>;
+}
+
+/**
+ * Agenda 6 on PostgreSQL (table public.nms_agenda_jobs; the backend quotes the name, so it cannot live in schema core). Jobs are defined before start;
+ * recurring ones are upserted by name, so each runs once per interval however
+ * many replicas there are. Shutdown drains running jobs instead of abandoning
+ * their locks.
+ */
+export class JobScheduler {
+  private agenda?: Agenda;
+  private readonly definitions = new Map<string, JobDefinition>();
+  private started = false;
+
+  constructor(
+    private readonly pool: pg.Pool | null,
+    private readonly instanceName: string,
+    private readonly processEvery: string,
+    private readonly log: Logger,
+  ) {}
+
+  get enabled(): boolean {
+    return this.pool !== null;
+  }
+
+  define(def: JobDefinition): void {
+    if (this.definitions.has(def.fullName)) throw new Error(`job ${def.fullName} defined twice`);
+    this.definitions.set(def.fullName, def);
+  }
+
+  async start(): Promise<void> {
+    if (!this.pool) {
+      if (this.definitions.size) this.log.warn("skeleton mode: background jobs do not run", { jobs: [...this.definitions.keys()] });
+      return;
+    }
+    this.agenda = new Agenda({
+      name: this.instanceName,
+      backend: new PostgresBackend({ pool: this.pool, tableName: "nms_agenda_jobs", channelName: "nms_agenda_jobs" }),
+      processEvery: this.processEvery,
+    });
+    this.agenda.on("error", (err: Error) => this.log.error("scheduler error", { error: err }));
+    for (const def of this.definitions.values()) {
+      this.agenda.define(
+        def.fullName,
+        async (job) => {
+          try {
+            await def.run(job.attrs.data);
+          } catch (err) {
+            this.log.error("job failed", { job: def.fullName, error: err });
+            throw err;
+          }
+        },
+        { concurrency: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? 10 * 60 * 1000 },
+      );
+    }
+    try {
+      await this.agenda.start();
+    } catch (err) {
+      // Replicas booting together can race on the backend's CREATE TABLE IF NOT EXISTS; the second attempt finds it.
+      this.log.warn("scheduler start failed once; retrying", { error: err });
+      await this.agenda.start();
+    }
+    for (const def of this.definitions.values()) {
+      if (def.every) await this.agenda.every(def.every, def.fullName);
+    }
+    this.started = true;
+    this.log.info("scheduler started", { jobs: this.definitions.size });
+  }
+
+  forPlugin(pluginId: string): PluginJobs {
+    const full = (name: string) => {
+      const fullName = `${pluginId}.${name}`;
+      if (!this.definitions.has(fullName)) throw new Error(`plugin ${pluginId} declared no job "${name}"`);
+      return fullName;
+    };
+    const agenda = () => {
+      if (!this.agenda) throw new Error("the scheduler is not running (skeleton mode or not started)");
+      return this.agenda;
+    };
+    return {
+      now: async (name, data) => {
+        await agenda().now(full(name), data as never);
+      },
+      schedule: async (when, name, data) => {
+        await agenda().schedule(when, full(name), data as never);
+      },
+      cancel: async (name) => agenda().cancel({ name: full(name) }),
+    };
+  }
+
+  /** Waits for running jobs (up to `ms`), then releases the rest; never closes the shared pool. */
+  async drain(ms: number): Promise<void> {
+    if (!this.agenda || !this.started) return;
+    const result = await this.agenda.drain({ timeout: ms, closeConnection: false });
+    if (result.timedOut) this.log.warn("jobs still running at shutdown", { running: result.running });
+    this.started = false;
+  }
+}

@@ -1,0 +1,165 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import semver from "semver";
+import { isManifest, MANIFEST_KEYS, type PluginManifest } from "./manifest.js";
+
+export class PluginLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PluginLoadError";
+  }
+}
+
+const ID = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+const RESERVED_IDS = new Set(["core", "public", "auth", "pg", "information-schema", "agenda"]);
+
+export interface LoadedPlugin {
+  manifest: PluginManifest;
+  /** Where it came from: "builtin:<folder>", a path, or a package name. */
+  source: string;
+}
+
+async function importManifest(entry: string, source: string): Promise<PluginManifest> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new PluginLoadError(`plugin ${source}: cannot be imported: ${(err as Error).message}`);
+  }
+  const found = Object.entries(mod).filter(([name, value]) => name.endsWith("Plugin") && isManifest(value));
+  if (found.length !== 1) {
+    throw new PluginLoadError(`plugin ${source}: must export exactly one manifest made with definePlugin() as a named export "<camelId>Plugin" (found ${found.length})`);
+  }
+  const [exportName, manifest] = found[0] as [string, PluginManifest];
+  const expected = `${String(manifest.id).replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())}Plugin`;
+  if (exportName !== expected) throw new PluginLoadError(`plugin "${manifest.id}" (${source}): its manifest must be exported as "${expected}", not "${exportName}"`);
+  return manifest;
+}
+
+function indexIn(dir: string): string | undefined {
+  for (const name of ["index.js", "index.mjs", "index.ts"]) {
+    const p = join(dir, name);
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/** Built-in plugins: every folder under `plugins/` (next to core/, in dist or sources) with an index. */
+export async function discoverBuiltin(pluginsDir: string): Promise<LoadedPlugin[]> {
+  if (!existsSync(pluginsDir)) return [];
+  const out: LoadedPlugin[] = [];
+  for (const name of readdirSync(pluginsDir).sort()) {
+    const dir = join(pluginsDir, name);
+    if (!statSync(dir).isDirectory()) continue;
+    const entry = indexIn(dir);
+    if (!entry) continue;
+    out.push({ manifest: await importManifest(entry, `builtin:${name}`), source: `builtin:${name}` });
+  }
+  return out;
+}
+
+/** A configured plugin: a path (absolute, or starting with . or /) or an npm package name resolved from the search paths. */
+export async function loadConfigured(spec: string, searchPaths: string[]): Promise<LoadedPlugin> {
+  let entry: string | undefined;
+  if (isAbsolute(spec) || spec.startsWith(".")) {
+    const path = resolve(spec);
+    entry = existsSync(path) && statSync(path).isDirectory() ? (indexIn(path) ?? packageEntry(path, spec, [path])) : path;
+    if (!entry || !existsSync(entry)) throw new PluginLoadError(`plugin ${spec}: no such file or folder (${path})`);
+  } else {
+    entry = packageEntry(spec, spec, searchPaths);
+  }
+  return { manifest: await importManifest(entry, spec), source: spec };
+}
+
+function packageEntry(request: string, spec: string, searchPaths: string[]): string {
+  for (const base of searchPaths) {
+    try {
+      return createRequire(join(resolve(base), "noop.js")).resolve(request);
+    } catch {
+      // try the next search path
+    }
+  }
+  throw new PluginLoadError(`plugin ${spec}: package not found (searched ${searchPaths.join(", ")})`);
+}
+
+function fail(m: PluginManifest | undefined, source: string, why: string): never {
+  const name = m && typeof m.id === "string" ? `"${m.id}"` : source;
+  throw new PluginLoadError(`plugin ${name}: ${why}`);
+}
+
+/** Checks one manifest's shape; unknown keys, bad ids, bad versions and malformed declarations stop the boot. */
+export function validateManifest(m: PluginManifest, source: string, kernelVersion: string): void {
+  for (const key of Object.keys(m)) if (!MANIFEST_KEYS.has(key)) fail(m, source, `unknown manifest key "${key}"`);
+  if (typeof m.id !== "string" || !ID.test(m.id) || m.id.length > 40) fail(m, source, "id must be kebab-case (a-z, 0-9, dashes), at most 40 characters");
+  if (RESERVED_IDS.has(m.id)) fail(m, source, `id "${m.id}" is reserved`);
+  if (typeof m.version !== "string" || !semver.valid(m.version)) fail(m, source, "version must be a semver version");
+  if (typeof m.kernel !== "string" || !semver.validRange(m.kernel)) fail(m, source, "kernel must be a semver range");
+  if (!semver.satisfies(kernelVersion, m.kernel, { includePrerelease: true })) fail(m, source, `needs kernel ${m.kernel}, this kernel is ${kernelVersion}`);
+  const arrays = ["dependsOn", "controllers", "providers", "exports", "migrations", "jobs", "channels", "listeners", "extensionPoints"] as const;
+  for (const key of arrays) if (m[key] !== undefined && !Array.isArray(m[key])) fail(m, source, `${key} must be an array`);
+  for (const fn of ["start", "stop"] as const) if (m[fn] !== undefined && typeof m[fn] !== "function") fail(m, source, `${fn} must be a function`);
+  const names = (list: { name: string }[] | undefined, what: string, pattern = /^[a-z][a-zA-Z0-9-]*(\.[a-z][a-zA-Z0-9-]*)*$/) => {
+    const seen = new Set<string>();
+    for (const item of list ?? []) {
+      if (typeof item?.name !== "string" || !pattern.test(item.name)) fail(m, source, `${what} name "${String(item?.name)}" is not a valid name`);
+      if (seen.has(item.name)) fail(m, source, `${what} "${item.name}" is declared twice`);
+      seen.add(item.name);
+    }
+  };
+  names(m.jobs, "job");
+  names(m.channels, "channel");
+  names(m.listeners, "listener");
+  names(m.extensionPoints, "extension point");
+  names(m.migrations, "migration", /^[A-Za-z0-9_.-]+$/);
+  for (const job of m.jobs ?? []) if (typeof job.handler !== "function") fail(m, source, `job "${job.name}" has no handler`);
+  for (const ch of m.channels ?? []) if (typeof ch.scoped !== "boolean" || typeof ch.permission !== "string") fail(m, source, `channel "${ch.name}" needs permission and scoped`);
+  for (const exp of m.exports ?? []) if (!(m.providers ?? []).includes(exp)) fail(m, source, `exports a provider it does not list in providers`);
+  if (m.config !== undefined && (typeof m.config !== "object" || m.config === null)) fail(m, source, "config must be a JSON schema object");
+}
+
+/**
+ * Validates the set: unique ids, known dependencies, contributions only to
+ * declared extension points of dependencies, no cycles. Returns the plugins in
+ * dependency order (stable: alphabetical among equals).
+ */
+export function orderPlugins(plugins: LoadedPlugin[], kernelVersion: string): LoadedPlugin[] {
+  const byId = new Map<string, LoadedPlugin>();
+  for (const p of plugins) {
+    validateManifest(p.manifest, p.source, kernelVersion);
+    const prior = byId.get(p.manifest.id);
+    if (prior) throw new PluginLoadError(`plugin "${p.manifest.id}": duplicate id (from ${prior.source} and ${p.source})`);
+    byId.set(p.manifest.id, p);
+  }
+  for (const p of plugins) {
+    for (const dep of p.manifest.dependsOn ?? []) {
+      if (!byId.has(dep)) throw new PluginLoadError(`plugin "${p.manifest.id}": depends on "${dep}", which is not loaded`);
+    }
+    for (const point of Object.keys(p.manifest.contributes ?? {})) {
+      const [owner, ...rest] = point.split(".");
+      const ownerPlugin = byId.get(owner);
+      if (!ownerPlugin || !(p.manifest.dependsOn ?? []).includes(owner)) {
+        throw new PluginLoadError(`plugin "${p.manifest.id}": contributes to "${point}" but does not depend on plugin "${owner}"`);
+      }
+      if (!(ownerPlugin.manifest.extensionPoints ?? []).some((e) => e.name === rest.join("."))) {
+        throw new PluginLoadError(`plugin "${p.manifest.id}": "${owner}" declares no extension point "${rest.join(".")}"`);
+      }
+    }
+  }
+  const ordered: LoadedPlugin[] = [];
+  const state = new Map<string, "visiting" | "done">();
+  const visit = (id: string, path: string[]) => {
+    if (state.get(id) === "done") return;
+    if (state.get(id) === "visiting") {
+      const cycle = [...path.slice(path.indexOf(id)), id];
+      throw new PluginLoadError(`plugin "${id}": dependency cycle ${cycle.join(" -> ")}`);
+    }
+    state.set(id, "visiting");
+    for (const dep of [...(byId.get(id)!.manifest.dependsOn ?? [])].sort()) visit(dep, [...path, id]);
+    state.set(id, "done");
+    ordered.push(byId.get(id)!);
+  };
+  for (const id of [...byId.keys()].sort()) visit(id, []);
+  return ordered;
+}

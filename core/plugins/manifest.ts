@@ -1,0 +1,166 @@
+import type { Type } from "@tsed/core";
+import type { PermissionName } from "../auth/Caller.js";
+import type { KernelConfig } from "../config/Config.js";
+import type { EventBus } from "../bus/EventBus.js";
+import type { Logger } from "../logging/Logger.js";
+import type { Secrets } from "../secrets/Secrets.js";
+import type { Migration } from "../store/Migrator.js";
+import type { PluginStore } from "../store/Store.js";
+
+export const MANIFEST_BRAND = Symbol.for("nms-core.plugin-manifest");
+
+/** A job the kernel defines as `<pluginId>.<name>` in Agenda and, with `every`, schedules once across replicas. */
+export interface JobDeclaration {
+  name: string;
+  /** Interval ("5 minutes", "30 seconds") or cron expression; omitted = run only when the plugin schedules it. */
+  every?: string;
+  concurrency?: number;
+  lockLifetimeMs?: number;
+  handler: (job: { data: unknown; name: string }, ctx: PluginContext) => Promise<void>;
+}
+
+/** A Socket.IO channel `<pluginId>.<name>`; `scoped` channels deliver an event only to sockets whose folder scope covers it. */
+export interface ChannelDeclaration {
+  name: string;
+  permission: PermissionName;
+  scoped: boolean;
+  description?: string;
+}
+
+/** A network listener the plugin runs (it binds it in `start`), reported in health and for monitoring gaps. */
+export interface ListenerDeclaration {
+  name: string;
+  protocol: "udp" | "tcp";
+  /** Key of the plugin's config section holding the port. */
+  portKey: string;
+  description?: string;
+}
+
+/** A table the plugin contributes to the configuration bundle. */
+export interface BundleTable {
+  name: string;
+  export: (ctx: PluginContext) => Promise<unknown[]>;
+  import?: (ctx: PluginContext, rows: unknown[]) => Promise<void>;
+}
+
+export interface ExtensionPointDeclaration {
+  name: string;
+  /** Throws (with a sentence) when a contributed item does not fit; called at boot for every contribution. */
+  validate?: (item: unknown) => void;
+  description?: string;
+}
+
+export interface PluginManifest<C = unknown> {
+  /** kebab-case, unique; also the schema name (dashes → underscores) and the job / channel / event prefix. */
+  id: string;
+  /** Plugin semver. */
+  version: string;
+  /** Semver range of the kernel API it supports, e.g. "^0.1.0". */
+  kernel: string;
+  description?: string;
+  dependsOn?: string[];
+  /** Ts.ED controllers, mounted under /api/v1. Every route must carry an access decorator. */
+  controllers?: Type<unknown>[];
+  /** Ts.ED injectables it registers (importing the module registers them; listing them documents and checks it). */
+  providers?: Type<unknown>[];
+  /** The subset of providers that form its public contract for dependants. */
+  exports?: Type<unknown>[];
+  migrations?: Migration[];
+  jobs?: JobDeclaration[];
+  channels?: ChannelDeclaration[];
+  listeners?: ListenerDeclaration[];
+  bundle?: { tables: BundleTable[] };
+  /** Registries this plugin owns; others add to them through `contributes`. */
+  extensionPoints?: ExtensionPointDeclaration[];
+  /** Items added to other plugins' extension points: `{"<ownerId>.<point>": [items]}`; the owner must be in dependsOn. */
+  contributes?: Record<string, unknown[]>;
+  /** JSON schema of its section of `pluginConfig`; defaults in the schema are applied. */
+  config?: Record<string, unknown>;
+  start?: (ctx: PluginContext<C>) => void | Promise<void>;
+  stop?: (ctx: PluginContext<C>) => void | Promise<void>;
+  readonly [MANIFEST_BRAND]?: true;
+}
+
+export const MANIFEST_KEYS: ReadonlySet<string> = new Set([
+  "id",
+  "version",
+  "kernel",
+  "description",
+  "dependsOn",
+  "controllers",
+  "providers",
+  "exports",
+  "migrations",
+  "jobs",
+  "channels",
+  "listeners",
+  "bundle",
+  "extensionPoints",
+  "contributes",
+  "config",
+  "start",
+  "stop",
+]);
+
+export interface PluginJobs {
+  /** Runs `<pluginId>.<name>` once, now (or at `when`), with data. */
+  now(name: string, data?: unknown): Promise<void>;
+  schedule(when: string | Date, name: string, data?: unknown): Promise<void>;
+  cancel(name: string): Promise<number>;
+}
+
+export interface PublishOptions {
+  /** The folder the event's subject is filed under, with its ancestors; empty or absent = tree root (only scope All sees it on a scoped channel). */
+  folders?: readonly string[];
+}
+
+export interface PluginRealtime {
+  /** Emits `<pluginId>.<event>` to sockets subscribed to channel `<pluginId>.<channel>`. */
+  publish(channel: string, event: string, payload: unknown, options?: PublishOptions): void;
+}
+
+export interface ExtensionRegistry {
+  /** Items contributed to `<ownerId>.<point>` (read-only; registries only ever add). */
+  get<T = unknown>(point: string): readonly T[];
+}
+
+export interface ListenerStatus {
+  plugin: string;
+  name: string;
+  protocol: "udp" | "tcp";
+  bound: boolean;
+  port: number | null;
+}
+
+/** Everything the kernel gives a plugin: its store, the bus, jobs, secrets, realtime, its config and a logger. */
+export interface PluginContext<C = unknown> {
+  readonly id: string;
+  readonly version: string;
+  readonly mode: "full" | "skeleton";
+  readonly config: C;
+  readonly kernelConfig: Readonly<KernelConfig>;
+  readonly store: PluginStore;
+  readonly bus: EventBus;
+  readonly jobs: PluginJobs;
+  readonly secrets: Secrets;
+  readonly realtime: PluginRealtime;
+  readonly extensions: ExtensionRegistry;
+  readonly log: Logger;
+  /** Records that one of the declared listeners is bound (or released). */
+  reportListener(name: string, status: { bound: boolean; port: number | null }): void;
+}
+
+/** Declares a plugin. Export the result as `<camelId>Plugin` from the plugin's index. */
+export function definePlugin<C = unknown>(manifest: PluginManifest<C>): PluginManifest<C> {
+  Object.defineProperty(manifest, MANIFEST_BRAND, { value: true, enumerable: false });
+  return manifest;
+}
+
+export function isManifest(value: unknown): value is PluginManifest {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MANIFEST_BRAND] === true;
+}
+
+/** The DI token of a plugin's context, for its services: `@Inject(pluginContextToken("inventory"))`. */
+export function pluginContextToken(pluginId: string): symbol {
+  return Symbol.for(`nms-core.plugin-context:${pluginId}`);
+}

@@ -1,0 +1,98 @@
+import pg from "pg";
+import { storeUnavailable } from "../http/errors.js";
+
+export type Queryable = Pick<pg.PoolClient, "query">;
+
+/** Quotes an identifier for SQL (schema, table or column names that come from code, never from users). */
+export function ident(name: string): string {
+  return '"' + name.replace(/"/g, '""') + '"';
+}
+
+/**
+ * The one durable store (PostgreSQL). In skeleton mode there is none: `available`
+ * is false and every use throws the 503 envelope error.
+ */
+export class Store {
+  constructor(public readonly pool: pg.Pool | null) {}
+
+  get available(): boolean {
+    return this.pool !== null;
+  }
+
+  private requirePool(): pg.Pool {
+    if (!this.pool) throw storeUnavailable();
+    return this.pool;
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return this.requirePool().query<R>(sql, params);
+  }
+
+  /** Runs `fn` in one transaction; any throw rolls everything back. */
+  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.requirePool().connect();
+    try {
+      await client.query("BEGIN");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  forPlugin(pluginId: string): PluginStore {
+    return new PluginStore(this, pluginId);
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.end();
+  }
+}
+
+/**
+ * A plugin's handle on the store: the shared pool, plus its own schema name so
+ * repositories write `${store.table("nodes")}` and never reach another plugin's tables.
+ */
+export class PluginStore {
+  readonly schema: string;
+
+  constructor(
+    private readonly store: Store,
+    pluginId: string,
+  ) {
+    this.schema = schemaName(pluginId);
+  }
+
+  get available(): boolean {
+    return this.store.available;
+  }
+
+  /** The schema-qualified, quoted name of one of this plugin's tables. */
+  table(name: string): string {
+    return `${ident(this.schema)}.${ident(name)}`;
+  }
+
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return this.store.query<R>(sql, params);
+  }
+
+  tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.store.tx(fn);
+  }
+}
+
+/** A plugin id is kebab-case; its schema uses underscores so it needs no quoting in hand-written SQL. */
+export function schemaName(pluginId: string): string {
+  return pluginId.replace(/-/g, "_");
+}
+
+/** A pool whose idle-client errors (server restart, shutdown) are logged instead of crashing the process. */
+export function createPool(url: string, onError: (err: Error) => void, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: "nms-core" });
+  pool.on("error", onError);
+  return pool;
+}

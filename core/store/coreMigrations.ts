@@ -1,0 +1,51 @@
+import type { Migration } from "./Migrator.js";
+
+/** The kernel's own schema `core`: accounts, sessions, API tokens, the Socket.IO adapter's attachments. */
+export const coreMigrations: Migration[] = [
+  {
+    name: "0001_auth",
+    up: `
+      CREATE TABLE accounts (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        username text NOT NULL CHECK (length(username) BETWEEN 1 AND 64),
+        role text NOT NULL CHECK (role IN ('viewer', 'operator', 'admin')),
+        scope jsonb NOT NULL DEFAULT '"All"',
+        password_hash text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE UNIQUE INDEX accounts_username_key ON accounts (lower(username));
+      CREATE TABLE sessions (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        token_hash bytea NOT NULL UNIQUE,
+        expires_at timestamptz NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX sessions_account_idx ON sessions (account_id);
+      CREATE INDEX sessions_expires_idx ON sessions (expires_at);
+      CREATE TABLE api_tokens (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        name text NOT NULL CHECK (length(name) BETWEEN 1 AND 120),
+        role text NOT NULL CHECK (role IN ('viewer', 'operator', 'admin')),
+        scope jsonb NOT NULL DEFAULT '"All"',
+        token_hash bytea NOT NULL UNIQUE,
+        expires_at timestamptz,
+        last_used_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX api_tokens_created_idx ON api_tokens (created_at DESC, id DESC);
+    `,
+  },
+  {
+    name: "0002_socket_io_attachments",
+    // @socket.io/postgres-adapter does not create its table; without it broadcasts over 8000 bytes are dropped.
+    up: `
+      CREATE TABLE socket_io_attachments (
+        id bigserial UNIQUE,
+        created_at timestamptz DEFAULT now(),
+        payload bytea
+      );
+    `,
+  },
+];
