@@ -18,7 +18,7 @@ export default {
     "^(\\.{1,2}/.*)\\.js$": "$1",
   },
   testMatch: ["<rootDir>/core/**/*.test.ts", "<rootDir>/plugins/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
-  globalSetup: "<rootDir>/test/support/globalSetup.ts",
-  globalTeardown: "<rootDir>/test/support/globalTeardown.ts",
+  globalSetup: "<rootDir>/test/support/globalSetup.mjs",
+  globalTeardown: "<rootDir>/test/support/globalTeardown.mjs",
   testTimeout: 60000,
 };

@@ -1,6 +1,6 @@
 import { ConfigError } from "./config/Config.js";
 import { startKernel } from "./kernel/Kernel.js";
-import { PluginLoadError } from "./plugins/PluginLoader.js";
+import { PluginLoadError } from "./pluginhost/PluginLoader.js";
 
 /** `npm start`: boot, print the ready line, stop cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {

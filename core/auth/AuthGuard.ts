@@ -14,7 +14,7 @@ const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 function bearer(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) throw unauthorized("The Authorization header must be \"Bearer <token>\".");
+  if (!m) throw unauthorized('The Authorization header must be "Bearer <token>".');
   return m[1];
 }
 

@@ -98,7 +98,8 @@ export class AuthService {
   }
 
   async logout(caller: Caller): Promise<void> {
-    if (caller.kind !== "session" || !caller.sessionId) throw new ApiError(403, "person_required", "Only a session (a person) can be ended here; revoke API tokens under /tokens.");
+    if (caller.kind !== "session" || !caller.sessionId)
+      throw new ApiError(403, "person_required", "Only a session (a person) can be ended here; revoke API tokens under /tokens.");
     await this.repo.deleteSession(caller.sessionId);
   }
 
@@ -143,7 +144,13 @@ export class AuthService {
     validateScope(input.scope);
     if (input.expires_at && !(Date.parse(input.expires_at) > Date.now())) throw badRequest("validation_failed", "expires_at must be a future timestamp.");
     const token = newToken("nmst");
-    const id = await this.repo.insertToken({ name: input.name, role: input.role, scope: input.scope, hash: tokenHash(token), expiresAt: input.expires_at ?? null });
+    const id = await this.repo.insertToken({
+      name: input.name,
+      role: input.role,
+      scope: input.scope,
+      hash: tokenHash(token),
+      expiresAt: input.expires_at ?? null,
+    });
     this.log.info("API token created", { name: input.name, role: input.role, id });
     return { id, token };
   }

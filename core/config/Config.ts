@@ -90,7 +90,11 @@ function coerce(raw: string, schema: Json | undefined): unknown {
     if (/^(false|0|no|off)$/i.test(raw)) return false;
     return raw;
   }
-  if (types.includes("array")) return raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (types.includes("array"))
+    return raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   if (types.includes("any")) {
     try {
       return JSON.parse(raw);
@@ -114,8 +118,7 @@ function merge(base: Json, over: Json): Json {
   const out: Json = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] =
-      v && typeof v === "object" && !Array.isArray(v) && b && typeof b === "object" && !Array.isArray(b) ? merge(b as Json, v as Json) : v;
+    out[k] = v && typeof v === "object" && !Array.isArray(v) && b && typeof b === "object" && !Array.isArray(b) ? merge(b as Json, v as Json) : v;
   }
   return out;
 }

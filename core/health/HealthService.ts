@@ -1,4 +1,4 @@
-import type { ListenerStatus } from "../plugins/manifest.js";
+import type { ListenerStatus } from "../pluginhost/manifest.js";
 import type { Store } from "../store/Store.js";
 
 export interface HealthReportData {

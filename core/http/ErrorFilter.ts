@@ -31,7 +31,10 @@ function paramLabel(err: { dataPath?: string; requestType?: string }): string {
 }
 
 /** Maps anything thrown to the envelope. Unknown errors are 500s whose detail only reaches the log. */
-export function toEnvelope(error: unknown, ctx: { id: string; method: string; url: string }): { status: number; code: string; message: string; headers?: Record<string, string> } {
+export function toEnvelope(
+  error: unknown,
+  ctx: { id: string; method: string; url: string },
+): { status: number; code: string; message: string; headers?: Record<string, string> } {
   if (error instanceof ApiError) return { status: error.status, code: error.code, message: error.message, headers: error.headers };
   const e = error as Record<string, unknown> & Error;
   // body-parser (JSON syntax, size, charset): these carry `type` and an http status.
@@ -62,7 +65,12 @@ export function toEnvelope(error: unknown, ctx: { id: string; method: string; ur
     if (error.name === "RESOURCE_NOT_FOUND" || (error.status === 404 && /Resource ".*" not found/.test(error.message))) {
       const allowed = routeTable.methodsFor(ctx.url.split("?")[0]);
       if (allowed.length && !allowed.includes(ctx.method.toUpperCase())) {
-        return { status: 405, code: "method_not_allowed", message: `Method ${ctx.method.toUpperCase()} is not allowed here; allowed: ${allowed.join(", ")}.`, headers: { Allow: allowed.join(", ") } };
+        return {
+          status: 405,
+          code: "method_not_allowed",
+          message: `Method ${ctx.method.toUpperCase()} is not allowed here; allowed: ${allowed.join(", ")}.`,
+          headers: { Allow: allowed.join(", ") },
+        };
       }
       return { status: 404, code: "route_not_found", message: "No such route." };
     }

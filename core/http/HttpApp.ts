@@ -31,7 +31,9 @@ export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { 
   for (const { owner, token } of controllers) {
     for (const op of getOperationsRoutes(token, { basePath: API_PREFIX })) {
       if (!op.store.get(RULE.access)) {
-        throw new Error(`plugin "${owner}": route ${op.method.toUpperCase()} ${op.fullPath} (${op.methodClassName}) has no access decorator (@Permission, @Authenticated or @Public)`);
+        throw new Error(
+          `plugin "${owner}": route ${op.method.toUpperCase()} ${op.fullPath} (${op.methodClassName}) has no access decorator (@Permission, @Authenticated or @Public)`,
+        );
       }
       routes.push({ method: op.method, path: String(op.fullPath) });
     }
@@ -75,7 +77,7 @@ export class HttpApp {
         },
         express.json({ limit: bodyLimit, strict: true, type: ["application/json", "application/*+json"] }),
       ],
-      ajv: { returnsCoercedValues: true, allErrors: true },
+      ajv: { returnsCoercedValues: true, allErrors: true, coerceTypes: false },
       swagger: [{ path: "/api/docs", specVersion: "3.0.3", spec: OPENAPI_INFO as never }],
       jsonMapper: { additionalProperties: false, disableUnsecureConstructor: true },
     } as never);

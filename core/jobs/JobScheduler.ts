@@ -2,7 +2,7 @@ import { Agenda } from "agenda";
 import { PostgresBackend } from "@agendajs/postgres-backend";
 import type pg from "pg";
 import type { Logger } from "../logging/Logger.js";
-import type { PluginJobs } from "../plugins/manifest.js";
+import type { PluginJobs } from "../pluginhost/manifest.js";
 
 export interface JobDefinition {
   fullName: string;

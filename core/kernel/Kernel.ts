@@ -16,8 +16,8 @@ import { setKernelLogger } from "../http/requestContext.js";
 import { JobScheduler } from "../jobs/JobScheduler.js";
 import { JsonLogger, type LogSink, type Logger } from "../logging/Logger.js";
 import { kernelVersion } from "../paths.js";
-import { discoverBuiltin, loadConfigured, orderPlugins, PluginLoadError, type LoadedPlugin } from "../plugins/PluginLoader.js";
-import { pluginContextToken, type ListenerStatus, type PluginContext, type PluginManifest } from "../plugins/manifest.js";
+import { discoverBuiltin, loadConfigured, orderPlugins, PluginLoadError, type LoadedPlugin } from "../pluginhost/PluginLoader.js";
+import { pluginContextToken, type ListenerStatus, type PluginContext, type PluginManifest } from "../pluginhost/manifest.js";
 import { Realtime } from "../realtime/Realtime.js";
 import { Secrets } from "../secrets/Secrets.js";
 import { coreMigrations } from "../store/coreMigrations.js";
@@ -211,7 +211,13 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       };
       contexts.set(m.id, ctx);
       for (const job of m.jobs ?? []) {
-        jobs.define({ fullName: `${m.id}.${job.name}`, every: job.every, concurrency: job.concurrency, lockLifetimeMs: job.lockLifetimeMs, run: (data) => job.handler({ data, name: `${m.id}.${job.name}` }, ctx) });
+        jobs.define({
+          fullName: `${m.id}.${job.name}`,
+          every: job.every,
+          concurrency: job.concurrency,
+          lockLifetimeMs: job.lockLifetimeMs,
+          run: (data) => job.handler({ data, name: `${m.id}.${job.name}` }, ctx),
+        });
       }
       for (const ch of m.channels ?? []) realtime.declare({ fullName: `${m.id}.${ch.name}`, permission: ch.permission, scoped: ch.scoped });
     }

@@ -5,7 +5,7 @@ import type pg from "pg";
 import type { AuthService } from "../auth/AuthService.js";
 import { ANONYMOUS_VIEWER, hasPermission, type Caller, type PermissionName } from "../auth/Caller.js";
 import type { Logger } from "../logging/Logger.js";
-import type { PluginRealtime, PublishOptions } from "../plugins/manifest.js";
+import type { PluginRealtime, PublishOptions } from "../pluginhost/manifest.js";
 
 export interface ChannelSpec {
   fullName: string;
@@ -43,7 +43,13 @@ export class Realtime {
   attach(server: HttpServer, adapterPool: pg.Pool | null): void {
     this.io = new Server(server, { path: "/socket.io", serveClient: false, cors: { origin: false } });
     if (adapterPool) {
-      this.io.adapter(createAdapter(adapterPool, { tableName: "core.socket_io_attachments", channelPrefix: "nms_socket_io", errorHandler: (e) => this.log.warn("socket.io adapter error", { error: e }) }));
+      this.io.adapter(
+        createAdapter(adapterPool, {
+          tableName: "core.socket_io_attachments",
+          channelPrefix: "nms_socket_io",
+          errorHandler: (e) => this.log.warn("socket.io adapter error", { error: e }),
+        }),
+      );
     }
     this.io.use((socket, next) => {
       this.authenticate(socket)
@@ -86,7 +92,8 @@ export class Realtime {
       const name = typeof req === "string" ? req : (req as { channel?: unknown })?.channel;
       const spec = typeof name === "string" ? this.channels.get(name) : undefined;
       if (spec) for (const r of this.roomsFor(spec, caller)) void socket.leave(r);
-      if (typeof ack === "function") ack(spec ? { ok: true, channel: spec.fullName } : { ok: false, error: { code: "unknown_channel", message: "No such channel." } });
+      if (typeof ack === "function")
+        ack(spec ? { ok: true, channel: spec.fullName } : { ok: false, error: { code: "unknown_channel", message: "No such channel." } });
     });
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "../logging/Logger.js";
@@ -94,6 +94,12 @@ export class EmbeddedServer {
     const password = await this.password(fresh);
     const port = await freePort();
     const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      // As root the server runs as the "postgres" user, which must be able to pass through the data folder
+      // (only pass: the key and credential files in it stay 0600).
+      const mode = (await stat(this.dataDir)).mode & 0o777;
+      await chmod(this.dataDir, mode | 0o011);
+    }
     this.pg = new EmbeddedPostgres({
       databaseDir: this.pgDir,
       port,

@@ -30,11 +30,14 @@ async function importManifest(entry: string, source: string): Promise<PluginMani
   }
   const found = Object.entries(mod).filter(([name, value]) => name.endsWith("Plugin") && isManifest(value));
   if (found.length !== 1) {
-    throw new PluginLoadError(`plugin ${source}: must export exactly one manifest made with definePlugin() as a named export "<camelId>Plugin" (found ${found.length})`);
+    throw new PluginLoadError(
+      `plugin ${source}: must export exactly one manifest made with definePlugin() as a named export "<camelId>Plugin" (found ${found.length})`,
+    );
   }
   const [exportName, manifest] = found[0] as [string, PluginManifest];
   const expected = `${String(manifest.id).replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())}Plugin`;
-  if (exportName !== expected) throw new PluginLoadError(`plugin "${manifest.id}" (${source}): its manifest must be exported as "${expected}", not "${exportName}"`);
+  if (exportName !== expected)
+    throw new PluginLoadError(`plugin "${manifest.id}" (${source}): its manifest must be exported as "${expected}", not "${exportName}"`);
   return manifest;
 }
 
@@ -114,7 +117,8 @@ export function validateManifest(m: PluginManifest, source: string, kernelVersio
   names(m.extensionPoints, "extension point");
   names(m.migrations, "migration", /^[A-Za-z0-9_.-]+$/);
   for (const job of m.jobs ?? []) if (typeof job.handler !== "function") fail(m, source, `job "${job.name}" has no handler`);
-  for (const ch of m.channels ?? []) if (typeof ch.scoped !== "boolean" || typeof ch.permission !== "string") fail(m, source, `channel "${ch.name}" needs permission and scoped`);
+  for (const ch of m.channels ?? [])
+    if (typeof ch.scoped !== "boolean" || typeof ch.permission !== "string") fail(m, source, `channel "${ch.name}" needs permission and scoped`);
   for (const exp of m.exports ?? []) if (!(m.providers ?? []).includes(exp)) fail(m, source, `exports a provider it does not list in providers`);
   if (m.config !== undefined && (typeof m.config !== "object" || m.config === null)) fail(m, source, "config must be a JSON schema object");
 }

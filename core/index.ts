@@ -1,0 +1,38 @@
+/**
+ * The kernel's public API for plugin authors: import from "nms-core" (third-party
+ * plugins) or from "../../core/index.js" (built-in plugins). Nothing else in core/
+ * is a contract.
+ */
+export { definePlugin, pluginContextToken } from "./pluginhost/manifest.js";
+export type {
+  PluginManifest,
+  PluginContext,
+  PluginJobs,
+  PluginRealtime,
+  PublishOptions,
+  JobDeclaration,
+  ChannelDeclaration,
+  ListenerDeclaration,
+  BundleTable,
+  ExtensionPointDeclaration,
+  ExtensionRegistry,
+  ListenerStatus,
+} from "./pluginhost/manifest.js";
+export { Permission, Authenticated, Public, PersonOnly, ScopeUnsupported, DashboardRead, SkeletonRead, WithoutStore } from "./auth/decorators.js";
+export { callerScope, requireCaller } from "./auth/scope.js";
+export { currentCaller } from "./http/requestContext.js";
+export { scopeCovers, hasPermission, ROLES, PERMISSIONS, ROLE_PERMISSIONS } from "./auth/Caller.js";
+export type { Caller, Role, Scope, PermissionName } from "./auth/Caller.js";
+export { ApiError, badRequest, conflict, forbidden, notFound, notImplemented, storeUnavailable, unauthorized } from "./http/errors.js";
+export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";
+export { Body } from "./http/params.js";
+export { EventBus } from "./bus/EventBus.js";
+export type { BusEvents } from "./bus/EventBus.js";
+export { Secrets } from "./secrets/Secrets.js";
+export { Store, PluginStore, ident } from "./store/Store.js";
+export { sqlMigrationsFrom } from "./store/Migrator.js";
+export type { Migration } from "./store/Migrator.js";
+export type { Logger } from "./logging/Logger.js";
+export type { KernelConfig } from "./config/Config.js";
+export { startKernel, Kernel } from "./kernel/Kernel.js";
+export type { StartOptions } from "./kernel/Kernel.js";
