@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire, register } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import semver from "semver";
@@ -21,7 +21,17 @@ export interface LoadedPlugin {
   source: string;
 }
 
+let resolverRegistered = false;
+
+/** Lets plugins outside this package `import ... from "nms-core"` (see kernelResolve.ts). Only for compiled runs: jest maps the name itself. */
+function registerKernelResolver(): void {
+  if (resolverRegistered || !import.meta.url.endsWith(".js")) return;
+  resolverRegistered = true;
+  register(new URL("./kernelResolve.js", import.meta.url), { data: { target: new URL("../index.js", import.meta.url).href } });
+}
+
 async function importManifest(entry: string, source: string): Promise<PluginManifest> {
+  registerKernelResolver();
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;

