@@ -76,8 +76,9 @@ export interface PluginManifest<C = unknown> {
   contributes?: Record<string, unknown[]>;
   /** JSON schema of its section of `pluginConfig`; defaults in the schema are applied. */
   config?: Record<string, unknown>;
-  start?: (ctx: PluginContext<C>) => void | Promise<void>;
-  stop?: (ctx: PluginContext<C>) => void | Promise<void>;
+  // Method syntax on purpose: a manifest typed with its own config stays assignable to PluginManifest<unknown>.
+  start?(ctx: PluginContext<C>): void | Promise<void>;
+  stop?(ctx: PluginContext<C>): void | Promise<void>;
   readonly [MANIFEST_BRAND]?: true;
 }
 
