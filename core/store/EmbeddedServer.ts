@@ -54,6 +54,16 @@ function commandLine(pid: number): string {
   }
 }
 
+function parentPid(pid: number): number | null {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after the last ")".
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
+}
+
 async function waitForExit(pid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
@@ -173,6 +183,10 @@ export class EmbeddedServer {
     if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
       const cmd = commandLine(pid);
       if (cmd.includes("postgres") && cmd.includes(this.pgDir)) {
+        const parent = parentPid(pid);
+        if (parent !== null && parent > 1 && commandLine(parent).includes("node")) {
+          throw new Error(`the data directory ${this.dataDir} is in use by a running instance (process ${parent}); stop it first or use another NMS_DATA_DIR`);
+        }
         this.log.warn("found an orphaned embedded PostgreSQL left by a killed process; stopping it", { pid });
         process.kill(pid, "SIGINT");
         if (!(await waitForExit(pid, 15000))) {
