@@ -1,4 +1,4 @@
-import type { Store } from "../store/Store.js";
+import type { Queryable, Store } from "../store/Store.js";
 import type { Role, Scope } from "./Caller.js";
 
 export interface AccountRow {
@@ -58,9 +58,14 @@ export class AuthRepository {
     return rows[0];
   }
 
-  async getAccount(id: string): Promise<AccountRow | undefined> {
-    const { rows } = await this.store.query<AccountRow>(`SELECT ${ACCOUNT_COLS} FROM core.accounts WHERE id = $1`, [id]);
+  async getAccount(id: string, db: Queryable = this.store): Promise<AccountRow | undefined> {
+    const { rows } = await db.query<AccountRow>(`SELECT ${ACCOUNT_COLS} FROM core.accounts WHERE id = $1`, [id]);
     return rows[0];
+  }
+
+  /** Serialises changes that could remove the last unrestricted admin (call inside a transaction). */
+  async lockAdmins(db: Queryable): Promise<void> {
+    await db.query("SELECT pg_advisory_xact_lock(hashtext('nms.admins'))");
   }
 
   /** Keyset page ordered by lower(username), id. */
@@ -80,21 +85,22 @@ export class AuthRepository {
     return rows[0].id;
   }
 
-  async updateAccount(id: string, a: { role: Role; scope: Scope; passwordHash?: string }): Promise<boolean> {
-    const { rowCount } = await this.store.query(
+  async updateAccount(id: string, a: { role: Role; scope: Scope; passwordHash?: string }, db: Queryable = this.store): Promise<boolean> {
+    const { rowCount } = await db.query(
       "UPDATE core.accounts SET role = $2, scope = $3, password_hash = coalesce($4, password_hash), updated_at = now() WHERE id = $1",
       [id, a.role, JSON.stringify(a.scope), a.passwordHash ?? null],
     );
     return rowCount === 1;
   }
 
-  async deleteAccount(id: string): Promise<boolean> {
-    const { rowCount } = await this.store.query("DELETE FROM core.accounts WHERE id = $1", [id]);
+  async deleteAccount(id: string, db: Queryable = this.store): Promise<boolean> {
+    const { rowCount } = await db.query("DELETE FROM core.accounts WHERE id = $1", [id]);
     return rowCount === 1;
   }
 
-  async countAdmins(): Promise<number> {
-    const { rows } = await this.store.query<{ n: number }>("SELECT count(*)::int AS n FROM core.accounts WHERE role = 'admin'");
+  /** Admin accounts with scope All: the ones that can manage the system. */
+  async countUnrestrictedAdmins(db: Queryable = this.store): Promise<number> {
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM core.accounts WHERE role = 'admin' AND scope = '"All"'::jsonb`);
     return rows[0].n;
   }
 

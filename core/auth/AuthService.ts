@@ -30,6 +30,8 @@ export interface TokenView {
 const toAccountView = ({ password_hash: _omit, ...rest }: AccountRow): AccountView => rest;
 const toTokenView = (t: TokenRow): TokenView => ({ ...t });
 
+const isUnrestrictedAdmin = (a: AccountRow) => a.role === "admin" && a.scope === "All";
+
 function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string }).code === "23505";
 }
@@ -125,19 +127,29 @@ export class AuthService {
 
   async updateAccount(id: string, input: { role: Role; scope: Scope; password?: string }): Promise<void> {
     validateScope(input.scope);
-    const current = await this.repo.getAccount(id);
-    if (!current) throw notFound("No such account.");
-    if (current.role === "admin" && input.role !== "admin" && (await this.repo.countAdmins()) <= 1) {
-      throw conflict("last_admin", "The last admin account cannot lose its role.");
-    }
-    await this.repo.updateAccount(id, { role: input.role, scope: input.scope, passwordHash: input.password ? await hashPassword(input.password) : undefined });
+    const passwordHash = input.password ? await hashPassword(input.password) : undefined;
+    await this.store.tx(async (db) => {
+      await this.repo.lockAdmins(db);
+      const current = await this.repo.getAccount(id, db);
+      if (!current) throw notFound("No such account.");
+      const losesSystem = isUnrestrictedAdmin(current) && !(input.role === "admin" && input.scope === "All");
+      if (losesSystem && (await this.repo.countUnrestrictedAdmins(db)) <= 1) {
+        throw conflict("last_admin", "The last admin account with scope All cannot lose its role or scope.");
+      }
+      await this.repo.updateAccount(id, { role: input.role, scope: input.scope, passwordHash }, db);
+    });
   }
 
   async deleteAccount(id: string): Promise<void> {
-    const current = await this.repo.getAccount(id);
-    if (!current) throw notFound("No such account.");
-    if (current.role === "admin" && (await this.repo.countAdmins()) <= 1) throw conflict("last_admin", "The last admin account cannot be deleted.");
-    await this.repo.deleteAccount(id);
+    await this.store.tx(async (db) => {
+      await this.repo.lockAdmins(db);
+      const current = await this.repo.getAccount(id, db);
+      if (!current) throw notFound("No such account.");
+      if (isUnrestrictedAdmin(current) && (await this.repo.countUnrestrictedAdmins(db)) <= 1) {
+        throw conflict("last_admin", "The last admin account with scope All cannot be deleted.");
+      }
+      await this.repo.deleteAccount(id, db);
+    });
   }
 
   async createToken(input: { name: string; role: Role; scope: Scope; expires_at?: string | null }): Promise<{ id: string; token: string }> {

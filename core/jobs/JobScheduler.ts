@@ -1,5 +1,5 @@
 import { Agenda } from "agenda";
-import { PostgresBackend } from "@agendajs/postgres-backend";
+import { PostgresBackend, PostgresJobRepository } from "@agendajs/postgres-backend";
 import type pg from "pg";
 import type { Logger } from "../logging/Logger.js";
 import type { PluginJobs } from "../pluginhost/manifest.js";
@@ -11,6 +11,8 @@ export interface JobDefinition {
   lockLifetimeMs?: number;
   run: (data: unknown) => Promise<void>;
 }
+
+const TABLE = "nms_agenda_jobs";
 
 /**
  * Agenda 6 on PostgreSQL (table public.nms_agenda_jobs; the backend quotes the name, so it cannot live in schema core). Jobs are defined before start;
@@ -44,11 +46,14 @@ export class JobScheduler {
       if (this.definitions.size) this.log.warn("skeleton mode: background jobs do not run", { jobs: [...this.definitions.keys()] });
       return;
     }
-    this.agenda = new Agenda({
-      name: this.instanceName,
-      backend: new PostgresBackend({ pool: this.pool, tableName: "nms_agenda_jobs", channelName: "nms_agenda_jobs" }),
-      processEvery: this.processEvery,
-    });
+    await this.ensureSchema(this.pool);
+    const backend = new PostgresBackend({ pool: this.pool, tableName: TABLE, channelName: TABLE, ensureSchema: false });
+    // Its LISTEN client goes back to the shared pool on drain with this listener still attached; when the
+    // server then closes connections (shutdown, restart) the channel re-emits the error, which must not crash us.
+    (backend.notificationChannel as unknown as NodeJS.EventEmitter | undefined)?.on?.("error", (err: Error) =>
+      this.log.debug("job notification channel error", { error: err.message }),
+    );
+    this.agenda = new Agenda({ name: this.instanceName, backend, processEvery: this.processEvery });
     this.agenda.on("error", (err: Error) => this.log.error("scheduler error", { error: err }));
     for (const def of this.definitions.values()) {
       this.agenda.define(
@@ -64,18 +69,28 @@ export class JobScheduler {
         { concurrency: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? 10 * 60 * 1000 },
       );
     }
-    try {
-      await this.agenda.start();
-    } catch (err) {
-      // Replicas booting together can race on the backend's CREATE TABLE IF NOT EXISTS; the second attempt finds it.
-      this.log.warn("scheduler start failed once; retrying", { error: err });
-      await this.agenda.start();
-    }
+    await this.agenda.start();
     for (const def of this.definitions.values()) {
       if (def.every) await this.agenda.every(def.every, def.fullName);
     }
     this.started = true;
     this.log.info("scheduler started", { jobs: this.definitions.size });
+  }
+
+  /**
+   * The backend's own schema set-up (CREATE ... IF NOT EXISTS) is not safe when
+   * replicas boot together on a new database, so it runs once at a time under
+   * the migrations' advisory lock, and Agenda itself never creates anything.
+   */
+  private async ensureSchema(pool: pg.Pool): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query("SELECT pg_advisory_lock(hashtext('nms.migrations'))");
+      await new PostgresJobRepository({ pool, tableName: TABLE, ensureSchema: true }).connect();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock(hashtext('nms.migrations'))").catch(() => undefined);
+      client.release();
+    }
   }
 
   forPlugin(pluginId: string): PluginJobs {

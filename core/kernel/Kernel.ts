@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
@@ -36,6 +37,15 @@ export interface StartOptions {
   /** Where one-time lines (ready line, generated admin password) go; default stdout. */
   print?: (line: string) => void;
   logSink?: LogSink;
+  /** Aborts the boot (a signal arrived): what started so far is stopped, and startKernel rejects with BootAborted. */
+  signal?: AbortSignal;
+}
+
+export class BootAborted extends Error {
+  constructor() {
+    super("boot aborted");
+    this.name = "BootAborted";
+  }
 }
 
 const CORE_CONTROLLERS = [HealthController, SessionController, AccountController, TokenController];
@@ -123,6 +133,9 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
   const log = new JsonLogger(config.logLevel, "core", options.logSink);
   setKernelLogger(log);
   const version = kernelVersion();
+  const checkpoint = () => {
+    if (options.signal?.aborted) throw new BootAborted();
+  };
 
   // Plugins are found and checked before anything starts, so a bad manifest costs nothing.
   const found: LoadedPlugin[] = [];
@@ -138,6 +151,7 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
   const cleanup: (() => Promise<void>)[] = [];
   try {
     let storeKind: "external" | "embedded" | "none" = "none";
+    let storeUrl: string | null = null;
     if (config.mode === "full") {
       let url = config.databaseUrl;
       if (!url) {
@@ -145,9 +159,11 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
         cleanup.push(() => embedded!.stop());
         url = (await embedded.start()).url;
         storeKind = "embedded";
+        checkpoint();
       } else {
         storeKind = "external";
       }
+      storeUrl = url;
       store = new Store(createPool(url, (err) => log.warn("database connection lost", { error: err.message })));
       cleanup.unshift(() => store.close());
       await store.query("SELECT 1");
@@ -249,10 +265,15 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       bodyLimit: config.http.bodyLimit,
       log,
     });
+    checkpoint();
     const server = await http.build();
     cleanup.unshift(() => http.close());
-    const adapter = config.realtime.adapter === "postgres" || (config.realtime.adapter === "auto" && store.available);
-    realtime.attach(server, adapter ? store.pool : null);
+    const adapter = config.realtime.adapter !== "memory" && store.available;
+    const applicationName = `nms-realtime-${randomBytes(6).toString("hex")}`;
+    const adapterPool =
+      adapter && storeUrl ? createPool(storeUrl, (err) => log.warn("realtime database connection lost", { error: err.message }), 3, applicationName) : null;
+    cleanup.unshift(() => realtime.close());
+    await realtime.attach(server, adapterPool ? { pool: adapterPool, applicationName, probe: store } : null);
     await new Promise<void>((resolve, reject) => {
       server.once("error", (err: NodeJS.ErrnoException) =>
         reject(new Error(err.code === "EADDRINUSE" ? `port ${config.port} on ${config.host} is already in use (set NMS_PORT)` : err.message)),
@@ -260,6 +281,7 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       server.listen(config.port, config.host, () => resolve());
     });
 
+    checkpoint();
     const started: LoadedPlugin[] = [];
     cleanup.unshift(() => stopPlugins(started, contexts, log));
     for (const p of plugins) {
@@ -273,6 +295,7 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
     }
     await jobs.start();
     cleanup.unshift(() => jobs.drain(0));
+    checkpoint();
 
     const kernel = new Kernel(config, log, store, bus, secrets, auth, plugins, contexts, started, http, realtime, jobs, embedded);
     const names = plugins.map((p) => p.manifest.id).join(", ") || "none";

@@ -4,7 +4,9 @@ import { createAdapter } from "@socket.io/postgres-adapter";
 import type pg from "pg";
 import type { AuthService } from "../auth/AuthService.js";
 import { ANONYMOUS_VIEWER, hasPermission, type Caller, type PermissionName } from "../auth/Caller.js";
+import { ApiError, unauthorized } from "../http/errors.js";
 import type { Logger } from "../logging/Logger.js";
+import type { Queryable } from "../store/Store.js";
 import type { PluginRealtime, PublishOptions } from "../pluginhost/manifest.js";
 
 export interface ChannelSpec {
@@ -28,28 +30,48 @@ const room = (channel: string, part: string) => `ch:${channel}:${part}`;
  */
 export class Realtime {
   private io?: Server;
+  private adapterPool?: pg.Pool;
+  private sweep?: NodeJS.Timeout;
   private readonly channels = new Map<string, ChannelSpec>();
 
   constructor(
     private readonly auth: AuthService,
     private readonly publicDashboard: boolean,
     private readonly log: Logger,
+    private readonly revalidateMs = 60000,
   ) {}
 
   declare(spec: ChannelSpec): void {
     this.channels.set(spec.fullName, spec);
   }
 
-  attach(server: HttpServer, adapterPool: pg.Pool | null): void {
+  /**
+   * With an adapter (its own small pool: it holds one client for LISTEN),
+   * broadcasts go through PostgreSQL to every replica. Resolves once that
+   * listener is LISTENing (seen in pg_stat_activity under the pool's own
+   * application_name), so a kernel that reports ready also delivers across
+   * replicas, and a close right after boot never strands a half-set-up client.
+   */
+  async attach(server: HttpServer, adapter: { pool: pg.Pool; applicationName: string; probe: Queryable } | null): Promise<void> {
     this.io = new Server(server, { path: "/socket.io", serveClient: false, cors: { origin: false } });
-    if (adapterPool) {
+    if (adapter) {
+      this.adapterPool = adapter.pool;
       this.io.adapter(
-        createAdapter(adapterPool, {
+        createAdapter(adapter.pool, {
           tableName: "core.socket_io_attachments",
           channelPrefix: "nms_socket_io",
           errorHandler: (e) => this.log.warn("socket.io adapter error", { error: e }),
         }),
       );
+      const deadline = Date.now() + 10000;
+      for (;;) {
+        const { rows } = await adapter.probe.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'LISTEN%'", [
+          adapter.applicationName,
+        ]);
+        if (rows.length) break;
+        if (Date.now() > deadline) throw new Error("the Socket.IO PostgreSQL adapter could not start listening");
+        await new Promise((r) => setTimeout(r, 20));
+      }
     }
     this.io.use((socket, next) => {
       this.authenticate(socket)
@@ -57,13 +79,18 @@ export class Realtime {
           socket.data.caller = caller;
           next();
         })
-        .catch((err: { code?: string; message?: string }) => {
-          const e = new Error(err?.message ?? "unauthorized") as Error & { data: unknown };
-          e.data = { code: err?.code ?? "unauthorized" };
+        .catch((err: unknown) => {
+          // Only our own envelope errors reach the client; anything else (a database outage) stays in the log.
+          const known = err instanceof ApiError;
+          if (!known) this.log.error("socket handshake failed", { error: err });
+          const e = new Error(known ? err.message : "The handshake could not be completed.") as Error & { data: unknown };
+          e.data = { code: known ? err.code : "internal_error" };
           next(e);
         });
     });
     this.io.on("connection", (socket) => this.onConnection(socket));
+    this.sweep = setInterval(() => void this.revalidate().catch((err) => this.log.warn("socket revalidation failed", { error: err })), this.revalidateMs);
+    this.sweep.unref();
   }
 
   private async authenticate(socket: Socket): Promise<Caller> {
@@ -72,13 +99,43 @@ export class Realtime {
     const token = typeof fromAuth === "string" && fromAuth ? fromAuth : header?.replace(/^Bearer\s+/i, "");
     if (token) return this.auth.authenticate(token);
     if (this.publicDashboard) return ANONYMOUS_VIEWER;
-    throw Object.assign(new Error("A valid bearer token is required."), { code: "unauthorized" });
+    throw unauthorized();
+  }
+
+  /**
+   * Tokens are checked at the handshake and again on every subscribe; this sweep
+   * also disconnects idle sockets whose session ended or whose token was revoked.
+   */
+  private async revalidate(): Promise<void> {
+    if (!this.io) return;
+    for (const socket of await this.io.local.fetchSockets()) {
+      const caller = socket.data.caller as Caller | undefined;
+      if (!caller || caller.kind === "anonymous") continue;
+      try {
+        await this.authenticate(socket as unknown as Socket);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) {
+          socket.emit("session_ended", { error: { code: err.code, message: err.message } });
+          socket.disconnect(true);
+        }
+      }
+    }
   }
 
   private onConnection(socket: Socket): void {
     const caller = socket.data.caller as Caller;
-    socket.on("subscribe", (req: unknown, ack?: Ack) => {
+    socket.on("subscribe", async (req: unknown, ack?: Ack) => {
       const reply = typeof ack === "function" ? ack : () => undefined;
+      if (caller.kind !== "anonymous") {
+        try {
+          await this.authenticate(socket);
+        } catch (err) {
+          const known = err instanceof ApiError;
+          reply({ ok: false, error: { code: known ? err.code : "internal_error", message: known ? err.message : "The subscription could not be checked." } });
+          if (known && err.status === 401) socket.disconnect(true);
+          return;
+        }
+      }
       const name = typeof req === "string" ? req : (req as { channel?: unknown })?.channel;
       const spec = typeof name === "string" ? this.channels.get(name) : undefined;
       if (!spec) return reply({ ok: false, error: { code: "unknown_channel", message: "No such channel." } });
@@ -119,9 +176,12 @@ export class Realtime {
 
   /** Disconnects clients; the HTTP server is closed by the kernel. */
   async close(): Promise<void> {
+    clearInterval(this.sweep);
     if (!this.io) return;
     this.io.disconnectSockets(true);
     await new Promise<void>((resolve) => this.io!.close(() => resolve()));
     this.io = undefined;
+    await this.adapterPool?.end();
+    this.adapterPool = undefined;
   }
 }

@@ -43,9 +43,10 @@ export class Secrets {
   unseal(sealed: string): string {
     if (!Secrets.isSealed(sealed)) throw new SecretKeyError("value is not sealed");
     const raw = Buffer.from(sealed.slice(PREFIX.length), "base64");
-    const decipher = createDecipheriv("aes-256-gcm", this.key, raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
+    if (raw.length < 28) throw new SecretKeyError("sealed value is truncated");
     try {
+      const decipher = createDecipheriv("aes-256-gcm", this.key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
     } catch {
       throw new SecretKeyError("sealed value cannot be opened with this key (wrong NMS_SECRET_KEY or secret.key?)");

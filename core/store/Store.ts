@@ -1,7 +1,10 @@
 import pg from "pg";
 import { storeUnavailable } from "../http/errors.js";
 
-export type Queryable = Pick<pg.PoolClient, "query">;
+/** Anything that runs a parameterised query: the store, a plugin store, or a transaction's client. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+}
 
 /** Quotes an identifier for SQL (schema, table or column names that come from code, never from users). */
 export function ident(name: string): string {
@@ -91,8 +94,8 @@ export function schemaName(pluginId: string): string {
 }
 
 /** A pool whose idle-client errors (server restart, shutdown) are logged instead of crashing the process. */
-export function createPool(url: string, onError: (err: Error) => void, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: "nms-core" });
+export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core"): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName });
   pool.on("error", onError);
   return pool;
 }
