@@ -20,7 +20,12 @@ export const RULE = {
 export type AccessRule = { kind: "public" } | { kind: "authenticated" } | { kind: "permission"; permission: PermissionName };
 
 function guarded(rule: AccessRule) {
-  const decorators = [StoreSet(RULE.access, rule), UseBefore(AuthGuard), Returns(503, ErrorEnvelope).Description("No durable store (skeleton mode)")];
+  const decorators = [
+    StoreSet(RULE.access, rule),
+    UseBefore(AuthGuard),
+    Returns(500, ErrorEnvelope).Description("internal_error: logged with the request id, nothing internal in the message"),
+    Returns(503, ErrorEnvelope).Description("No durable store (skeleton mode)"),
+  ];
   if (rule.kind !== "public") {
     decorators.push(Security("bearer"), Returns(401, ErrorEnvelope).Description("No valid bearer token"));
   }

@@ -81,6 +81,7 @@ export class HttpApp {
       swagger: [{ path: "/api/docs", specVersion: "3.0.3", spec: OPENAPI_INFO as never }],
       jsonMapper: { additionalProperties: false, disableUnsecureConstructor: true },
     } as never);
+    (this.platform.app.rawApp as unknown as { disable(setting: string): void }).disable("x-powered-by");
     await this.platform.listen(false);
     this.server = createServer(this.platform.callback());
     return this.server;

@@ -44,6 +44,7 @@ export class AccountController {
   @ScopeUnsupported()
   @Summary("One account")
   @Returns(200, AccountView)
+  @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
   get(@PathParams("id") @Format("uuid") id: string): Promise<AccountView> {
     return this.auth.getAccount(id);
@@ -67,6 +68,7 @@ export class AccountController {
   @ScopeUnsupported()
   @Summary("Delete an account and end its sessions")
   @Returns(204)
+  @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
   @(Returns(409, ErrorEnvelope).Description("last_admin"))
   async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {

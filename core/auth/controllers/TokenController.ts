@@ -46,6 +46,7 @@ export class TokenController {
   @ScopeUnsupported()
   @Summary("Revoke an API token")
   @Returns(204)
+  @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
   async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
     await this.auth.deleteToken(id);
