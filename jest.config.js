@@ -15,6 +15,7 @@ export default {
   transform: { "^.+\\.ts$": ["@swc/jest", swc] },
   moduleNameMapper: {
     "^nms-core$": "<rootDir>/core/index.ts",
+    "^nms-core/bus$": "<rootDir>/core/bus/EventBus.ts",
     "^(\\.{1,2}/.*)\\.js$": "$1",
   },
   testMatch: ["<rootDir>/core/**/*.test.ts", "<rootDir>/plugins/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],

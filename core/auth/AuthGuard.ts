@@ -34,10 +34,18 @@ export class AuthGuard implements MiddlewareMethods {
   async use(@Context() ctx: PlatformContext): Promise<void> {
     const store = ctx.endpoint.store;
     const rule = store.get(RULE.access) as AccessRule;
-    const token = bearer(ctx.request.get("authorization"));
     let caller: Caller | undefined;
-    if (token) caller = await this.auth.authenticate(token);
-    if (rule.kind !== "public") {
+    if (rule.kind === "public") {
+      // A public route (health, login, the OpenAPI document) never refuses a stale or malformed header.
+      try {
+        const token = bearer(ctx.request.get("authorization"));
+        if (token) caller = await this.auth.authenticate(token);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 401) throw err;
+      }
+    } else {
+      const token = bearer(ctx.request.get("authorization"));
+      if (token) caller = await this.auth.authenticate(token);
       if (!caller) {
         if (this.runtime.publicDashboard && store.get(RULE.dashboard)) caller = ANONYMOUS_VIEWER;
         else throw unauthorized();

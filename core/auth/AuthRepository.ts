@@ -130,13 +130,31 @@ export class AuthRepository {
     return rows[0].id;
   }
 
-  /** Makes sure an admin token with this hash exists (bootstrap); idempotent across replicas. */
-  async ensureToken(name: string, hash: Buffer): Promise<void> {
-    await this.store.query(
-      `INSERT INTO core.api_tokens (name, role, scope, token_hash) VALUES ($1, 'admin', '"All"', $2)
-       ON CONFLICT (token_hash) DO UPDATE SET role = 'admin', scope = '"All"', expires_at = NULL`,
-      [name, hash],
-    );
+  /**
+   * Makes the bootstrap token exactly this one (or none): an admin token with this
+   * hash, flagged, and any other flagged token revoked. Idempotent across replicas.
+   */
+  async setBootstrapToken(hash: Buffer | null): Promise<void> {
+    await this.store.tx(async (db) => {
+      await db.query("SELECT pg_advisory_xact_lock(hashtext('nms.bootstrap'))");
+      await db.query("DELETE FROM core.api_tokens WHERE bootstrap AND ($1::bytea IS NULL OR token_hash <> $1)", [hash]);
+      if (hash) {
+        await db.query(
+          `INSERT INTO core.api_tokens (name, role, scope, token_hash, bootstrap) VALUES ('bootstrap', 'admin', '"All"', $1, true)
+           ON CONFLICT (token_hash) DO UPDATE SET role = 'admin', scope = '"All"', expires_at = NULL, bootstrap = true`,
+          [hash],
+        );
+      }
+    });
+  }
+
+  async countAccounts(): Promise<number> {
+    const { rows } = await this.store.query<{ n: number }>("SELECT count(*)::int AS n FROM core.accounts");
+    return rows[0].n;
+  }
+
+  async deleteSessionsOf(accountId: string, db: Queryable = this.store): Promise<void> {
+    await db.query("DELETE FROM core.sessions WHERE account_id = $1", [accountId]);
   }
 
   /** Keyset page, newest first, by (created_at, id); created_at carried as text with microseconds. */

@@ -137,6 +137,8 @@ export class AuthService {
         throw conflict("last_admin", "The last admin account with scope All cannot lose its role or scope.");
       }
       await this.repo.updateAccount(id, { role: input.role, scope: input.scope, passwordHash }, db);
+      // A new password ends the account's sessions: whoever knew the old one is logged out.
+      if (passwordHash) await this.repo.deleteSessionsOf(id, db);
     });
   }
 
@@ -175,24 +177,25 @@ export class AuthService {
     if (!(await this.repo.deleteToken(id))) throw notFound("No such token.");
   }
 
-  /** Boot-time: the bootstrap token and the first admin account (full mode only). */
+  /**
+   * Boot-time (full mode): the bootstrap token is exactly NMS_BOOTSTRAP_TOKEN (revoked when
+   * the variable is removed), and on a store with no accounts at all an `admin` account
+   * is created (NMS_ADMIN_PASSWORD, or a generated password printed once).
+   */
   async bootstrap(print: (line: string) => void): Promise<void> {
     if (!this.store.available) return;
-    if (this.config.bootstrapToken) {
-      await this.repo.ensureToken("bootstrap", tokenHash(this.config.bootstrapToken));
-      this.log.info("bootstrap API token ensured");
+    await this.repo.setBootstrapToken(this.bootstrapHash);
+    if (this.bootstrapHash) this.log.info("bootstrap API token ensured");
+    if ((await this.repo.countAccounts()) > 0) return;
+    const password = this.config.adminPassword ?? randomPassword();
+    try {
+      await this.repo.insertAccount({ username: "admin", role: "admin", scope: "All", passwordHash: await hashPassword(password) });
+    } catch (err) {
+      if (isUniqueViolation(err)) return; // another replica created it first
+      throw err;
     }
-    if (!(await this.repo.findAccountByUsername("admin"))) {
-      const password = this.config.adminPassword ?? randomPassword();
-      try {
-        await this.repo.insertAccount({ username: "admin", role: "admin", scope: "All", passwordHash: await hashPassword(password) });
-      } catch (err) {
-        if (isUniqueViolation(err)) return; // another replica created it first
-        throw err;
-      }
-      if (this.config.adminPassword) this.log.info("admin account created with NMS_ADMIN_PASSWORD");
-      else print(`Created account "admin" with generated password: ${password}  (shown once; change it with PUT /api/v1/accounts/{id})`);
-    }
+    if (this.config.adminPassword) this.log.info("admin account created with NMS_ADMIN_PASSWORD");
+    else print(`Created account "admin" with generated password: ${password}  (shown once; change it with PUT /api/v1/accounts/{id})`);
   }
 
   async pruneSessions(): Promise<number> {

@@ -1,9 +1,12 @@
 import type { Logger } from "../logging/Logger.js";
 
 /**
- * Domain events between plugins. Plugins add their events by declaration merging:
+ * Domain events between plugins. A plugin adds its events by declaration merging
+ * on this module (only declared events can be emitted or listened to):
  *
- *   declare module "nms-core" { interface BusEvents { "inventory.node.created": { id: string } } }
+ *   declare module "nms-core/bus" { interface BusEvents { "inventory.node.created": { id: string } } }
+ *
+ * (built-in plugins: `declare module "../../core/bus/EventBus.js"`).
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface BusEvents {}
@@ -20,18 +23,14 @@ export class EventBus {
 
   constructor(private readonly log: Logger) {}
 
-  on<E extends EventName>(event: E, handler: Handler<BusEvents[E]>): () => void;
-  on(event: string, handler: Handler<unknown>): () => void;
-  on(event: string, handler: Handler<unknown>): () => void {
+  on<E extends EventName>(event: E, handler: Handler<BusEvents[E]>): () => void {
     const set = this.handlers.get(event) ?? new Set();
-    set.add(handler);
+    set.add(handler as Handler<unknown>);
     this.handlers.set(event, set);
-    return () => set.delete(handler);
+    return () => set.delete(handler as Handler<unknown>);
   }
 
-  async emit<E extends EventName>(event: E, payload: BusEvents[E]): Promise<void>;
-  async emit(event: string, payload: unknown): Promise<void>;
-  async emit(event: string, payload: unknown): Promise<void> {
+  async emit<E extends EventName>(event: E, payload: BusEvents[E]): Promise<void> {
     const set = this.handlers.get(event);
     if (!set?.size) return;
     await Promise.all(

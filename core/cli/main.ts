@@ -124,7 +124,17 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "tokens list": {
-      const tokens = await withStore((auth) => auth.listTokens(1000));
+      const tokens = await withStore(async (auth) => {
+        const all = [];
+        let before: { at: string; id: string } | undefined;
+        for (;;) {
+          const page = await auth.listTokens(1000, before);
+          all.push(...page);
+          if (page.length < 1000) return all;
+          const last = page[page.length - 1];
+          before = { at: last.created_at, id: last.id };
+        }
+      });
       for (const t of tokens) process.stdout.write(`${t.id}  ${t.name}  ${t.role}  ${JSON.stringify(t.scope)}  expires=${t.expires_at ?? "never"}\n`);
       return;
     }
@@ -136,6 +146,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof ApiError || err instanceof ConfigError) fail(err.message);
   if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) fail(err.message);
-  process.stderr.write(`nms: ${(err as Error)?.stack ?? String(err)}\n`);
+  // Store problems (data dir in use, server down) are explained by their message; the stack only helps a developer.
+  process.stderr.write(`nms: ${process.env.NMS_LOG_LEVEL === "debug" ? ((err as Error)?.stack ?? String(err)) : ((err as Error)?.message ?? String(err))}\n`);
   process.exit(1);
 });

@@ -20,7 +20,7 @@ export interface KernelConfig {
   plugins: string[];
   pluginSearchPaths: string[];
   auth: { sessionTtlSecs: number; loginMaxFailures: number; loginWindowSecs: number };
-  jobs: { drainMs: number; processEvery: string };
+  jobs: { drainMs: number; processEvery: string; lockLifetimeMs: number };
   realtime: { adapter: "auto" | "memory" | "postgres" };
   http: { bodyLimit: string };
   pluginConfig: Record<string, unknown>;
@@ -55,6 +55,7 @@ const ENV_KEYS: Record<string, string> = {
   NMS_LOGIN_WINDOW_SECS: "auth.loginWindowSecs",
   NMS_JOBS_DRAIN_MS: "jobs.drainMs",
   NMS_JOBS_PROCESS_EVERY: "jobs.processEvery",
+  NMS_JOBS_LOCK_LIFETIME_MS: "jobs.lockLifetimeMs",
   NMS_REALTIME_ADAPTER: "realtime.adapter",
   NMS_HTTP_BODY_LIMIT: "http.bodyLimit",
 };

@@ -51,6 +51,19 @@ export function toEnvelope(
         return { status: 400, code: "bad_request", message: "The request could not be read." };
     }
   }
+  // A compressed body that does not decompress (zlib / brotli errors surface raw from body-parser).
+  if (
+    e &&
+    typeof e === "object" &&
+    typeof (e as { code?: unknown }).code === "string" &&
+    /^(Z_|ERR_ZLIB|ERR__?BROTLI)/.test(String((e as { code?: unknown }).code))
+  ) {
+    return { status: 400, code: "malformed_body", message: "The request body could not be decompressed." };
+  }
+  // Other client errors raised by body-parser / http-errors (aborted request, bad length).
+  if (e && typeof e === "object" && !(e instanceof Exception) && e.expose === true && typeof e.status === "number" && e.status >= 400 && e.status < 500) {
+    return { status: 400, code: "bad_request", message: "The request could not be read." };
+  }
   if (error instanceof Exception) {
     const origin = (error as Exception & { origin?: unknown }).origin as (Error & { errors?: AjvLikeError[] }) | undefined;
     const ajvErrors = (origin?.errors ?? (error as unknown as { errors?: AjvLikeError[] }).errors) as AjvLikeError[] | undefined;
@@ -85,7 +98,7 @@ export function toEnvelope(
 export class EnvelopeErrorFilter implements ExceptionFilterMethods {
   catch(error: unknown, ctx: BaseContext): void {
     const { status, code, message, headers } = toEnvelope(error, { id: ctx.id, method: ctx.request.method, url: ctx.request.url });
-    if (status >= 500) {
+    if (status >= 500 && !(error instanceof ApiError)) {
       kernelLogger().error("request failed", { request_id: ctx.id, method: ctx.request.method, path: ctx.request.url.split("?")[0], error });
     }
     const res = ctx.response;

@@ -87,9 +87,24 @@ export class HttpApp {
     return this.server;
   }
 
+  /**
+   * Stops accepting connections and waits (up to `graceMs`) for requests in flight;
+   * idle keep-alive connections are closed at once, stragglers after the grace.
+   * Open WebSockets must be disconnected first, or they hold the server open.
+   */
+  async stopAccepting(graceMs = 10000): Promise<void> {
+    const server = this.server;
+    if (!server?.listening) return;
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    server.closeAllConnections();
+  }
+
   async close(): Promise<void> {
-    if (this.server?.listening) await new Promise<void>((r) => this.server!.close(() => r()));
-    this.server?.closeAllConnections?.();
+    await this.stopAccepting(0);
     await this.platform?.stop();
     this.platform = undefined;
   }

@@ -30,6 +30,8 @@ export class JobScheduler {
     private readonly instanceName: string,
     private readonly processEvery: string,
     private readonly log: Logger,
+    /** Agenda keeps an un-cancellable timer of half this per job run; tests use a short one so the process can exit. */
+    private readonly defaultLockLifetimeMs = 10 * 60 * 1000,
   ) {}
 
   get enabled(): boolean {
@@ -66,7 +68,7 @@ export class JobScheduler {
             throw err;
           }
         },
-        { concurrency: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? 10 * 60 * 1000 },
+        { concurrency: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? this.defaultLockLifetimeMs },
       );
     }
     await this.agenda.start();

@@ -81,10 +81,16 @@ export class Kernel {
     return this.contexts.get(pluginId);
   }
 
-  /** Stops in reverse: no new requests, jobs drained, plugins stopped (reverse order), sockets, pool, embedded server. */
+  /**
+   * Stops in reverse of boot: no new requests or sockets (requests in flight finish),
+   * jobs drained, plugins stopped in reverse order, the Socket.IO adapter, Ts.ED,
+   * the pool, and last the embedded server.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.log.info("shutting down");
+      this.realtime.disconnectAll();
+      await this.http.stopAccepting().catch((err) => this.log.error("http close failed", { error: err }));
       await this.jobs.drain(this.config.jobs.drainMs).catch((err) => this.log.error("job drain failed", { error: err }));
       await stopPlugins(this.started, this.contexts, this.log);
       await this.realtime.close().catch((err) => this.log.error("realtime close failed", { error: err }));
@@ -179,7 +185,15 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
     const auth = new AuthService(store, config, log.child("auth"));
     await auth.bootstrap(print);
     const bus = new EventBus(log.child("bus"));
-    const jobs = new JobScheduler(store.pool, `${hostname()}:${process.pid}`, config.jobs.processEvery, log.child("jobs"));
+    const jobs = new JobScheduler(store.pool, `${hostname()}:${process.pid}`, config.jobs.processEvery, log.child("jobs"), config.jobs.lockLifetimeMs);
+    jobs.define({
+      fullName: "core.prune-sessions",
+      every: "1 hour",
+      run: async () => {
+        const pruned = await auth.pruneSessions();
+        if (pruned) log.info("expired sessions removed", { count: pruned });
+      },
+    });
     const realtime = new Realtime(auth, config.publicDashboard, log.child("realtime"));
     const listeners = new Map<string, ListenerStatus>();
     const extensions = new Map<string, unknown[]>();

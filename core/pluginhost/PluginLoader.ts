@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { createRequire, register } from "node:module";
-import { isAbsolute, join, resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { register } from "node:module";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import semver from "semver";
 import { isManifest, MANIFEST_KEYS, type PluginManifest } from "./manifest.js";
@@ -78,7 +78,7 @@ export async function loadConfigured(spec: string, searchPaths: string[]): Promi
   let entry: string | undefined;
   if (isAbsolute(spec) || spec.startsWith(".")) {
     const path = resolve(spec);
-    entry = existsSync(path) && statSync(path).isDirectory() ? (indexIn(path) ?? packageEntry(path, spec, [path])) : path;
+    entry = existsSync(path) && statSync(path).isDirectory() ? (entryOf(path) ?? indexIn(path)) : path;
     if (!entry || !existsSync(entry)) throw new PluginLoadError(`plugin ${spec}: no such file or folder (${path})`);
   } else {
     entry = packageEntry(spec, spec, searchPaths);
@@ -86,15 +86,44 @@ export async function loadConfigured(spec: string, searchPaths: string[]): Promi
   return { manifest: await importManifest(entry, spec), source: spec };
 }
 
+/**
+ * Finds an installed package under `<base>/node_modules` (walking up) and its ESM
+ * entry: `exports["."]` (string, or its import/default condition), else `main`,
+ * else index.js. Works for import-only packages, which require.resolve refuses.
+ */
 function packageEntry(request: string, spec: string, searchPaths: string[]): string {
   for (const base of searchPaths) {
-    try {
-      return createRequire(join(resolve(base), "noop.js")).resolve(request);
-    } catch {
-      // try the next search path
+    let dir = resolve(base);
+    for (;;) {
+      const pkgDir = basename(dir) === "node_modules" ? join(dir, request) : join(dir, "node_modules", request);
+      const entry = entryOf(pkgDir);
+      if (entry) return entry;
+      const parent = dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
     }
   }
-  throw new PluginLoadError(`plugin ${spec}: package not found (searched ${searchPaths.join(", ")})`);
+  throw new PluginLoadError(`plugin ${spec}: package not found (searched node_modules from ${searchPaths.join(", ")})`);
+}
+
+type Exports = string | { [condition: string]: Exports } | null | undefined;
+
+function pickExport(exp: Exports): string | undefined {
+  if (typeof exp === "string") return exp;
+  if (!exp || typeof exp !== "object") return undefined;
+  if ("." in exp) return pickExport(exp["."]);
+  for (const condition of ["import", "node", "default"]) if (condition in exp) return pickExport(exp[condition]);
+  return undefined;
+}
+
+/** The entry file of a package folder, or undefined when the folder holds no package. */
+function entryOf(pkgDir: string): string | undefined {
+  const manifest = join(pkgDir, "package.json");
+  if (!existsSync(manifest)) return undefined;
+  const pkg = JSON.parse(readFileSync(manifest, "utf8")) as { exports?: Exports; main?: string };
+  const rel = pickExport(pkg.exports) ?? pkg.main ?? "index.js";
+  const entry = join(pkgDir, rel);
+  return existsSync(entry) ? entry : undefined;
 }
 
 function fail(m: PluginManifest | undefined, source: string, why: string): never {

@@ -1,8 +1,11 @@
 /**
- * Module-resolution hook (runs in Node's loader thread): makes the bare
- * specifier "nms-core" resolve to this kernel's public API for every plugin it
- * loads, wherever the plugin is installed, so third-party plugins share the
- * kernel's own classes instead of a second copy.
+ * Module-resolution hooks (run in Node's loader thread) for plugins loaded from
+ * outside this package:
+ * - "nms-core" resolves to this kernel's public API, so plugins share the
+ *   kernel's own classes instead of a second copy;
+ * - a bare specifier the plugin cannot resolve itself (its peer dependencies:
+ *   "@tsed/di", "@tsed/schema", ...) is resolved from the kernel's own folder,
+ *   so the host provides them exactly once.
  */
 let target = "";
 
@@ -10,9 +13,19 @@ export function initialize(data: { target: string }): void {
   target = data.target;
 }
 
-type Next = (specifier: string, context: unknown) => Promise<{ url: string }>;
+interface Context {
+  parentURL?: string;
+}
+type Next = (specifier: string, context: Context) => Promise<{ url: string }>;
 
-export async function resolve(specifier: string, context: unknown, next: Next): Promise<{ url: string; shortCircuit?: boolean }> {
+const BARE = /^(?![./]|[a-z]+:)/i;
+
+export async function resolve(specifier: string, context: Context, next: Next): Promise<{ url: string; shortCircuit?: boolean }> {
   if (specifier === "nms-core" && target) return { url: target, shortCircuit: true };
-  return next(specifier, context);
+  try {
+    return await next(specifier, context);
+  } catch (err) {
+    if (!target || !BARE.test(specifier) || (err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
+    return next(specifier, { ...context, parentURL: target });
+  }
 }

@@ -174,7 +174,12 @@ export class Realtime {
     };
   }
 
-  /** Disconnects clients; the HTTP server is closed by the kernel. */
+  /** Disconnects every client (first step of a shutdown: the HTTP server then closes). */
+  disconnectAll(): void {
+    this.io?.disconnectSockets(true);
+  }
+
+  /** Disconnects clients and the adapter; the HTTP server is closed by the kernel. */
   async close(): Promise<void> {
     clearInterval(this.sweep);
     if (!this.io) return;

@@ -48,4 +48,9 @@ export const coreMigrations: Migration[] = [
       );
     `,
   },
+  {
+    name: "0003_bootstrap_flag",
+    // Marks the token NMS_BOOTSTRAP_TOKEN made, so it is revoked when the variable is removed or changed.
+    up: `ALTER TABLE api_tokens ADD COLUMN bootstrap boolean NOT NULL DEFAULT false;`,
+  },
 ];

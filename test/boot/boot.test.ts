@@ -4,7 +4,7 @@
  * PostgreSQL where the embedded server is the point; DATABASE_URL mode on the
  * run's shared test server everywhere else, to keep the file fast.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
@@ -547,5 +547,25 @@ describe("external plugin loaded by package name", () => {
     expect(await rawQuery(url, "SELECT name FROM core.migrations WHERE plugin = 'external-hello'")).toEqual([{ name: "0001_init" }]);
 
     await expectCleanExit(k);
+  });
+
+  it("loads it from a folder outside this repository, giving it the host's @tsed packages", async () => {
+    // Installed elsewhere, the package cannot find @tsed/* or nms-core by itself: the host provides them.
+    const outside = mkdtempSync(join(tmpdir(), "nms-outside-"));
+    cpSync(join(ROOT, "test/fixtures/external/node_modules"), join(outside, "node_modules"), { recursive: true });
+    try {
+      const k = await boot({
+        DATABASE_URL: await createTestDatabase(),
+        NMS_BOOTSTRAP_TOKEN: TOKEN,
+        NMS_PLUGINS: "nms-plugin-external",
+        NMS_PLUGIN_SEARCH_PATHS: outside,
+      });
+      const hello = await api(`${k.url}/api/v1/external-hello`, { token: TOKEN });
+      expect(hello.status).toBe(200);
+      expect(hello.body).toEqual({ hello: "from an external plugin", caller: "bootstrap" });
+      await expectCleanExit(k);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

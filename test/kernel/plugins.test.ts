@@ -43,6 +43,7 @@ describe("plugin host", () => {
     expect(ledger).toEqual([
       { plugin: "core", name: "0001_auth" },
       { plugin: "core", name: "0002_socket_io_attachments" },
+      { plugin: "core", name: "0003_bootstrap_flag" },
       { plugin: "fixture-widgets", name: "0001_init" },
     ]);
   });

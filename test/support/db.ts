@@ -1,11 +1,10 @@
-import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
 
 export function adminDatabaseUrl(): string {
-  return process.env.NMS_TEST_ADMIN_DATABASE_URL ?? readFileSync(join(tmpdir(), "nms-test-admin-url"), "utf8");
+  const url = process.env.NMS_TEST_ADMIN_DATABASE_URL;
+  if (!url) throw new Error("no test PostgreSQL: run the tests through jest (test/support/globalSetup.mjs)");
+  return url;
 }
 
 /** A new, empty database on the run's server; returns its URL. */

@@ -1,7 +1,7 @@
 // One PostgreSQL for the whole run: DATABASE_URL when set, else an embedded server in a
 // temporary folder. Each test file makes its own database on it (test/support/db.ts).
 // Plain ESM over the built kernel (npm test builds first): jest loads global setup outside its transform.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -15,6 +15,6 @@ export default async function globalSetup() {
     url = (await server.start()).url;
     globalThis.__NMS_TEST_PG__ = server;
   }
+  // Jest runs in band: the test files see this process's environment.
   process.env.NMS_TEST_ADMIN_DATABASE_URL = url;
-  writeFileSync(join(tmpdir(), "nms-test-admin-url"), url, { mode: 0o600 });
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -52,10 +52,10 @@ export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKe
   child.stderr!.on("data", (c: Buffer) => (err += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no ready line within ${options.timeoutMs ?? 30000} ms\nstdout:\n${out}\nstderr:\n${err}`)),
-      options.timeoutMs ?? 30000,
-    );
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no ready line within ${options.timeoutMs ?? 30000} ms\nstdout:\n${out}\nstderr:\n${err}`));
+    }, options.timeoutMs ?? 30000);
     const check = () => {
       const m = /ready at (http:\/\/\S+)/.exec(out);
       if (m) {
@@ -86,7 +86,7 @@ export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKe
 
 /** Runs the kernel expecting it to fail at boot; resolves with exit code and output. */
 export async function bootFailure(env: NodeJS.ProcessEnv, timeoutMs = 30000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), "nms-proc-"));
+  const dataDir = env.NMS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", NMS_DATA_DIR: dataDir, NMS_BUILTIN_PLUGINS: "false", ...env },
@@ -99,5 +99,6 @@ export async function bootFailure(env: NodeJS.ProcessEnv, timeoutMs = 30000): Pr
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
   clearTimeout(timer);
+  if (!env.NMS_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
   return { code, stdout, stderr };
 }

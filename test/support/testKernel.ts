@@ -56,7 +56,7 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
       mode: options.skeleton ? "skeleton" : "full",
       builtinPlugins: false,
       logLevel: "debug",
-      jobs: { drainMs: 5000, processEvery: "1 second" },
+      jobs: { drainMs: 5000, processEvery: "1 second", lockLifetimeMs: 2000 },
       ...options.overrides,
     },
     plugins: options.plugins ?? [],
