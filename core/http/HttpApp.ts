@@ -25,7 +25,11 @@ export interface HttpAppOptions {
   log: Logger;
 }
 
-/** Every route must say who may call it; a route without an access decorator stops the boot, naming it. */
+/**
+ * Every route must say who may call it and what it answers: a route without an
+ * access decorator or without a declared success response stops the boot, naming it
+ * (so the generated OpenAPI document never omits either).
+ */
 export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { method: string; path: string }[] {
   const routes: { method: string; path: string }[] = [];
   for (const { owner, token } of controllers) {
@@ -33,6 +37,12 @@ export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { 
       if (!op.store.get(RULE.access)) {
         throw new Error(
           `plugin "${owner}": route ${op.method.toUpperCase()} ${op.fullPath} (${op.methodClassName}) has no access decorator (@Permission, @Authenticated or @Public)`,
+        );
+      }
+      const statuses = [...op.operation.getResponses().keys()].map(String);
+      if (!statuses.some((c) => /^2\d\d$/.test(c))) {
+        throw new Error(
+          `plugin "${owner}": route ${op.method.toUpperCase()} ${op.fullPath} (${op.methodClassName}) declares no success response (@Returns(2xx, Model))`,
         );
       }
       routes.push({ method: op.method, path: String(op.fullPath) });

@@ -1,5 +1,6 @@
 import { Controller } from "@tsed/di";
-import { Get } from "@tsed/schema";
+import { Get, Returns } from "@tsed/schema";
+import { Permission } from "../../core/auth/decorators.js";
 import { definePlugin } from "../../core/pluginhost/manifest.js";
 import { fixtureAuditPlugin, seen } from "../fixtures/plugins/audit/index.js";
 import { fixtureWidgetsPlugin, lifecycle } from "../fixtures/plugins/widgets/index.js";
@@ -139,12 +140,26 @@ describe("plugin host refusals at boot", () => {
     @Controller("/open")
     class OpenController {
       @Get("/")
+      @Returns(200, Object)
       open() {
         return {};
       }
     }
     const leaky = definePlugin({ id: "leaky", version: "1.0.0", kernel: "^0.1.0", controllers: [OpenController] });
     await expect(startTestKernel({ plugins: [leaky] })).rejects.toThrow('plugin "leaky": route GET /api/v1/open (open) has no access decorator');
+  });
+
+  it("refuses a route that declares no success response", async () => {
+    @Controller("/vague")
+    class VagueController {
+      @Get("/")
+      @Permission("read")
+      vague() {
+        return {};
+      }
+    }
+    const vague = definePlugin({ id: "vague", version: "1.0.0", kernel: "^0.1.0", controllers: [VagueController] });
+    await expect(startTestKernel({ plugins: [vague] })).rejects.toThrow('plugin "vague": route GET /api/v1/vague (vague) declares no success response');
   });
 
   it("refuses a plugin whose start fails, and stops those already started", async () => {
