@@ -131,6 +131,29 @@ function pluginConfig(manifest: PluginManifest, config: KernelConfig): unknown {
   return section;
 }
 
+/** Every extension point's items, each contribution checked by its owner's validator (loader already checked who may contribute). */
+function collectExtensions(plugins: LoadedPlugin[]): Map<string, unknown[]> {
+  const extensions = new Map<string, unknown[]>();
+  for (const p of plugins) {
+    for (const point of p.manifest.extensionPoints ?? []) extensions.set(`${p.manifest.id}.${point.name}`, []);
+  }
+  for (const p of plugins) {
+    for (const [point, items] of Object.entries(p.manifest.contributes ?? {})) {
+      const [owner, ...rest] = point.split(".");
+      const decl = plugins.find((o) => o.manifest.id === owner)!.manifest.extensionPoints!.find((e) => e.name === rest.join("."))!;
+      for (const item of items) {
+        try {
+          decl.validate?.(item);
+        } catch (err) {
+          throw new PluginLoadError(`plugin "${p.manifest.id}": contribution to "${point}" refused: ${(err as Error).message}`);
+        }
+        extensions.get(point)!.push(item);
+      }
+    }
+  }
+  return extensions;
+}
+
 /** Boots the kernel: config, store, migrations, auth, plugins, HTTP + Socket.IO, jobs; prints the ready line. */
 export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
   const bootStarted = Date.now();
@@ -151,6 +174,7 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
   for (const m of options.plugins ?? []) found.push({ manifest: m, source: `given:${m.id}` });
   const plugins = orderPlugins(found, version);
   const configs = new Map(plugins.map((p) => [p.manifest.id, pluginConfig(p.manifest, config)]));
+  const extensions = collectExtensions(plugins);
 
   let embedded: EmbeddedServer | null = null;
   let store = new Store(null);
@@ -196,25 +220,6 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
     });
     const realtime = new Realtime(auth, config.publicDashboard, log.child("realtime"));
     const listeners = new Map<string, ListenerStatus>();
-    const extensions = new Map<string, unknown[]>();
-
-    for (const p of plugins) {
-      for (const point of p.manifest.extensionPoints ?? []) extensions.set(`${p.manifest.id}.${point.name}`, []);
-    }
-    for (const p of plugins) {
-      for (const [point, items] of Object.entries(p.manifest.contributes ?? {})) {
-        const [owner, ...rest] = point.split(".");
-        const decl = plugins.find((o) => o.manifest.id === owner)!.manifest.extensionPoints!.find((e) => e.name === rest.join("."))!;
-        for (const item of items) {
-          try {
-            decl.validate?.(item);
-          } catch (err) {
-            throw new PluginLoadError(`plugin "${p.manifest.id}": contribution to "${point}" refused: ${(err as Error).message}`);
-          }
-          extensions.get(point)!.push(item);
-        }
-      }
-    }
 
     const contexts = new Map<string, PluginContext>();
     for (const p of plugins) {
@@ -282,10 +287,11 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
     checkpoint();
     const server = await http.build();
     cleanup.unshift(() => http.close());
-    const adapter = config.realtime.adapter !== "memory" && store.available;
     const applicationName = `nms-realtime-${randomBytes(6).toString("hex")}`;
     const adapterPool =
-      adapter && storeUrl ? createPool(storeUrl, (err) => log.warn("realtime database connection lost", { error: err.message }), 3, applicationName) : null;
+      config.realtime.adapter !== "memory" && storeUrl
+        ? createPool(storeUrl, (err) => log.warn("realtime database connection lost", { error: err.message }), 3, applicationName)
+        : null;
     cleanup.unshift(() => realtime.close());
     await realtime.attach(server, adapterPool ? { pool: adapterPool, applicationName, probe: store } : null);
     await new Promise<void>((resolve, reject) => {
