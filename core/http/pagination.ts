@@ -1,0 +1,31 @@
+import { badRequest } from "./errors.js";
+
+/**
+ * Keyset cursors for growing lists: an opaque token carrying the sort key of the
+ * last row (text parts, timestamps at full microsecond precision). Lists answer
+ * an array and, when a next page may exist, the header `X-Next-Cursor`; the
+ * client passes it back as `?cursor=`.
+ */
+export const NEXT_CURSOR_HEADER = "X-Next-Cursor";
+
+export function encodeCursor(parts: readonly string[]): string {
+  return Buffer.from(JSON.stringify(parts), "utf8").toString("base64url");
+}
+
+/** The cursor's parts, or 400 `invalid_cursor` when it is not one this service issued with `arity` parts. */
+export function decodeCursor(token: string, arity: number): string[] {
+  try {
+    const parts = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as unknown;
+    if (Array.isArray(parts) && parts.length === arity && parts.every((p) => typeof p === "string")) return parts as string[];
+  } catch {
+    // fall through
+  }
+  throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+}
+
+/** Given `limit + 1` rows, keeps `limit` and returns the next cursor when there were more. */
+export function page<T>(rows: T[], limit: number, keyOf: (row: T) => readonly string[]): { rows: T[]; next: string | null } {
+  if (rows.length <= limit) return { rows, next: null };
+  const kept = rows.slice(0, limit);
+  return { rows: kept, next: encodeCursor(keyOf(kept[kept.length - 1])) };
+}

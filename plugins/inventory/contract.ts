@@ -1,0 +1,65 @@
+/**
+ * The inventory plugin's public contract. Other plugins depend on "inventory" and
+ * use only what is here: the published SQL view, the bus events, the classifier.
+ */
+import type { Scope } from "../../core/index.js";
+
+/** Read-only view for other plugins: join it, never inventory's tables. */
+export const NODE_DIRECTORY_VIEW = "inventory.node_directory";
+
+/** Columns of inventory.node_directory. */
+export interface NodeDirectoryRow {
+  id: string;
+  name: string;
+  address: string;
+  group_id: string | null;
+  /** Folder ids from the root down to the node's folder (empty at the tree root). */
+  folder_path: string[];
+  folder_names: string[];
+  /** The node's pool, else its nearest folder's, else "default". */
+  effective_pool: string;
+  /** Tags inherited from the folders above plus its own, minus each level's tags_excluded. */
+  effective_tags: string[];
+  profile_id: string | null;
+  vendor: string | null;
+  model: string | null;
+}
+
+export interface NodeEvent {
+  id: string;
+  name: string;
+  address: string;
+  group_id: string | null;
+  /** Folder ids from the root (for scoped delivery). */
+  folder_path: string[];
+}
+
+export interface FolderEvent {
+  id: string;
+  name: string;
+  parent_id: string | null;
+  folder_path: string[];
+}
+
+declare module "../../core/bus/EventBus.js" {
+  interface BusEvents {
+    "inventory.node.created": NodeEvent;
+    "inventory.node.updated": NodeEvent;
+    "inventory.node.deleted": NodeEvent;
+    "inventory.folder.created": FolderEvent;
+    "inventory.folder.updated": FolderEvent;
+    "inventory.folder.deleted": FolderEvent;
+  }
+}
+
+/** What the classifier decided for a (sysObjectID, sysDescr) pair. */
+export interface Classification {
+  rule_id: string;
+  profile_id: string;
+  /** "sysobjectid" when a prefix matched (authoritative), "sysdescr" when only the regex did. */
+  matched_by: "sysobjectid" | "sysdescr";
+  vendor: string | null;
+  model: string | null;
+}
+
+export type { Scope };
