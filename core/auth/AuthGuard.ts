@@ -54,6 +54,8 @@ export class AuthGuard implements MiddlewareMethods {
       if (rule.kind === "permission" && !hasPermission(caller, rule.permission)) {
         throw forbidden("permission_denied", `Your role (${caller.role}) lacks the ${rule.permission} permission.`);
       }
+      // Without a store, nothing a person-only or scope-aware route does can run: say so before finer refusals.
+      this.checkSkeleton(ctx.request.method, store);
       if (store.get(RULE.person) && caller.kind !== "session") {
         throw new ApiError(403, "person_required", "Only a person (a session) can do this; API tokens name no person.");
       }
@@ -62,10 +64,13 @@ export class AuthGuard implements MiddlewareMethods {
       }
     }
     if (caller) setCaller(ctx, caller);
-    if (this.runtime.skeleton) {
-      const method = ctx.request.method.toUpperCase();
-      if (!READ_METHODS.has(method)) throw storeUnavailable();
-      if (!store.get(RULE.skeletonAnswer) && !store.get(RULE.withoutStore)) throw storeUnavailable();
-    }
+    this.checkSkeleton(ctx.request.method, store);
+  }
+
+  /** Skeleton mode: every write answers 503, and reads too unless they declared a skeleton answer or need no store. */
+  private checkSkeleton(method: string, store: { get(key: string): unknown }): void {
+    if (!this.runtime.skeleton) return;
+    if (!READ_METHODS.has(method.toUpperCase())) throw storeUnavailable();
+    if (!store.get(RULE.skeletonAnswer) && !store.get(RULE.withoutStore)) throw storeUnavailable();
   }
 }

@@ -40,8 +40,15 @@ export interface TestKernelOptions {
 
 let counter = 0;
 
-/** A kernel on a fresh database of the run's PostgreSQL, on a free loopback port, with only the given plugins. */
+let running: Kernel | null = null;
+
+/**
+ * A kernel on a fresh database of the run's PostgreSQL, on a free loopback port, with only the given plugins.
+ * One at a time per test file: Ts.ED's container is one per process, so a second kernel started while
+ * another runs would serve requests with the first one's services (use spawnKernel for replicas).
+ */
 export async function startTestKernel(options: TestKernelOptions = {}): Promise<TestKernel> {
+  if (running) throw new Error("another test kernel is still running in this process: stop it first (Ts.ED's container is per process)");
   const databaseUrl = options.skeleton ? null : (options.databaseUrl ?? (await createTestDatabase()));
   const dataDir = mkdtempSync(join(tmpdir(), "nms-test-data-"));
   const logs: string[] = [];
@@ -63,6 +70,7 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
     print: (line) => printed.push(line),
     logSink: (line) => logs.push(line),
   });
+  running = kernel;
   const http = request(kernel.url);
   const t: TestKernel = {
     kernel,
@@ -82,7 +90,10 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
       await kernel.auth.createAccount({ username: user, password: "test-password-1", role, scope });
       return (await kernel.auth.login(user, "test-password-1", `10.255.${counter % 250}.1`)).token;
     },
-    stop: () => kernel.stop(),
+    stop: async () => {
+      await kernel.stop();
+      if (running === kernel) running = null;
+    },
   };
   return t;
 }

@@ -1,5 +1,78 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported } from "../../../core/index.js";
+import { ClassificationRuleBody, ClassificationRuleView } from "../models/ClassificationRuleModels.js";
+import { ClassificationRuleService } from "../services/ClassificationRuleService.js";
 
-// Scaffold: routes are being written (issue 3); a controller without routes mounts nothing.
-@Controller("/")
-export class ClassificationRuleController {}
+const NEXT_CURSOR_DOC = { description: "Pass back as ?cursor= for the next page; absent on the last page", schema: { type: "string" } } as const;
+
+/** Classification rules: which profile a device gets from its sysObjectID and sysDescr. */
+@Controller("/classification-rules")
+export class ClassificationRuleController {
+  @Inject(ClassificationRuleService)
+  private rules: ClassificationRuleService;
+
+  @Get("/")
+  @Permission("ManageConfig")
+  @Summary("Classification rules in evaluation order: priority ascending, then id (keyset pagination)")
+  @(Returns(200, Array).Of(ClassificationRuleView).Header(NEXT_CURSOR_HEADER, NEXT_CURSOR_DOC))
+  @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+  ): Promise<ClassificationRuleView[]> {
+    const { rows, next } = await this.rules.list(limit, cursor);
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+
+  @Get("/:id")
+  @Permission("ManageConfig")
+  @Summary("One classification rule")
+  @Returns(200, ClassificationRuleView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  get(@PathParams("id") @Format("uuid") id: string): Promise<ClassificationRuleView> {
+    return this.rules.get(id);
+  }
+
+  @Post("/")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Create a classification rule")
+  @Returns(201, CreatedId)
+  @(Returns(400, ErrorEnvelope).Description(
+    "validation_failed (neither sysobjectid_prefix nor sysdescr_regex, not a dotted OID, …), invalid_regex, unknown_reference",
+  ))
+  async create(@Body() body: ClassificationRuleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.rules.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Put("/:id")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Replace a classification rule (full document; omitted optional fields take their defaults)")
+  @Returns(200, ClassificationRuleView)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_regex, unknown_reference"))
+  @Returns(404, ErrorEnvelope)
+  replace(@PathParams("id") @Format("uuid") id: string, @Body() body: ClassificationRuleBody): Promise<ClassificationRuleView> {
+    return this.rules.replace(id, body);
+  }
+
+  @Delete("/:id")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Delete a classification rule")
+  @Returns(204)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.rules.remove(id);
+    ctx.response.status(204);
+  }
+}

@@ -1,5 +1,85 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Delete, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported } from "../../../core/index.js";
+import { CREDENTIAL_KINDS, CredentialBody, CredentialView, type CredentialKind } from "../models/CredentialModels.js";
+import { CredentialService } from "../services/CredentialService.js";
 
-// Scaffold: routes are being written (issue 3); a controller without routes mounts nothing.
-@Controller("/")
-export class CredentialController {}
+const NEXT_CURSOR_DOC = { description: "Pass back as ?cursor= for the next page; absent on the last page", schema: { type: "string" } } as const;
+
+/**
+ * Credentials are sensitive: every route, reads included, needs ManageConfig and an
+ * unrestricted account. Secret values are write-only.
+ */
+@Controller("/credentials")
+export class CredentialController {
+  @Inject(CredentialService)
+  private credentials: CredentialService;
+
+  @Get("/")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("List credentials by name (keyset pagination); secrets are never answered")
+  @(Returns(200, Array).Of(CredentialView).Header(NEXT_CURSOR_HEADER, NEXT_CURSOR_DOC))
+  @(Returns(400, ErrorEnvelope).Description("validation_failed (limit, kind), invalid_cursor"))
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+    @QueryParams("kind") @Enum(...CREDENTIAL_KINDS) kind?: CredentialKind,
+  ): Promise<CredentialView[]> {
+    const { rows, next } = await this.credentials.list(limit, cursor, kind);
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+
+  @Get("/:id")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("One credential; secrets are never answered")
+  @Returns(200, CredentialView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  get(@PathParams("id") @Format("uuid") id: string): Promise<CredentialView> {
+    return this.credentials.get(id);
+  }
+
+  @Post("/")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Create a credential: name, kind and the fields of that kind")
+  @Returns(201, CreatedId)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed: a field outside its kind, a missing field of the kind, a key shorter than 8"))
+  @(Returns(409, ErrorEnvelope).Description("name_taken"))
+  async create(@Body() body: CredentialBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.credentials.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Put("/:id")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Replace a credential (full document); an omitted secret keeps the stored one unless the kind changes")
+  @Returns(200, CredentialView)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed, including a kind change without the new kind's secrets"))
+  @Returns(404, ErrorEnvelope)
+  @(Returns(409, ErrorEnvelope).Description("name_taken"))
+  replace(@PathParams("id") @Format("uuid") id: string, @Body() body: CredentialBody): Promise<CredentialView> {
+    return this.credentials.replace(id, body);
+  }
+
+  @Delete("/:id")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Delete a credential no node or URL check uses")
+  @Returns(204)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  @(Returns(409, ErrorEnvelope).Description("credential_in_use"))
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.credentials.remove(id);
+    ctx.response.status(204);
+  }
+}

@@ -1,5 +1,99 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, NEXT_CURSOR_HEADER, Permission } from "../../../core/index.js";
+import { FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
+import { FolderService } from "../services/FolderService.js";
 
-// Scaffold: routes are being written (issue 3); a controller without routes mounts nothing.
-@Controller("/")
-export class FolderController {}
+@Controller("/node-groups")
+export class FolderController {
+  @Inject(FolderService)
+  private folders: FolderService;
+
+  @Get("/")
+  @Permission("read")
+  @Summary("List folders the caller may see, by name (keyset: pass back X-Next-Cursor as ?cursor=)")
+  @(Returns(200, Array)
+    .Of(FolderView)
+    .Header(NEXT_CURSOR_HEADER, { description: "Cursor of the next page, when there may be one: pass it back as ?cursor=", schema: { type: "string" } }))
+  @(Returns(400, ErrorEnvelope).Description("validation_failed or invalid_cursor"))
+  @(Returns(404, ErrorEnvelope).Description("parent_id names no folder the caller may see"))
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("parent_id") @Format("uuid") @Description("Only the direct sub-folders of this folder") parentId?: string,
+    @QueryParams("q") @MaxLength(200) @Description("Name contains this (case-insensitive)") q?: string,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+    @QueryParams("cursor") @MaxLength(2000) cursor?: string,
+  ): Promise<FolderView[]> {
+    const { rows, next } = await this.folders.list({ parent_id: parentId, q, limit, cursor });
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+
+  // Declared before /:id, which would otherwise take "tree" for an id.
+  @Get("/tree")
+  @Permission("read")
+  @Summary("The whole visible tree with node counts and the caller's pins (a folder-scoped caller's scope folders are the roots)")
+  @(Returns(200, Array).Of(FolderTreeNode))
+  tree(): Promise<FolderTreeNode[]> {
+    return this.folders.tree();
+  }
+
+  @Post("/")
+  @Permission("ManageConfig")
+  @Summary("Create a folder")
+  @Returns(201, CreatedId)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed (including an ip_ranges entry that is not a CIDR) or invalid_pool"))
+  @(Returns(403, ErrorEnvelope).Description("out_of_scope: a folder-scoped caller cannot create at the tree root"))
+  @(Returns(404, ErrorEnvelope).Description("parent_id names no folder the caller may see"))
+  async create(@Body() body: FolderWrite, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.folders.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Get("/:id")
+  @Permission("read")
+  @Summary("One folder")
+  @Returns(200, FolderView)
+  @Returns(400, ErrorEnvelope)
+  @(Returns(404, ErrorEnvelope).Description("No such folder, or outside the caller's scope"))
+  get(@PathParams("id") @Format("uuid") id: string): Promise<FolderView> {
+    return this.folders.get(id);
+  }
+
+  @Put("/:id")
+  @Permission("ManageConfig")
+  @Summary("Replace a folder (full document: omitted fields take their defaults); may move it")
+  @Returns(200, FolderView)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_pool, or folder_cycle (moving it under itself or its own descendant)"))
+  @(Returns(403, ErrorEnvelope).Description("out_of_scope: a folder-scoped caller cannot move a folder to the tree root"))
+  @(Returns(404, ErrorEnvelope).Description("No such folder or parent, or outside the caller's scope"))
+  update(@PathParams("id") @Format("uuid") id: string, @Body() body: FolderWrite): Promise<FolderView> {
+    return this.folders.update(id, body);
+  }
+
+  @Put("/:id/pool")
+  @Permission("ManageConfig")
+  @Summary("Set or clear (null, empty or omitted) the folder's pool; nodes beneath without a pool of their own follow on the next sweep")
+  @Returns(200, MutationOk)
+  @(Returns(400, ErrorEnvelope).Description("invalid_pool: longer than 63 or characters outside letters, digits, _ and -"))
+  @(Returns(404, ErrorEnvelope).Description("No such group, or outside the caller's scope"))
+  async setPool(@PathParams("id") @Format("uuid") id: string, @Body() body: FolderPoolUpdate): Promise<MutationOk> {
+    await this.folders.setPool(id, body.pool);
+    return { ok: true };
+  }
+
+  @Delete("/:id")
+  @Permission("ManageConfig")
+  @Summary("Delete an empty folder (its pins go with it)")
+  @Returns(204)
+  @Returns(400, ErrorEnvelope)
+  @(Returns(404, ErrorEnvelope).Description("No such folder, or outside the caller's scope"))
+  @(Returns(409, ErrorEnvelope).Description("folder_not_empty: it holds sub-folders or nodes"))
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.folders.remove(id);
+    ctx.response.status(204);
+  }
+}

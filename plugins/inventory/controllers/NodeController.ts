@@ -1,5 +1,79 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission } from "../../../core/index.js";
+import { NodeView, NodeWrite } from "../models/NodeModels.js";
+import { NodeService } from "../services/NodeService.js";
 
-// Scaffold: routes are being written (issue 3); a controller without routes mounts nothing.
-@Controller("/")
-export class NodeController {}
+@Controller("/nodes")
+export class NodeController {
+  @Inject(NodeService)
+  private nodes: NodeService;
+
+  @Get("/")
+  @Permission("read")
+  @Summary("Nodes the caller can see, by (lower(name), id); the next page via ?cursor= from the X-Next-Cursor header")
+  @(Returns(200, Array)
+    .Of(NodeView)
+    .Headers({ [NEXT_CURSOR_HEADER]: { type: "string", description: "Present when a next page may exist: pass it back as ?cursor=" } }))
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("group_id") @Format("uuid") @Description("That folder and everything beneath it (404 when not visible)") groupId?: string,
+    @QueryParams("pool") @Description("Effective pool equals") pool?: string,
+    @QueryParams("profile_id") @Format("uuid") profileId?: string,
+    @QueryParams("q") @MaxLength(255) @Description("Case-insensitive substring of the name") q?: string,
+    @QueryParams("address") @MaxLength(64) @Description("Exact IP address") address?: string,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+  ): Promise<NodeView[]> {
+    const { rows, next } = await this.nodes.list({ group_id: groupId, pool, profile_id: profileId, q, address, cursor, limit });
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+
+  @Post("/")
+  @Permission("ManageConfig")
+  @Summary("Create a node (group_id absent or null = tree root)")
+  @Returns(201, CreatedId)
+  @Returns(400, ErrorEnvelope)
+  async create(@Body() body: NodeWrite, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.nodes.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Get("/:id")
+  @Permission("read")
+  @Summary("One node with its effective pool and tags")
+  @Returns(200, NodeView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  get(@PathParams("id") @Format("uuid") id: string): Promise<NodeView> {
+    return this.nodes.get(id);
+  }
+
+  @Put("/:id")
+  @Permission("ManageConfig")
+  @Summary("Replace a node (full document: absent optional fields take their defaults)")
+  @Returns(200, NodeView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  async update(@PathParams("id") @Format("uuid") id: string, @Body() body: NodeWrite): Promise<NodeView> {
+    await this.nodes.update(id, body);
+    return this.nodes.get(id);
+  }
+
+  @Delete("/:id")
+  @Permission("ManageConfig")
+  @Summary("Delete a node (its URL and DNS checks go with it; child nodes lose their parent)")
+  @Returns(204)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.nodes.remove(id);
+    ctx.response.status(204);
+  }
+}

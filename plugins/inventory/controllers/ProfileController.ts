@@ -1,5 +1,79 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported } from "../../../core/index.js";
+import { ProfileBody, ProfileView } from "../models/ProfileModels.js";
+import { ProfileService } from "../services/ProfileService.js";
 
-// Scaffold: routes are being written (issue 3); a controller without routes mounts nothing.
-@Controller("/")
-export class ProfileController {}
+const NEXT_CURSOR_DOC = { description: "Pass back as ?cursor= for the next page; absent on the last page", schema: { type: "string" } } as const;
+
+/** Device profiles. Global, not filed in folders: any reader may list them; folder-scoped accounts cannot change them. */
+@Controller("/profiles")
+export class ProfileController {
+  @Inject(ProfileService)
+  private profiles: ProfileService;
+
+  @Get("/")
+  @Permission("read")
+  @Summary("List device profiles by name (keyset pagination)")
+  @(Returns(200, Array).Of(ProfileView).Header(NEXT_CURSOR_HEADER, NEXT_CURSOR_DOC))
+  @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+  ): Promise<ProfileView[]> {
+    const { rows, next } = await this.profiles.list(limit, cursor);
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+
+  @Get("/:id")
+  @Permission("read")
+  @Summary("One device profile")
+  @Returns(200, ProfileView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  get(@PathParams("id") @Format("uuid") id: string): Promise<ProfileView> {
+    return this.profiles.get(id);
+  }
+
+  @Post("/")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Create a device profile")
+  @Returns(201, CreatedId)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_reference (parent_id)"))
+  @(Returns(409, ErrorEnvelope).Description("name_taken"))
+  async create(@Body() body: ProfileBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.profiles.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Put("/:id")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Replace a device profile (full document; omitted optional fields take their defaults)")
+  @Returns(200, ProfileView)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_reference (parent_id), profile_cycle"))
+  @Returns(404, ErrorEnvelope)
+  @(Returns(409, ErrorEnvelope).Description("name_taken"))
+  replace(@PathParams("id") @Format("uuid") id: string, @Body() body: ProfileBody): Promise<ProfileView> {
+    return this.profiles.replace(id, body);
+  }
+
+  @Delete("/:id")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Delete a device profile no node, classification rule or child profile uses")
+  @Returns(204)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  @(Returns(409, ErrorEnvelope).Description("profile_in_use"))
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.profiles.remove(id);
+    ctx.response.status(204);
+  }
+}

@@ -1,0 +1,104 @@
+import {
+  AdditionalProperties,
+  Default,
+  Description,
+  Format,
+  Integer,
+  Maximum,
+  MaxLength,
+  Minimum,
+  MinLength,
+  Nullable,
+  Optional,
+  Pattern,
+  Required,
+} from "@tsed/schema";
+
+export const INT32_MIN = -2147483648;
+export const INT32_MAX = 2147483647;
+export const RULE_PRIORITY_DEFAULT = 100;
+export const OID_PREFIX_PATTERN = /^\.?[0-9]+(\.[0-9]+)*$/;
+
+/**
+ * Create and full replacement (PUT) of a classification rule. At least one of
+ * sysobjectid_prefix and sysdescr_regex must be set.
+ */
+@AdditionalProperties(false)
+export class ClassificationRuleBody {
+  @Optional()
+  @Default(true)
+  @Description("Disabled rules are skipped; default true")
+  enabled?: boolean;
+
+  @Optional()
+  @Integer()
+  @Minimum(INT32_MIN)
+  @Maximum(INT32_MAX)
+  @Default(RULE_PRIORITY_DEFAULT)
+  @Description("Ascending evaluation order, lowest first; default 100")
+  priority?: number;
+
+  @Required()
+  @Format("uuid")
+  @Description("Profile the rule assigns; must exist")
+  profile_id: string;
+
+  @Optional()
+  @Nullable(String)
+  @MaxLength(512)
+  @Pattern(OID_PREFIX_PATTERN)
+  @Description("Dotted-OID prefix of sysObjectID (authoritative), for example 1.3.6.1.4.1.9; a leading dot is dropped")
+  sysobjectid_prefix?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @MinLength(1)
+  @MaxLength(500)
+  @Description("JavaScript regular expression tried on sysDescr (fallback), at most 500 characters")
+  sysdescr_regex?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @MaxLength(200)
+  @Description("Pre-fill for the import row")
+  vendor?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @MaxLength(200)
+  @Description("Pre-fill for the import row")
+  model?: string | null;
+}
+
+export class ClassificationRuleView {
+  @Required()
+  @Format("uuid")
+  id: string;
+
+  @Required()
+  enabled: boolean;
+
+  @Required()
+  @Integer()
+  priority: number;
+
+  @Required()
+  @Format("uuid")
+  profile_id: string;
+
+  @Required()
+  @Nullable(String)
+  sysobjectid_prefix: string | null;
+
+  @Required()
+  @Nullable(String)
+  sysdescr_regex: string | null;
+
+  @Required()
+  @Nullable(String)
+  vendor: string | null;
+
+  @Required()
+  @Nullable(String)
+  model: string | null;
+}

@@ -1,0 +1,130 @@
+import {
+  AdditionalProperties,
+  CollectionOf,
+  Default,
+  Description,
+  Format,
+  MaxItems,
+  MaxLength,
+  Maximum,
+  Minimum,
+  MinLength,
+  Nullable,
+  Optional,
+  Required,
+} from "@tsed/schema";
+
+const POOL_DOC =
+  "Poller pool: letters, digits, _ and -, at most 63 characters (else 400 invalid_pool); null or empty = inherit from the folder above, else the default pool";
+const RANGES_DOC =
+  "CIDR ranges (IPv4 and IPv6) used when filing by prefix. Host bits are cleared (10.1.2.3/24 is stored as 10.1.2.0/24); a bare address is a single-host range (/32, /128); repeats are dropped";
+
+/**
+ * Create body, and the full document of an update (PUT): a field left out of an update
+ * takes its default (no parent = the tree root, no pool, no tags, no ranges).
+ */
+@AdditionalProperties(false)
+export class FolderWrite {
+  @Required()
+  @MinLength(1)
+  @MaxLength(200)
+  @Description("Shown name; trimmed, must not be blank")
+  name: string;
+
+  @Optional()
+  @Nullable(String)
+  @Format("uuid")
+  @Description("Parent folder; null or omitted = the tree root (not allowed for a folder-scoped caller)")
+  parent_id?: string | null;
+
+  @Optional()
+  @MinLength(1)
+  @MaxLength(40)
+  @Default("folder")
+  group_type?: string;
+
+  @Optional()
+  @Nullable(String)
+  @Description(POOL_DOC)
+  pool?: string | null;
+
+  @Optional()
+  @Nullable(Number)
+  @Minimum(-90)
+  @Maximum(90)
+  latitude?: number | null;
+
+  @Optional()
+  @Nullable(Number)
+  @Minimum(-180)
+  @Maximum(180)
+  longitude?: number | null;
+
+  @Optional()
+  @Description("Position among siblings (ascending, then name); default 0")
+  sort_order?: number;
+
+  @Optional()
+  @CollectionOf(String)
+  @MaxItems(64)
+  @MaxLength(64)
+  @Description("Labels supplied to everything beneath; trimmed, distinct, at most 64 of 1 to 64 characters")
+  tags?: string[];
+
+  @Optional()
+  @CollectionOf(String)
+  @MaxItems(64)
+  @MaxLength(64)
+  @Description("Labels refused from the folders above")
+  tags_excluded?: string[];
+
+  @Optional()
+  @CollectionOf(String)
+  @MaxItems(256)
+  @MaxLength(64)
+  @Description(RANGES_DOC)
+  ip_ranges?: string[];
+}
+
+@AdditionalProperties(false)
+export class FolderPoolUpdate {
+  @Optional()
+  @Nullable(String)
+  @Description("The folder's own pool; null, empty or omitted clears it. " + POOL_DOC)
+  pool?: string | null;
+}
+
+export class FolderView {
+  @Required() @Format("uuid") id: string;
+  @Required() name: string;
+  @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
+  @Required() group_type: string;
+  @Required() @Nullable(String) @Description("The folder's own pool") pool: string | null;
+  @Required() @Description("Its own pool, else the nearest folder's above, else default") effective_pool: string;
+  @Required() @Nullable(Number) latitude: number | null;
+  @Required() @Nullable(Number) longitude: number | null;
+  @Required() sort_order: number;
+  @Required() @CollectionOf(String) tags: string[];
+  @Required() @CollectionOf(String) tags_excluded: string[];
+  @Required()
+  @CollectionOf(String)
+  @Description("Tags inherited from the folders above plus its own, minus tags_excluded at each level")
+  effective_tags: string[];
+  @Required() @CollectionOf(String) @Description(RANGES_DOC) ip_ranges: string[];
+  @Required() @Format("date-time") created_at: string;
+  @Required() @Format("date-time") updated_at: string;
+}
+
+export class FolderTreeNode {
+  @Required() @Format("uuid") id: string;
+  @Required() name: string;
+  @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
+  @Required() group_type: string;
+  @Required() @Nullable(String) pool: string | null;
+  @Required() effective_pool: string;
+  @Required() sort_order: number;
+  @Required() @Description("Nodes filed directly in this folder") node_count: number;
+  @Required() @Description("Nodes in this folder and everything beneath it") total_node_count: number;
+  @Required() @Description("The caller has pinned this folder (always false for API tokens)") pinned: boolean;
+  @Required() @CollectionOf(() => FolderTreeNode) @Description("Sub-folders, by sort_order then name") children: FolderTreeNode[];
+}

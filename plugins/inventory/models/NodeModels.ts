@@ -1,0 +1,165 @@
+import {
+  AdditionalProperties,
+  CollectionOf,
+  Default,
+  Description,
+  Format,
+  Integer,
+  MaxItems,
+  MaxLength,
+  Maximum,
+  Minimum,
+  MinLength,
+  Nullable,
+  Optional,
+  Required,
+} from "@tsed/schema";
+
+const POOL_DOC = "Pool name: 1 to 63 letters, digits, _ or - (else 400 invalid_pool); null = inherit from the folder, else the default pool";
+const TAGS_DOC = "At most 64 distinct tags of 1 to 64 characters (trimmed)";
+
+/**
+ * The node body of POST /nodes and of the full-document PUT /nodes/{id}: the spec's
+ * create body plus group_id, snmp_port and the stored record's fields. An absent
+ * optional field takes its default (on PUT too). The facts a poller learns
+ * (sys_object_id, sys_descr, sys_name) are not accepted here.
+ */
+@AdditionalProperties(false)
+export class NodeWrite {
+  @Required()
+  @MinLength(1)
+  @MaxLength(255)
+  @Description("Display name; must hold a non-blank character (stored trimmed)")
+  name: string;
+
+  @Required()
+  @MinLength(1)
+  @MaxLength(64)
+  @Description("An IPv4 or IPv6 address, without prefix length or zone")
+  address: string;
+
+  @Optional()
+  @Nullable(String)
+  @Format("uuid")
+  @Description("A stored credential (else 400 unknown_reference)")
+  credential_id?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @MaxLength(200)
+  model?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @Format("uuid")
+  @Description("A node the caller can see, never the node itself or one beneath it (else 400)")
+  parent_id?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @Description(POOL_DOC)
+  pool?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @Format("uuid")
+  @Description("A stored profile (else 400 unknown_reference)")
+  profile_id?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @MaxLength(200)
+  vendor?: string | null;
+
+  @Optional()
+  @Nullable(String)
+  @Format("uuid")
+  @Description(
+    "Folder the node is filed in; absent or null = tree root (403 out_of_scope for a folder-scoped caller); a folder the caller cannot see is 400 unknown_reference",
+  )
+  group_id?: string | null;
+
+  @Optional()
+  @Integer()
+  @Minimum(1)
+  @Maximum(65535)
+  @Default(161)
+  @Description("UDP port of the node's SNMP agent")
+  snmp_port?: number;
+
+  @Optional()
+  @Nullable(String)
+  @MaxLength(4000)
+  notes?: string | null;
+
+  @Optional()
+  @CollectionOf(String)
+  @MaxItems(64)
+  @Description(`Labels of the node; ${TAGS_DOC}`)
+  tags?: string[];
+
+  @Optional()
+  @CollectionOf(String)
+  @MaxItems(64)
+  @Description(`Labels refused from the folders above; ${TAGS_DOC}`)
+  tags_excluded?: string[];
+
+  @Optional()
+  @Default(false)
+  @Description("A person fixed the profile: reclassification leaves it alone")
+  profile_locked?: boolean;
+
+  @Optional()
+  @Default(0)
+  @Description("Position among siblings (double)")
+  sort_order?: number;
+}
+
+/** One node as stored, with its effective pool and tags from inventory.node_directory. */
+export class NodeView {
+  @Required() @Format("uuid") id: string;
+  @Required() name: string;
+  @Required() @Description("IP address text") address: string;
+  @Required() @Description('"device" for a node that stands at an address') node_kind: string;
+  @Required() @Nullable(String) @Format("uuid") credential_id: string | null;
+  @Required() @Nullable(String) @Format("uuid") @Description("Folder; null = tree root") group_id: string | null;
+  @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
+  @Required() @Nullable(String) @Description("The node's own pool") pool: string | null;
+  @Required() @Description('Its own pool, else the nearest folder\'s, else "default"') effective_pool: string;
+  @Required() @Nullable(String) @Format("uuid") profile_id: string | null;
+  @Required() @Nullable(String) vendor: string | null;
+  @Required() @Nullable(String) model: string | null;
+  @Required() @Integer() snmp_port: number;
+  @Required() @Nullable(String) notes: string | null;
+  @Required() @CollectionOf(String) tags: string[];
+  @Required() @CollectionOf(String) tags_excluded: string[];
+  @Required()
+  @CollectionOf(String)
+  @Description("Tags inherited from the folders above plus its own, minus each level's tags_excluded")
+  effective_tags: string[];
+  @Required() profile_locked: boolean;
+  @Required() sort_order: number;
+  @Required() @Nullable(String) @Description("Learnt by polling; read-only here") sys_object_id: string | null;
+  @Required() @Nullable(String) @Description("Learnt by polling; read-only here") sys_descr: string | null;
+  @Required() @Nullable(String) @Description("Learnt by polling; read-only here") sys_name: string | null;
+  @Required() @Format("date-time") created_at: string;
+  @Required() @Format("date-time") updated_at: string;
+}
+
+/** The facts a poller learns about a node (NodeService.recordFacts); null = not known. */
+export interface NodeFacts {
+  sys_object_id: string | null;
+  sys_descr: string | null;
+  sys_name: string | null;
+}
+
+/** Filters of GET /nodes, already validated. */
+export interface NodeListFilter {
+  /** Folder and everything beneath it. */
+  groupId: string | null;
+  effectivePool: string | null;
+  profileId: string | null;
+  /** Case-insensitive name substring. */
+  q: string | null;
+  address: string | null;
+}

@@ -1,0 +1,157 @@
+import { Inject, Injectable } from "@tsed/di";
+import { page, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import type { NodeEvent } from "../contract.js";
+import type { NodeFacts, NodeListFilter, NodeView } from "../models/NodeModels.js";
+
+/** The writable columns of a node, already validated and defaulted. */
+export interface NodeRecord {
+  name: string;
+  address: string;
+  credential_id: string | null;
+  group_id: string | null;
+  parent_id: string | null;
+  pool: string | null;
+  profile_id: string | null;
+  vendor: string | null;
+  model: string | null;
+  snmp_port: number;
+  notes: string | null;
+  tags: string[];
+  tags_excluded: string[];
+  profile_locked: boolean;
+  sort_order: number;
+}
+
+const WRITABLE = [
+  "name",
+  "address",
+  "credential_id",
+  "group_id",
+  "parent_id",
+  "pool",
+  "profile_id",
+  "vendor",
+  "model",
+  "snmp_port",
+  "notes",
+  "tags",
+  "tags_excluded",
+  "profile_locked",
+  "sort_order",
+] as const satisfies readonly (keyof NodeRecord)[];
+
+const ts = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+// Effective pool and tags come from the published view, so the API and other plugins agree.
+const VIEW_COLUMNS = `n.id, n.name, host(n.address) AS address, n.node_kind, n.credential_id, n.group_id, n.parent_id, n.pool, d.effective_pool,
+  n.profile_id, n.vendor, n.model, n.snmp_port, n.notes, n.tags, n.tags_excluded, d.effective_tags, n.profile_locked, n.sort_order,
+  n.sys_object_id, n.sys_descr, n.sys_name, ${ts("n.created_at")} AS created_at, ${ts("n.updated_at")} AS updated_at`;
+
+const FROM = "inventory.nodes n JOIN inventory.node_directory d ON d.id = n.id";
+
+/** SQL of inventory.nodes; no logic. */
+@Injectable()
+export class NodeRepository {
+  @Inject(pluginContextToken("inventory"))
+  private ctx: PluginContext;
+
+  async insert(record: NodeRecord, db: Queryable = this.ctx.store): Promise<string> {
+    const { rows } = await db.query<{ id: string }>(
+      `INSERT INTO inventory.nodes (${WRITABLE.join(", ")}) VALUES (${WRITABLE.map((c, i) => `$${i + 1}${c === "address" ? "::inet" : ""}`).join(", ")}) RETURNING id`,
+      WRITABLE.map((c) => record[c]),
+    );
+    return rows[0].id;
+  }
+
+  /** false when the node is gone. */
+  async update(id: string, record: NodeRecord, db: Queryable = this.ctx.store): Promise<boolean> {
+    const sets = WRITABLE.map((c, i) => `${c} = $${i + 2}${c === "address" ? "::inet" : ""}`).join(", ");
+    const { rowCount } = await db.query(`UPDATE inventory.nodes SET ${sets}, updated_at = now() WHERE id = $1`, [id, ...WRITABLE.map((c) => record[c])]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async delete(id: string, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rowCount } = await db.query("DELETE FROM inventory.nodes WHERE id = $1", [id]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async find(id: string, db: Queryable = this.ctx.store): Promise<NodeView | null> {
+    const { rows } = await db.query<NodeView>(`SELECT ${VIEW_COLUMNS} FROM ${FROM} WHERE n.id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  /**
+   * One keyset page ordered by (lower(name), id) (index nodes_list_idx); `scopeFolders`
+   * null = every node, else only nodes filed beneath one of those folders.
+   */
+  async list(
+    filter: NodeListFilter,
+    scopeFolders: string[] | null,
+    after: { nameKey: string; id: string } | null,
+    limit: number,
+    db: Queryable = this.ctx.store,
+  ): Promise<{ rows: NodeView[]; next: string | null }> {
+    const { rows } = await db.query<NodeView & { name_key: string }>(
+      `SELECT ${VIEW_COLUMNS}, lower(n.name) AS name_key FROM ${FROM}
+        WHERE ($1::uuid[] IS NULL OR d.folder_path && $1::uuid[])
+          AND ($2::uuid IS NULL OR $2::uuid = ANY (d.folder_path))
+          AND ($3::text IS NULL OR d.effective_pool = $3::text)
+          AND ($4::uuid IS NULL OR n.profile_id = $4::uuid)
+          AND ($5::text IS NULL OR position(lower($5::text) IN lower(n.name)) > 0)
+          AND ($6::inet IS NULL OR n.address = $6::inet)
+          AND ($7::text IS NULL OR (lower(n.name), n.id) > ($7::text, $8::uuid))
+        ORDER BY lower(n.name), n.id
+        LIMIT $9`,
+      [scopeFolders, filter.groupId, filter.effectivePool, filter.profileId, filter.q, filter.address, after?.nameKey ?? null, after?.id ?? null, limit + 1],
+    );
+    const paged = page(rows, limit, (r) => [r.name_key, r.id]);
+    return { rows: paged.rows.map(({ name_key: _key, ...row }) => row), next: paged.next };
+  }
+
+  /** The bus payload of a node (folder path from the published view), or null when it is gone. */
+  async event(id: string, db: Queryable = this.ctx.store): Promise<NodeEvent | null> {
+    const { rows } = await db.query<NodeEvent>("SELECT id, name, host(address) AS address, group_id, folder_path FROM inventory.node_directory WHERE id = $1", [
+      id,
+    ]);
+    return rows[0] ?? null;
+  }
+
+  async credentialExists(id: string, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rows } = await db.query("SELECT 1 FROM inventory.credentials WHERE id = $1", [id]);
+    return rows.length > 0;
+  }
+
+  async profileExists(id: string, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rows } = await db.query("SELECT 1 FROM inventory.profiles WHERE id = $1", [id]);
+    return rows.length > 0;
+  }
+
+  /** Whether `node` is `candidate` or one of its ancestors (following parent_id upwards from candidate). */
+  async isAncestorOrSelf(node: string, candidate: string, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rows } = await db.query<{ hit: boolean }>(
+      `WITH RECURSIVE up AS (
+         SELECT id, parent_id FROM inventory.nodes WHERE id = $1
+         UNION
+         SELECT p.id, p.parent_id FROM inventory.nodes p JOIN up ON p.id = up.parent_id
+       )
+       SELECT EXISTS (SELECT 1 FROM up WHERE id = $2) AS hit`,
+      [candidate, node],
+    );
+    return rows[0].hit;
+  }
+
+  /** Writes the poller's facts; true when they changed (false when equal or the node is gone). */
+  async setFacts(id: string, facts: NodeFacts, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rowCount } = await db.query(
+      `UPDATE inventory.nodes SET sys_object_id = $2, sys_descr = $3, sys_name = $4, updated_at = now()
+        WHERE id = $1 AND (sys_object_id, sys_descr, sys_name) IS DISTINCT FROM ($2::text, $3::text, $4::text)`,
+      [id, facts.sys_object_id, facts.sys_descr, facts.sys_name],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async exists(id: string, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rows } = await db.query("SELECT 1 FROM inventory.nodes WHERE id = $1", [id]);
+    return rows.length > 0;
+  }
+}

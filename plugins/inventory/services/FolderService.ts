@@ -1,0 +1,293 @@
+import { Inject, Injectable } from "@tsed/di";
+import { isIP } from "node:net";
+import {
+  badRequest,
+  callerScope,
+  conflict,
+  decodeCursor,
+  notFound,
+  page,
+  pluginContextToken,
+  requireCaller,
+  type PluginContext,
+  type Queryable,
+  type Scope,
+} from "../../../core/index.js";
+import type { FolderEvent } from "../contract.js";
+import { assertPool, isUuid, normaliseTags } from "../lib/validation.js";
+import type { FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
+import { FolderRepository, type FolderRecord, type FolderTreeRow } from "../repositories/FolderRepository.js";
+import { InventoryScope } from "./InventoryScope.js";
+
+/** A parsed CIDR range with its host bits cleared. */
+export interface Cidr {
+  family: 4 | 6;
+  /** The network address as an unsigned integer (32 or 128 bits). */
+  network: bigint;
+  prefix: number;
+  /** Text PostgreSQL's cidr accepts: "10.1.2.0/24", "2001:db8:0:0:0:0:0:0/32". */
+  text: string;
+}
+
+function ipv4ToBigInt(addr: string): bigint {
+  return addr.split(".").reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
+}
+
+function ipv6ToBigInt(addr: string): bigint {
+  let text = addr;
+  // An embedded dotted quad (::ffff:10.0.0.1) becomes two hextets.
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const v4 = ipv4ToBigInt(dotted[2]);
+    text = `${dotted[1]}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
+  }
+  const [head, tail] = text.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail === undefined ? [] : tail ? tail.split(":") : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
+  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
+}
+
+function formatNetwork(family: 4 | 6, network: bigint): string {
+  if (family === 4) return [24n, 16n, 8n, 0n].map((s) => ((network >> s) & 0xffn).toString()).join(".");
+  const groups: string[] = [];
+  for (let s = 112n; s >= 0n; s -= 16n) groups.push(((network >> s) & 0xffffn).toString(16));
+  return groups.join(":");
+}
+
+/**
+ * Parses "address/prefix" (IPv4 or IPv6; a bare address is a single host) and clears the
+ * host bits, as PostgreSQL's cidr type refuses them: "10.1.2.3/24" → 10.1.2.0/24.
+ * Returns null for anything else (zone ids, leading zeros, prefixes out of range).
+ */
+export function parseCidr(input: string): Cidr | null {
+  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(input.trim());
+  if (!m || m[1].includes("%")) return null;
+  const kind = isIP(m[1]);
+  if (kind !== 4 && kind !== 6) return null;
+  const family = kind;
+  const width = family === 4 ? 32 : 128;
+  const prefix = m[2] === undefined ? width : Number(m[2]);
+  if (prefix > width) return null;
+  const address = family === 4 ? ipv4ToBigInt(m[1]) : ipv6ToBigInt(m[1]);
+  const hostBits = BigInt(width - prefix);
+  const network = (address >> hostBits) << hostBits;
+  return { family, network, prefix, text: `${formatNetwork(family, network)}/${prefix}` };
+}
+
+/** Validated, normalised, de-duplicated CIDR list (first occurrence kept), or 400 validation_failed naming the bad entry's position. */
+export function normaliseRanges(ranges: readonly string[] | undefined): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  (ranges ?? []).forEach((raw, i) => {
+    const cidr = parseCidr(raw);
+    if (!cidr) {
+      throw badRequest("validation_failed", `ip_ranges[${i}] is not a CIDR range (an IPv4 or IPv6 address, optionally with /prefix).`);
+    }
+    const key = `${cidr.family}/${cidr.network}/${cidr.prefix}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(cidr.text);
+    }
+  });
+  return out;
+}
+
+const isPgError = (err: unknown, code: string) => (err as { code?: unknown })?.code === code;
+
+const scopeFolders = (scope: Scope): string[] | null => (scope === "All" ? null : scope.folders);
+
+export interface FolderListQuery {
+  parent_id?: string;
+  q?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** Folders (node groups): the tree, its scope rules, validation and change events. */
+@Injectable()
+export class FolderService {
+  @Inject(pluginContextToken("inventory"))
+  private ctx: PluginContext;
+
+  @Inject(FolderRepository)
+  private repo: FolderRepository;
+
+  @Inject(InventoryScope)
+  private scope: InventoryScope;
+
+  async list(query: FolderListQuery): Promise<{ rows: FolderView[]; next: string | null }> {
+    const scope = callerScope();
+    const after = query.cursor ? (decodeCursor(query.cursor, 2) as [string, string]) : null;
+    if (after && !isUuid(after[1])) throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+    // Listing the children of a folder the caller cannot see answers 404, as that folder does not exist for it.
+    if (query.parent_id) await this.scope.assertFolderVisible(query.parent_id, this.ctx.store, scope);
+    const rows = await this.repo.list({
+      scopeFolders: scopeFolders(scope),
+      parentId: query.parent_id ?? null,
+      q: query.q ? query.q : null,
+      after,
+      limit: query.limit + 1,
+    });
+    const paged = page(rows, query.limit, (r) => [r.sort_name, r.id]);
+    return { rows: paged.rows.map(({ sort_name: _omit, ...view }) => view), next: paged.next };
+  }
+
+  async get(id: string): Promise<FolderView> {
+    await this.scope.assertFolderVisible(id);
+    const row = await this.repo.get(id);
+    if (!row) throw notFound("No such folder.");
+    return row;
+  }
+
+  /** The whole visible tree: for a folder-scoped caller, its scope folders are the roots. */
+  async tree(): Promise<FolderTreeNode[]> {
+    const caller = requireCaller();
+    const rows = await this.repo.tree(scopeFolders(caller.scope), caller.kind === "session" ? caller.accountId : null);
+    return buildTree(rows);
+  }
+
+  async create(body: FolderWrite): Promise<string> {
+    const scope = callerScope();
+    const rec = this.record(body);
+    const { id, event } = await this.ctx.store.tx(async (db) => {
+      if (rec.parent_id === null) this.scope.assertMayUseRoot(scope);
+      else await this.scope.assertFolderVisible(rec.parent_id, db, scope);
+      let created: string;
+      try {
+        created = await this.repo.insert(rec, db);
+      } catch (err) {
+        throw this.mapWriteError(err);
+      }
+      return { id: created, event: await this.event(created, rec, db) };
+    });
+    await this.ctx.bus.emit("inventory.folder.created", event);
+    return id;
+  }
+
+  /**
+   * Full-document update. Keeping the current parent needs no check (so a scoped caller may edit
+   * its own scope folder, whose parent it cannot see); a new parent must be visible and must not be
+   * the folder itself or beneath it (400 folder_cycle); the root is refused to scoped callers.
+   */
+  async update(id: string, body: FolderWrite): Promise<FolderView> {
+    const scope = callerScope();
+    const rec = this.record(body);
+    const event = await this.ctx.store.tx(async (db) => {
+      await this.repo.lockTree(db);
+      await this.scope.assertFolderVisible(id, db, scope);
+      const current = await this.repo.parentOf(id, db);
+      if (current === undefined) throw notFound("No such folder.");
+      if (rec.parent_id !== current) {
+        if (rec.parent_id === null) this.scope.assertMayUseRoot(scope);
+        else {
+          if (rec.parent_id === id) throw badRequest("folder_cycle", "A folder cannot be its own parent.");
+          await this.scope.assertFolderVisible(rec.parent_id, db, scope);
+          const parentPath = await this.repo.pathOf(rec.parent_id, db);
+          if (parentPath?.includes(id)) throw badRequest("folder_cycle", "A folder cannot move beneath one of its own sub-folders.");
+        }
+      }
+      try {
+        if (!(await this.repo.update(id, rec, db))) throw notFound("No such folder.");
+      } catch (err) {
+        throw this.mapWriteError(err);
+      }
+      return this.event(id, rec, db);
+    });
+    await this.ctx.bus.emit("inventory.folder.updated", event);
+    const row = await this.repo.get(id);
+    if (!row) throw notFound("No such folder.");
+    return row;
+  }
+
+  /** Sets or clears (null, empty, omitted) the folder's own pool; nodes beneath without a pool follow. */
+  async setPool(id: string, pool: string | null | undefined): Promise<void> {
+    const value = pool === undefined || pool === "" ? null : pool;
+    assertPool(value);
+    const scope = callerScope();
+    const event = await this.ctx.store.tx(async (db) => {
+      await this.scope.assertFolderVisible(id, db, scope);
+      if (!(await this.repo.setPool(id, value, db))) throw notFound("No such folder.");
+      const row = await this.repo.get(id, db);
+      if (!row) throw notFound("No such folder.");
+      return this.event(id, row, db);
+    });
+    await this.ctx.bus.emit("inventory.folder.updated", event);
+  }
+
+  /** Deletes an empty folder; one holding sub-folders or nodes is refused (409 folder_not_empty). Its pins go with it. */
+  async remove(id: string): Promise<void> {
+    const scope = callerScope();
+    const event = await this.ctx.store.tx(async (db) => {
+      await this.repo.lockTree(db);
+      await this.scope.assertFolderVisible(id, db, scope);
+      const row = await this.repo.get(id, db);
+      if (!row) throw notFound("No such folder.");
+      if (await this.repo.hasContents(id, db)) throw notEmpty();
+      const event = await this.event(id, row, db);
+      try {
+        if (!(await this.repo.delete(id, db))) throw notFound("No such folder.");
+      } catch (err) {
+        // A node or sub-folder filed here meanwhile (foreign key): still not empty.
+        if (isPgError(err, "23503")) throw notEmpty();
+        throw err;
+      }
+      return event;
+    });
+    await this.ctx.bus.emit("inventory.folder.deleted", event);
+  }
+
+  private record(body: FolderWrite): FolderRecord {
+    const name = body.name.trim();
+    if (!name) throw badRequest("validation_failed", "name must not be blank.");
+    const pool = body.pool === "" || body.pool === undefined ? null : body.pool;
+    assertPool(pool);
+    const groupType = (body.group_type ?? "folder").trim();
+    if (!groupType) throw badRequest("validation_failed", "group_type must not be blank.");
+    return {
+      name,
+      parent_id: body.parent_id ?? null,
+      group_type: groupType,
+      pool,
+      latitude: body.latitude ?? null,
+      longitude: body.longitude ?? null,
+      sort_order: body.sort_order ?? 0,
+      tags: normaliseTags(body.tags, "tags"),
+      tags_excluded: normaliseTags(body.tags_excluded, "tags_excluded"),
+      ip_ranges: normaliseRanges(body.ip_ranges),
+    };
+  }
+
+  private mapWriteError(err: unknown): unknown {
+    // The parent was deleted between the check and the write.
+    if (isPgError(err, "23503")) return notFound("No such parent folder.");
+    // A value PostgreSQL refuses that the checks above let through (an address form cidr does not read).
+    if (isPgError(err, "22P02") || isPgError(err, "23514")) return badRequest("validation_failed", "A field holds a value this service cannot store.");
+    return err;
+  }
+
+  private async event(id: string, rec: { name: string; parent_id: string | null }, db: Queryable): Promise<FolderEvent> {
+    return { id, name: rec.name, parent_id: rec.parent_id, folder_path: (await this.repo.pathOf(id, db)) ?? [] };
+  }
+}
+
+const notEmpty = () => conflict("folder_not_empty", "The folder still holds sub-folders or nodes; move or delete them first.");
+
+/** Nests the rows (already in sibling order); a row whose parent is not among them is a root. Sums node counts upwards. */
+export function buildTree(rows: FolderTreeRow[]): FolderTreeNode[] {
+  const byId = new Map<string, FolderTreeNode>();
+  for (const r of rows) byId.set(r.id, { ...r, total_node_count: r.node_count, children: [] });
+  const roots: FolderTreeNode[] = [];
+  for (const r of rows) {
+    const node = byId.get(r.id)!;
+    const parent = r.parent_id ? byId.get(r.parent_id) : undefined;
+    if (parent) parent.children.push(node);
+    else roots.push(node);
+  }
+  const total = (n: FolderTreeNode): number => {
+    n.total_node_count = n.node_count + n.children.reduce((sum, c) => sum + total(c), 0);
+    return n.total_node_count;
+  };
+  roots.forEach(total);
+  return roots;
+}

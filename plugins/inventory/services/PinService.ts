@@ -1,0 +1,64 @@
+import { Inject, Injectable } from "@tsed/di";
+import { conflict, notFound, pluginContextToken, requireCaller, type PluginContext } from "../../../core/index.js";
+import type { InventoryConfig } from "../index.js";
+import type { PinnedFolder } from "../models/PinModels.js";
+import { PinRepository } from "../repositories/PinRepository.js";
+import { InventoryScope } from "./InventoryScope.js";
+
+const isPgError = (err: unknown, code: string) => (err as { code?: unknown })?.code === code;
+
+/** A person's account id (the routes are person-only; a session always names one). */
+function personAccount(): { accountId: string; scopeFolders: string[] | null; scope: ReturnType<typeof requireCaller>["scope"] } {
+  const caller = requireCaller();
+  if (!caller.accountId) throw notFound("No such account.");
+  return { accountId: caller.accountId, scope: caller.scope, scopeFolders: caller.scope === "All" ? null : caller.scope.folders };
+}
+
+/**
+ * Folder pins of a person. The cap (pluginConfig.inventory.pinLimit) counts the pins the
+ * person can still see: pins left on folders a narrowed scope hides neither show nor count.
+ */
+@Injectable()
+export class PinService {
+  @Inject(pluginContextToken("inventory"))
+  private ctx: PluginContext<InventoryConfig>;
+
+  @Inject(PinRepository)
+  private repo: PinRepository;
+
+  @Inject(InventoryScope)
+  private scope: InventoryScope;
+
+  async list(): Promise<PinnedFolder[]> {
+    const { accountId, scopeFolders } = personAccount();
+    return this.repo.listVisible(accountId, scopeFolders);
+  }
+
+  /** Pins a visible folder; repeating is not an error and does not count twice; 409 pin_limit at the cap. */
+  async pin(groupId: string): Promise<void> {
+    const { accountId, scope, scopeFolders } = personAccount();
+    await this.ctx.store.tx(async (db) => {
+      await this.repo.lockAccount(accountId, db);
+      await this.scope.assertFolderVisible(groupId, db, scope);
+      if (await this.repo.exists(accountId, groupId, db)) return;
+      const limit = this.ctx.config.pinLimit;
+      if ((await this.repo.countVisible(accountId, scopeFolders, db)) >= limit) {
+        throw conflict("pin_limit", `An account can pin at most ${limit} folders; unpin one first.`);
+      }
+      try {
+        await this.repo.insert(accountId, groupId, db);
+      } catch (err) {
+        // The account (its session) or the folder went away meanwhile.
+        if (isPgError(err, "23503")) throw notFound("No such folder or account.");
+        throw err;
+      }
+    });
+  }
+
+  /** Unpins; a folder that was not pinned is not an error, but one that does not exist for the caller is 404. */
+  async unpin(groupId: string): Promise<void> {
+    const { accountId, scope } = personAccount();
+    if (await this.repo.delete(accountId, groupId)) return;
+    await this.scope.assertFolderVisible(groupId, this.ctx.store, scope);
+  }
+}
