@@ -1,3 +1,5 @@
+import type { Type } from "@tsed/core";
+import { Returns } from "@tsed/schema";
 import { badRequest } from "./errors.js";
 
 /**
@@ -28,4 +30,14 @@ export function page<T>(rows: T[], limit: number, keyOf: (row: T) => readonly st
   if (rows.length <= limit) return { rows, next: null };
   const kept = rows.slice(0, limit);
   return { rows: kept, next: encodeCursor(keyOf(kept[kept.length - 1])) };
+}
+
+/**
+ * Declares a keyset-paginated list answer: 200, an array of `model`, and the
+ * X-Next-Cursor header in the OpenAPI document.
+ */
+export function ReturnsPage(model: Type<unknown>) {
+  return Returns(200, Array)
+    .Of(model)
+    .Header(NEXT_CURSOR_HEADER, { description: "Present when a next page may exist: pass it back as ?cursor=", type: "string" } as never);
 }

@@ -63,3 +63,4 @@ export interface Classification {
 }
 
 export type { Scope };
+export type { NodeFacts } from "./models/NodeModels.js";

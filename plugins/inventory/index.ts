@@ -10,7 +10,27 @@ import { NodeController } from "./controllers/NodeController.js";
 import { PinController } from "./controllers/PinController.js";
 import { ProfileController } from "./controllers/ProfileController.js";
 import { ReclassifyController } from "./controllers/ReclassifyController.js";
+import { CheckRepository } from "./repositories/CheckRepository.js";
+import { DiscoveryRepository } from "./repositories/DiscoveryRepository.js";
+import { ReclassifyRepository } from "./repositories/ReclassifyRepository.js";
+import { RuleReadRepository } from "./repositories/RuleReadRepository.js";
+import { ClassifierService } from "./services/ClassifierService.js";
+import { DiscoveryService } from "./services/DiscoveryService.js";
+import { ReclassifyService } from "./services/ReclassifyService.js";
+import { ClassificationRuleRepository } from "./repositories/ClassificationRuleRepository.js";
+import { CredentialRepository } from "./repositories/CredentialRepository.js";
+import { FolderRepository } from "./repositories/FolderRepository.js";
+import { NodeRepository } from "./repositories/NodeRepository.js";
+import { PinRepository } from "./repositories/PinRepository.js";
+import { ProfileRepository } from "./repositories/ProfileRepository.js";
+import { CheckService } from "./services/CheckService.js";
+import { ClassificationRuleService } from "./services/ClassificationRuleService.js";
+import { CredentialService } from "./services/CredentialService.js";
+import { FolderService } from "./services/FolderService.js";
 import { InventoryScope } from "./services/InventoryScope.js";
+import { NodeService } from "./services/NodeService.js";
+import { PinService } from "./services/PinService.js";
+import { ProfileService } from "./services/ProfileService.js";
 
 export * from "./contract.js";
 
@@ -39,8 +59,32 @@ export const inventoryPlugin = definePlugin<InventoryConfig>({
     ReclassifyController,
     CheckController,
   ],
-  providers: [InventoryScope],
-  exports: [],
+  providers: [
+    InventoryScope,
+    NodeService,
+    NodeRepository,
+    FolderService,
+    FolderRepository,
+    PinService,
+    PinRepository,
+    ProfileService,
+    ProfileRepository,
+    CredentialService,
+    CredentialRepository,
+    ClassificationRuleService,
+    ClassificationRuleRepository,
+    CheckService,
+    CheckRepository,
+    ClassifierService,
+    RuleReadRepository,
+    DiscoveryService,
+    DiscoveryRepository,
+    ReclassifyService,
+    ReclassifyRepository,
+  ],
+  // The contract for dependants: NodeService.recordFacts (pollers report sysObjectID, sysDescr, sysName)
+  // and ClassifierService.classify (which profile a device gets).
+  exports: [NodeService, ClassifierService],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "changes", permission: "read", scoped: true, description: "node and folder created/updated/deleted" }],
   bundle: { tables: inventoryBundleTables },

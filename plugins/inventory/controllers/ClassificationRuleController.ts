@@ -2,11 +2,9 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { ClassificationRuleBody, ClassificationRuleView } from "../models/ClassificationRuleModels.js";
 import { ClassificationRuleService } from "../services/ClassificationRuleService.js";
-
-const NEXT_CURSOR_DOC = { description: "Pass back as ?cursor= for the next page; absent on the last page", schema: { type: "string" } } as const;
 
 /** Classification rules: which profile a device gets from its sysObjectID and sysDescr. */
 @Controller("/classification-rules")
@@ -16,12 +14,14 @@ export class ClassificationRuleController {
 
   @Get("/")
   @Permission("ManageConfig")
-  @Summary("Classification rules in evaluation order: priority ascending, then id (keyset pagination)")
-  @(Returns(200, Array).Of(ClassificationRuleView).Header(NEXT_CURSOR_HEADER, NEXT_CURSOR_DOC))
+  // The spec answers "an array of classification rules in evaluation order": the default page is the cap (1000),
+  // so a client that ignores X-Next-Cursor still gets every rule of any realistic rule set.
+  @Summary("Classification rules in evaluation order: priority ascending, then id (keyset pagination, default page 1000)")
+  @ReturnsPage(ClassificationRuleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
   async list(
     @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 1000,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<ClassificationRuleView[]> {
     const { rows, next } = await this.rules.list(limit, cursor);

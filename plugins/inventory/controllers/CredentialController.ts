@@ -2,11 +2,9 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { CREDENTIAL_KINDS, CredentialBody, CredentialView, type CredentialKind } from "../models/CredentialModels.js";
 import { CredentialService } from "../services/CredentialService.js";
-
-const NEXT_CURSOR_DOC = { description: "Pass back as ?cursor= for the next page; absent on the last page", schema: { type: "string" } } as const;
 
 /**
  * Credentials are sensitive: every route, reads included, needs ManageConfig and an
@@ -21,7 +19,7 @@ export class CredentialController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("List credentials by name (keyset pagination); secrets are never answered")
-  @(Returns(200, Array).Of(CredentialView).Header(NEXT_CURSOR_HEADER, NEXT_CURSOR_DOC))
+  @ReturnsPage(CredentialView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit, kind), invalid_cursor"))
   async list(
     @Context() ctx: PlatformContext,

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, NEXT_CURSOR_HEADER, Permission } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
 import { FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderService } from "../services/FolderService.js";
 
@@ -14,9 +14,7 @@ export class FolderController {
   @Get("/")
   @Permission("read")
   @Summary("List folders the caller may see, by name (keyset: pass back X-Next-Cursor as ?cursor=)")
-  @(Returns(200, Array)
-    .Of(FolderView)
-    .Header(NEXT_CURSOR_HEADER, { description: "Cursor of the next page, when there may be one: pass it back as ?cursor=", schema: { type: "string" } }))
+  @ReturnsPage(FolderView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed or invalid_cursor"))
   @(Returns(404, ErrorEnvelope).Description("parent_id names no folder the caller may see"))
   async list(

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
 import { NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeService } from "../services/NodeService.js";
 
@@ -14,9 +14,7 @@ export class NodeController {
   @Get("/")
   @Permission("read")
   @Summary("Nodes the caller can see, by (lower(name), id); the next page via ?cursor= from the X-Next-Cursor header")
-  @(Returns(200, Array)
-    .Of(NodeView)
-    .Headers({ [NEXT_CURSOR_HEADER]: { type: "string", description: "Present when a next page may exist: pass it back as ?cursor=" } }))
+  @ReturnsPage(NodeView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
   async list(

@@ -2,11 +2,9 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { ProfileBody, ProfileView } from "../models/ProfileModels.js";
 import { ProfileService } from "../services/ProfileService.js";
-
-const NEXT_CURSOR_DOC = { description: "Pass back as ?cursor= for the next page; absent on the last page", schema: { type: "string" } } as const;
 
 /** Device profiles. Global, not filed in folders: any reader may list them; folder-scoped accounts cannot change them. */
 @Controller("/profiles")
@@ -17,7 +15,7 @@ export class ProfileController {
   @Get("/")
   @Permission("read")
   @Summary("List device profiles by name (keyset pagination)")
-  @(Returns(200, Array).Of(ProfileView).Header(NEXT_CURSOR_HEADER, NEXT_CURSOR_DOC))
+  @ReturnsPage(ProfileView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
   async list(
     @Context() ctx: PlatformContext,

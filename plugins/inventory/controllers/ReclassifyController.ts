@@ -1,5 +1,42 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Context, QueryParams } from "@tsed/platform-params";
+import { Description, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { ReclassifyPreviewRow, ReclassifyRequest, ReclassifyResult } from "../models/ReclassifyModels.js";
+import { ReclassifyService } from "../services/ReclassifyService.js";
 
-// Scaffold: routes are being written (issue 3); a controller without routes mounts nothing.
-@Controller("/")
-export class ReclassifyController {}
+@Controller("/reclassify")
+export class ReclassifyController {
+  @Inject(ReclassifyService)
+  private reclassify: ReclassifyService;
+
+  @Post("/apply")
+  @Permission("ManageConfig")
+  @Summary("Apply confirmed profile changes, in one transaction")
+  @Description(
+    "A node named twice counts once and its last entry is used; applied + skipped_changed + skipped_hidden + skipped_locked equals the distinct nodes named. " +
+      "skipped_hidden: the node is gone or outside the caller's folder scope; skipped_locked: profile_locked; skipped_changed: its profile is no longer from_profile_id, " +
+      "or the rules no longer choose to_profile_id for its sysObjectID and sysDescr. 400 more than 5000 items.",
+  )
+  @Returns(200, ReclassifyResult)
+  @Returns(400, ErrorEnvelope)
+  apply(@Body() body: ReclassifyRequest): Promise<ReclassifyResult> {
+    return this.reclassify.apply(body);
+  }
+
+  @Get("/preview")
+  @Permission("ManageConfig")
+  @Summary("Nodes whose classification rules now choose another profile than they have (not profile_locked), by (lower(name), id)")
+  @ReturnsPage(ReclassifyPreviewRow)
+  @Returns(400, ErrorEnvelope)
+  async preview(
+    @Context() ctx: PlatformContext,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+  ): Promise<ReclassifyPreviewRow[]> {
+    const { rows, next } = await this.reclassify.preview({ cursor, limit });
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+}

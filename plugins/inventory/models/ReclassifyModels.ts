@@ -1,0 +1,44 @@
+import { AdditionalProperties, CollectionOf, Integer, Description, Enum, Format, MaxItems, Nullable, Required } from "@tsed/schema";
+
+/** One proposed change, as a reclassify screen showed it. */
+@AdditionalProperties(false)
+export class ReclassifyItem {
+  @Required() @Format("uuid") node_id: string;
+
+  @Required()
+  @Nullable(String)
+  @Format("uuid")
+  @Description("The profile the screen showed for the node (null = none); the change is skipped when the node's profile moved since")
+  from_profile_id: string | null;
+
+  @Required()
+  @Format("uuid")
+  @Description("The profile proposed; the change is skipped unless the rules still choose it")
+  to_profile_id: string;
+}
+
+@AdditionalProperties(false)
+export class ReclassifyRequest {
+  @Required()
+  @CollectionOf(ReclassifyItem)
+  @MaxItems(5000)
+  @Description("At most 5000; a node named twice counts once and its last entry is used")
+  items: ReclassifyItem[];
+}
+
+export class ReclassifyResult {
+  @Required() @Integer() @Description("Nodes whose profile was set to the proposed one") applied: number;
+  @Required() @Integer() @Description("The node's profile is no longer from_profile_id, or the rules no longer choose to_profile_id") skipped_changed: number;
+  @Required() @Integer() @Description("The node is gone or outside the caller's folder scope") skipped_hidden: number;
+  @Required() @Integer() @Description("A person fixed the node's profile (profile_locked)") skipped_locked: number;
+}
+
+/** A node whose rules now choose another profile than it has. */
+export class ReclassifyPreviewRow {
+  @Required() @Format("uuid") node_id: string;
+  @Required() node_name: string;
+  @Required() @Nullable(String) @Format("uuid") from_profile_id: string | null;
+  @Required() @Format("uuid") to_profile_id: string;
+  @Required() @Format("uuid") @Description("The winning classification rule") rule_id: string;
+  @Required() @Enum("sysobjectid", "sysdescr") @Description("sysobjectid: its prefix matched (authoritative); sysdescr: only its regex did") matched_by: string;
+}

@@ -1,0 +1,157 @@
+import { isIP } from "node:net";
+import { Inject, Injectable } from "@tsed/di";
+import { ApiError, badRequest, callerScope, pluginContextToken, type PluginContext } from "../../../core/index.js";
+import type { NodeEvent } from "../contract.js";
+import type { InventoryConfig } from "../index.js";
+import type { DiscoveryFiled, DiscoveryImportBody, DiscoveryImportResult } from "../models/DiscoveryModels.js";
+import { DiscoveryRepository, type NodeInsertRow } from "../repositories/DiscoveryRepository.js";
+import { InventoryScope } from "./InventoryScope.js";
+
+const DEFAULT_SWEEP_SIZE = 4096;
+
+type FilingOutcome = keyof DiscoveryFiled;
+
+/** A row after validation: trimmed text, and its group_id in three states (undefined = follow the request). */
+interface ImportRow extends Omit<NodeInsertRow, "group_id"> {
+  group_id: string | null | undefined;
+}
+
+/** An IP address as inet takes it and as people write it: IPv4 or IPv6 text, no prefix length, no zone (%eth0), no leading zeros. */
+function isIpAddress(value: string): boolean {
+  return isIP(value) !== 0 && !value.includes("%");
+}
+
+/** Ids compare lower-case, as PostgreSQL prints them; keeps null and undefined as they are. */
+const lower = <T extends string | null | undefined>(id: T): T => (typeof id === "string" ? (id.toLowerCase() as T) : id);
+
+const distinct = (ids: (string | null | undefined)[]): string[] => [...new Set(ids.filter((id): id is string => typeof id === "string"))];
+
+/**
+ * Discovery import: many devices at once, in one transaction. Rows whose address already
+ * holds a device node are skipped (an earlier row of the same request counts), rows may be
+ * filed into folders by their IP ranges, and a folder-scoped caller cannot leave anything
+ * at the tree root.
+ */
+@Injectable()
+export class DiscoveryService {
+  @Inject(pluginContextToken("inventory"))
+  private ctx: PluginContext<InventoryConfig>;
+
+  @Inject(DiscoveryRepository)
+  private repo: DiscoveryRepository;
+
+  @Inject(InventoryScope)
+  private scopes: InventoryScope;
+
+  async import(body: DiscoveryImportBody): Promise<DiscoveryImportResult> {
+    const cap = this.ctx.config.sweepSize ?? DEFAULT_SWEEP_SIZE;
+    if (body.nodes.length > cap) {
+      throw badRequest("too_many_nodes", `One import carries at most ${cap} nodes (one sweep, pluginConfig.inventory.sweepSize).`);
+    }
+    const rows = body.nodes.map((n, i): ImportRow => {
+      const name = n.name.trim();
+      if (!name) throw badRequest("validation_failed", `nodes[${i}].name must not be blank.`);
+      // PostgreSQL text cannot hold NUL: refuse it here rather than fail the insert.
+      for (const field of ["name", "model", "vendor"] as const) {
+        if (n[field]?.includes("\u0000")) throw badRequest("validation_failed", `nodes[${i}].${field} must not contain NUL characters.`);
+      }
+      const address = n.address.trim();
+      if (!isIpAddress(address)) throw badRequest("validation_failed", `nodes[${i}].address must be an IPv4 or IPv6 address.`);
+      return {
+        name,
+        address,
+        credential_id: lower(n.credential_id) ?? null,
+        profile_id: lower(n.profile_id) ?? null,
+        model: n.model ?? null,
+        vendor: n.vendor ?? null,
+        group_id: lower(n.group_id),
+      };
+    });
+    const fileByPrefix = body.file_by_prefix === true;
+    const fallback = lower(body.group_id) ?? null;
+    const scope = callerScope();
+
+    let outcome;
+    try {
+      outcome = await this.ctx.store.tx(async (db) => {
+        await this.repo.lockImports(db);
+        const visible = await this.scopes.visibleFolders(scope, db);
+
+        // Every id the request names must exist (a folder also be visible) before anything is written.
+        const folders = await this.repo.existingFolders(db, distinct([fallback, ...rows.map((r) => r.group_id)]), visible);
+        if (fallback !== null && !folders.has(fallback)) throw badRequest("validation_failed", "group_id names no folder.");
+        const profiles = await this.repo.existingProfiles(db, distinct(rows.map((r) => r.profile_id)));
+        const credentials = await this.repo.existingCredentials(db, distinct(rows.map((r) => r.credential_id)));
+        rows.forEach((r, i) => {
+          if (typeof r.group_id === "string" && !folders.has(r.group_id)) throw badRequest("validation_failed", `nodes[${i}].group_id names no folder.`);
+          if (r.profile_id !== null && !profiles.has(r.profile_id)) throw badRequest("validation_failed", `nodes[${i}].profile_id names no profile.`);
+          if (r.credential_id !== null && !credentials.has(r.credential_id)) {
+            throw badRequest("validation_failed", `nodes[${i}].credential_id names no credential.`);
+          }
+        });
+
+        // Where each row goes: its own group_id, else its range's folder (filing by prefix), else the request's group_id.
+        const target: (string | null)[] = rows.map((r) => (r.group_id === undefined ? fallback : r.group_id));
+        const filing: (FilingOutcome | null)[] = rows.map(() => null);
+        if (fileByPrefix) {
+          const following = rows.flatMap((r, i) => (r.group_id === undefined ? [i] : []));
+          for (const i of following) filing[i] = "unmatched";
+          for (const c of await this.repo.claims(
+            db,
+            following.map((i) => rows[i].address),
+            visible,
+          )) {
+            const i = following[c.index];
+            if (c.folders === 1) {
+              filing[i] = "matched";
+              target[i] = c.group_id;
+            } else if (c.top === 1) {
+              filing[i] = "chosen";
+              target[i] = c.group_id;
+            } else {
+              filing[i] = "ambiguous";
+            }
+          }
+        }
+        // A folder-scoped caller may not leave any row of the request bound for the tree root, not even one that turns out to exist already.
+        if (target.includes(null)) this.scopes.assertMayUseRoot(scope);
+
+        const skipped = new Set(
+          (
+            await this.repo.checkAddresses(
+              db,
+              rows.map((r) => r.address),
+            )
+          ).map((c) => c.index),
+        );
+        const keep = rows.flatMap((_, i) => (skipped.has(i) ? [] : [i]));
+        const inserted = await this.repo.insertNodes(
+          db,
+          keep.map((i) => ({ ...rows[i], group_id: target[i] })),
+        );
+
+        let filed: DiscoveryFiled | null = null;
+        if (fileByPrefix) {
+          filed = { ambiguous: 0, chosen: 0, matched: 0, unmatched: 0 };
+          for (const i of keep) {
+            const how = filing[i];
+            if (how) filed[how]++;
+          }
+        }
+        const paths = await this.repo.folderPaths(db, distinct(inserted.map((n) => n.group_id)));
+        const events: NodeEvent[] = inserted.map((n) => ({ ...n, folder_path: n.group_id ? (paths.get(n.group_id) ?? []) : [] }));
+        return { result: { created: inserted.length, skipped_existing: skipped.size, filed }, events };
+      });
+    } catch (err) {
+      // The addresses were checked above; should PostgreSQL still refuse one as inet, it is the caller's input, not a 500.
+      if (!(err instanceof ApiError) && (err as { code?: string }).code === "22P02") {
+        throw badRequest("validation_failed", "An address is not an IPv4 or IPv6 address.");
+      }
+      throw err;
+    }
+
+    // After the commit only: listeners must never see a node that a rollback took back.
+    for (const e of outcome.events) await this.ctx.bus.emit("inventory.node.created", e);
+    return outcome.result;
+  }
+}
