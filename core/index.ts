@@ -30,7 +30,7 @@ export { decodeCursor, encodeCursor, page, NEXT_CURSOR_HEADER, ReturnsPage } fro
 export { EventBus } from "./bus/EventBus.js";
 export type { BusEvents } from "./bus/EventBus.js";
 export { Secrets } from "./secrets/Secrets.js";
-export { Store, PluginStore, ident } from "./store/Store.js";
+export { Store, PluginStore, ident, isoTimestamp } from "./store/Store.js";
 export type { Queryable } from "./store/Store.js";
 export { sqlMigrationsFrom } from "./store/Migrator.js";
 export type { Migration } from "./store/Migrator.js";

@@ -1,4 +1,4 @@
-import type { Queryable, Store } from "../store/Store.js";
+import { isoTimestamp, type Queryable, type Store } from "../store/Store.js";
 import type { Role, Scope } from "./Caller.js";
 
 export interface AccountRow {
@@ -31,10 +31,8 @@ export interface ResolvedCredential {
   expired: boolean;
 }
 
-const ACCOUNT_COLS =
-  "id, username, role, scope, password_hash, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS created_at, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS updated_at";
-const TOKEN_COLS =
-  "id, name, role, scope, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS created_at, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS expires_at, to_char(last_used_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS last_used_at";
+const ACCOUNT_COLS = `id, username, role, scope, password_hash, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("updated_at")} AS updated_at`;
+const TOKEN_COLS = `id, name, role, scope, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("expires_at")} AS expires_at, ${isoTimestamp("last_used_at")} AS last_used_at`;
 
 /** SQL for accounts, sessions and API tokens (schema `core`). No logic here. */
 export class AuthRepository {
@@ -107,7 +105,7 @@ export class AuthRepository {
   async insertSession(accountId: string, hash: Buffer, ttlSecs: number): Promise<{ id: string; expires_at: string }> {
     const { rows } = await this.store.query<{ id: string; expires_at: string }>(
       `INSERT INTO core.sessions (account_id, token_hash, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
-       RETURNING id, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS expires_at`,
+       RETURNING id, ${isoTimestamp("expires_at")} AS expires_at`,
       [accountId, hash, ttlSecs],
     );
     return rows[0];

@@ -6,6 +6,14 @@ export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
+/**
+ * SQL rendering a timestamptz column as RFC 3339 UTC text with its full microseconds
+ * (a JS Date would drop them, and keyset cursors built from it would skip rows).
+ */
+export function isoTimestamp(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
 /** Quotes an identifier for SQL (schema, table or column names that come from code, never from users). */
 export function ident(name: string): string {
   return '"' + name.replace(/"/g, '""') + '"';

@@ -3,6 +3,7 @@ import type { Response } from "supertest";
 import { fixtureWidgetsPlugin } from "../fixtures/plugins/widgets/index.js";
 import { rawQuery } from "../support/db.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
+import { expectEnvelope } from "../support/assertions.js";
 
 let k: TestKernel;
 /** Every response body this file received, to check that no password or token hash ever leaves. */
@@ -17,10 +18,6 @@ afterAll(async () => {
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 const sha256 = (token: string) => createHash("sha256").update(token, "utf8").digest();
-
-function expectEnvelope(body: unknown, code: string): void {
-  expect(body).toEqual({ error: { code, message: expect.any(String) } });
-}
 
 function keep(res: Response): Response {
   seen.push(res.text ?? "", JSON.stringify(res.headers));

@@ -3,6 +3,7 @@ import type { Role, Scope } from "../../core/auth/Caller.js";
 import { fixtureWidgetsPlugin } from "../fixtures/plugins/widgets/index.js";
 import { rawQuery } from "../support/db.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
+import { expectEnvelope } from "../support/assertions.js";
 
 // Two kernels never run at once in this process: Ts.ED 8 keeps one process-global DI container, so a second kernel started
 // while another runs would serve requests with the first one's services.
@@ -11,10 +12,6 @@ let k: TestKernel;
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 const admin = () => bearer(k.adminToken);
 const sha256 = (token: string) => createHash("sha256").update(token, "utf8").digest();
-
-function expectEnvelope(body: unknown, code: string): void {
-  expect(body).toEqual({ error: { code, message: expect.any(String) } });
-}
 
 type Method = "get" | "post" | "put" | "delete";
 

@@ -1,5 +1,6 @@
 import { fixtureWidgetsPlugin } from "../fixtures/plugins/widgets/index.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
+import { expectEnvelope } from "../support/assertions.js";
 
 let k: TestKernel;
 
@@ -11,10 +12,6 @@ afterAll(async () => {
 });
 
 const auth = () => ({ Authorization: `Bearer ${k.adminToken}` });
-
-function expectEnvelope(body: unknown, code: string): void {
-  expect(body).toEqual({ error: { code, message: expect.any(String) } });
-}
 
 describe("error envelope", () => {
   it("answers malformed JSON with 400 malformed_json", async () => {

@@ -3,12 +3,9 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { fixtureWidgetsPlugin } from "../fixtures/plugins/widgets/index.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
+import { expectEnvelope } from "../support/assertions.js";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-
-function expectEnvelope(body: unknown, code: string): void {
-  expect(body).toEqual({ error: { code, message: expect.any(String) } });
-}
 
 describe("skeleton mode", () => {
   let k: TestKernel;

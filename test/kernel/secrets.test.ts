@@ -7,13 +7,10 @@ import { Secrets, SecretKeyError } from "../../core/secrets/Secrets.js";
 import { fixtureWidgetsPlugin } from "../fixtures/plugins/widgets/index.js";
 import { rawQuery } from "../support/db.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
+import { expectEnvelope } from "../support/assertions.js";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 const SEALED = /^sealed:v1:[A-Za-z0-9+/]+=*$/;
-
-function expectEnvelope(body: unknown, code: string): void {
-  expect(body).toEqual({ error: { code, message: expect.any(String) } });
-}
 
 /** Forms of a plaintext that would betray it in a text: itself, hex, base64. */
 function leaks(plaintext: string): string[] {

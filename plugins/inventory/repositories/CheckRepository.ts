@@ -1,12 +1,12 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
 import type { DnsCheckView, UrlCheckView } from "../models/CheckModels.js";
 
 /** A URL check row as written: every field resolved (defaults applied, path normalised). */
 export type UrlCheckRecord = Omit<UrlCheckView, "node_id" | "created_at" | "updated_at">;
 export type DnsCheckRecord = Omit<DnsCheckView, "node_id" | "created_at" | "updated_at">;
 
-const TS = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ${col}`;
+const TS = (col: string) => `${isoTimestamp(col)} AS ${col}`;
 
 const URL_COLUMNS = `node_id, url, method, timeout_ms, follow_redirects, verify_tls, expected_status, body_match, body_max_bytes, json_extract, credential_id,
   ${TS("created_at")}, ${TS("updated_at")}`;

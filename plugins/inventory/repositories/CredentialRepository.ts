@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
 import type { CredentialKind, CredentialSettingsValue } from "../models/CredentialModels.js";
 
 export interface CredentialRow {
@@ -21,8 +21,8 @@ export interface CredentialWrite {
 
 // secret_sealed never leaves this repository except through sealed(), for reveal and updates.
 const COLUMNS = `id, name, kind, settings, secret_sealed IS NOT NULL AS has_secret,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
-  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS updated_at`;
+  ${isoTimestamp("created_at")} AS created_at,
+  ${isoTimestamp("updated_at")} AS updated_at`;
 
 /** SQL for inventory.credentials. */
 @Injectable()

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
 
 /** A folder as stored, with what the folder_paths view derives (effective pool and tags). */
 export interface FolderRow {
@@ -62,11 +62,9 @@ export interface FolderListFilter {
   limit: number;
 }
 
-const TS = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 const VIEW_COLUMNS = `g.id, g.name, g.parent_id, g.group_type, g.pool, coalesce(f.effective_pool, 'default') AS effective_pool,
   g.latitude, g.longitude, g.sort_order, g.tags, g.tags_excluded, coalesce(f.effective_tags, '{}'::text[]) AS effective_tags,
-  g.ip_ranges::text[] AS ip_ranges, ${TS("g.created_at")} AS created_at, ${TS("g.updated_at")} AS updated_at`;
+  g.ip_ranges::text[] AS ip_ranges, ${isoTimestamp("g.created_at")} AS created_at, ${isoTimestamp("g.updated_at")} AS updated_at`;
 
 /** SQL for inventory.node_groups (folders). No logic here. */
 @Injectable()

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { page, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, page, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
 import type { NodeFacts, NodeListFilter, NodeView } from "../models/NodeModels.js";
 
@@ -40,12 +40,10 @@ const WRITABLE = [
   "sort_order",
 ] as const satisfies readonly (keyof NodeRecord)[];
 
-const ts = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 // Effective pool and tags come from the published view, so the API and other plugins agree.
 const VIEW_COLUMNS = `n.id, n.name, host(n.address) AS address, n.node_kind, n.credential_id, n.group_id, n.parent_id, n.pool, d.effective_pool,
   n.profile_id, n.vendor, n.model, n.snmp_port, n.notes, n.tags, n.tags_excluded, d.effective_tags, n.profile_locked, n.sort_order,
-  n.sys_object_id, n.sys_descr, n.sys_name, ${ts("n.created_at")} AS created_at, ${ts("n.updated_at")} AS updated_at`;
+  n.sys_object_id, n.sys_descr, n.sys_name, ${isoTimestamp("n.created_at")} AS created_at, ${isoTimestamp("n.updated_at")} AS updated_at`;
 
 const FROM = "inventory.nodes n JOIN inventory.node_directory d ON d.id = n.id";
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
 import type { ProfileView } from "../models/ProfileModels.js";
 
 export interface ProfileRow {
@@ -17,8 +17,8 @@ export interface ProfileReferences {
 }
 
 const COLUMNS = `id, name, category, parent_id, vendor, poll_interval_secs,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
-  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS updated_at`;
+  ${isoTimestamp("created_at")} AS created_at,
+  ${isoTimestamp("updated_at")} AS updated_at`;
 
 /** SQL for inventory.profiles. */
 @Injectable()

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { expectError } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
 let db: string;
@@ -10,10 +11,6 @@ let viewer: string;
 let scopedOperator: string;
 let profile: string;
 let profile2: string;
-
-function expectEnvelope(res: { status: number; body: unknown }, status: number, code: string): void {
-  expect({ status: res.status, body: res.body }).toEqual({ status, body: { error: { code, message: expect.any(String) } } });
-}
 
 const BASE = "/api/v1/classification-rules";
 const post = (body: unknown, token = k.adminToken) =>
@@ -105,7 +102,7 @@ describe("full mode", () => {
         { profile_id: profile, vendor: "x" },
       ]) {
         const res = await post(body);
-        expectEnvelope(res, 400, "validation_failed");
+        expectError(res, 400, "validation_failed");
         expect(res.body.error.message).toMatch(/sysobjectid_prefix.*sysdescr_regex/);
       }
     });
@@ -129,15 +126,15 @@ describe("full mode", () => {
     ])("400 validation_failed: %s", async (label, body) => {
       // Every case but the first names the (existing) profile, so only the field under test is wrong.
       const withProfile = "profile_id" in body || label === "no profile_id" ? body : { profile_id: profile, ...body };
-      expectEnvelope(await post(withProfile), 400, "validation_failed");
+      expectError(await post(withProfile), 400, "validation_failed");
     });
 
     it.each([["(unclosed"], ["[a-"], ["a{2,1}"], ["*x"], ["(?<n>a)(?<n>b)"]])("400 invalid_regex for %s", async (regex) => {
-      expectEnvelope(await post({ profile_id: profile, sysdescr_regex: regex }), 400, "invalid_regex");
+      expectError(await post({ profile_id: profile, sysdescr_regex: regex }), 400, "invalid_regex");
     });
 
     it("400 unknown_reference when the profile does not exist", async () => {
-      expectEnvelope(await post({ profile_id: randomUUID(), sysobjectid_prefix: "1.3.6.1.4.1.9" }), 400, "unknown_reference");
+      expectError(await post({ profile_id: randomUUID(), sysobjectid_prefix: "1.3.6.1.4.1.9" }), 400, "unknown_reference");
     });
 
     it("400 without a body", async () => {
@@ -151,9 +148,9 @@ describe("full mode", () => {
 
     it("401 without a token; 403 for a viewer; 403 scope_unsupported for a folder-scoped operator", async () => {
       const body = { profile_id: profile, sysobjectid_prefix: "1.3.6.1.4.1.2636" };
-      expectEnvelope(await k.http.post(BASE).send(body), 401, "unauthorized");
-      expectEnvelope(await post(body, viewer), 403, "permission_denied");
-      expectEnvelope(await post(body, scopedOperator), 403, "scope_unsupported");
+      expectError(await k.http.post(BASE).send(body), 401, "unauthorized");
+      expectError(await post(body, viewer), 403, "permission_denied");
+      expectError(await post(body, scopedOperator), 403, "scope_unsupported");
       expect(await rawQuery(db, "SELECT 1 FROM inventory.classification_rules WHERE sysobjectid_prefix = '1.3.6.1.4.1.2636'")).toEqual([]);
     });
   });
@@ -203,12 +200,12 @@ describe("full mode", () => {
       ["a cursor with an out-of-range priority", { cursor: Buffer.from(JSON.stringify(["9999999999", randomUUID()])).toString("base64url") }, "invalid_cursor"],
       ["a cursor with a non-uuid id", { cursor: Buffer.from(JSON.stringify(["1", "x"])).toString("base64url") }, "invalid_cursor"],
     ])("400 for %s", async (_label, query, code) => {
-      expectEnvelope(await list(query as Record<string, string | number>), 400, code);
+      expectError(await list(query as Record<string, string | number>), 400, code);
     });
 
     it("401 without a token; 403 for a viewer (ManageConfig)", async () => {
-      expectEnvelope(await k.http.get(BASE), 401, "unauthorized");
-      expectEnvelope(await list({}, viewer), 403, "permission_denied");
+      expectError(await k.http.get(BASE), 401, "unauthorized");
+      expectError(await list({}, viewer), 403, "permission_denied");
     });
   });
 
@@ -216,10 +213,10 @@ describe("full mode", () => {
     it("200; 404 missing; 400 malformed; 401; 403 viewer", async () => {
       const id = await create({ profile_id: profile, sysdescr_regex: "IOS XE" });
       expect((await get(id, scopedOperator)).status).toBe(200);
-      expectEnvelope(await get(randomUUID()), 404, "not_found");
-      expectEnvelope(await get("nope"), 400, "validation_failed");
-      expectEnvelope(await k.http.get(`${BASE}/${id}`), 401, "unauthorized");
-      expectEnvelope(await get(id, viewer), 403, "permission_denied");
+      expectError(await get(randomUUID()), 404, "not_found");
+      expectError(await get("nope"), 400, "validation_failed");
+      expectError(await k.http.get(`${BASE}/${id}`), 401, "unauthorized");
+      expectError(await get(id, viewer), 403, "permission_denied");
     });
   });
 
@@ -246,25 +243,25 @@ describe("full mode", () => {
     it("400 validation_failed, invalid_regex, unknown_reference; the rule is unchanged", async () => {
       const id = await create({ profile_id: profile, sysobjectid_prefix: "1.3.6.1.4.1.9.2" });
       const before = (await get(id)).body;
-      expectEnvelope(await put(id, { profile_id: profile }), 400, "validation_failed");
-      expectEnvelope(await put(id, { profile_id: profile, sysobjectid_prefix: "iso.3.6" }), 400, "validation_failed");
-      expectEnvelope(await put(id, { sysobjectid_prefix: "1.3" }), 400, "validation_failed");
-      expectEnvelope(await put(id, { profile_id: profile, sysdescr_regex: "(" }), 400, "invalid_regex");
-      expectEnvelope(await put(id, { profile_id: randomUUID(), sysobjectid_prefix: "1.3" }), 400, "unknown_reference");
-      expectEnvelope(await put("nope", { profile_id: profile, sysobjectid_prefix: "1.3" }), 400, "validation_failed");
+      expectError(await put(id, { profile_id: profile }), 400, "validation_failed");
+      expectError(await put(id, { profile_id: profile, sysobjectid_prefix: "iso.3.6" }), 400, "validation_failed");
+      expectError(await put(id, { sysobjectid_prefix: "1.3" }), 400, "validation_failed");
+      expectError(await put(id, { profile_id: profile, sysdescr_regex: "(" }), 400, "invalid_regex");
+      expectError(await put(id, { profile_id: randomUUID(), sysobjectid_prefix: "1.3" }), 400, "unknown_reference");
+      expectError(await put("nope", { profile_id: profile, sysobjectid_prefix: "1.3" }), 400, "validation_failed");
       expect((await get(id)).body).toEqual(before);
     });
 
     it("404 for a missing id", async () => {
-      expectEnvelope(await put(randomUUID(), { profile_id: profile, sysobjectid_prefix: "1.3" }), 404, "not_found");
+      expectError(await put(randomUUID(), { profile_id: profile, sysobjectid_prefix: "1.3" }), 404, "not_found");
     });
 
     it("401, 403 viewer, 403 scope_unsupported", async () => {
       const id = await create({ profile_id: profile, sysobjectid_prefix: "1.3.6.1.4.1.9.3" });
       const body = { profile_id: profile2, sysobjectid_prefix: "1.3.6.1.4.1.9.4" };
-      expectEnvelope(await k.http.put(`${BASE}/${id}`).send(body), 401, "unauthorized");
-      expectEnvelope(await put(id, body, viewer), 403, "permission_denied");
-      expectEnvelope(await put(id, body, scopedOperator), 403, "scope_unsupported");
+      expectError(await k.http.put(`${BASE}/${id}`).send(body), 401, "unauthorized");
+      expectError(await put(id, body, viewer), 403, "permission_denied");
+      expectError(await put(id, body, scopedOperator), 403, "scope_unsupported");
       expect((await get(id)).body.sysobjectid_prefix).toBe("1.3.6.1.4.1.9.3");
     });
   });
@@ -274,16 +271,16 @@ describe("full mode", () => {
       const id = await create({ profile_id: profile, sysobjectid_prefix: "1.3.6.1.4.1.9.5" });
       const res = await del(id, operator);
       expect(res.status).toBe(204);
-      expectEnvelope(await get(id), 404, "not_found");
-      expectEnvelope(await del(id), 404, "not_found");
+      expectError(await get(id), 404, "not_found");
+      expectError(await del(id), 404, "not_found");
     });
 
     it("400 malformed id, 401, 403 viewer, 403 scope_unsupported", async () => {
       const id = await create({ profile_id: profile, sysobjectid_prefix: "1.3.6.1.4.1.9.6" });
-      expectEnvelope(await del("nope"), 400, "validation_failed");
-      expectEnvelope(await k.http.delete(`${BASE}/${id}`), 401, "unauthorized");
-      expectEnvelope(await del(id, viewer), 403, "permission_denied");
-      expectEnvelope(await del(id, scopedOperator), 403, "scope_unsupported");
+      expectError(await del("nope"), 400, "validation_failed");
+      expectError(await k.http.delete(`${BASE}/${id}`), 401, "unauthorized");
+      expectError(await del(id, viewer), 403, "permission_denied");
+      expectError(await del(id, scopedOperator), 403, "scope_unsupported");
       expect((await get(id)).status).toBe(200);
     });
   });
@@ -309,6 +306,6 @@ describe("skeleton mode", () => {
       await s.http.put(`${BASE}/${id}`).set(auth).send(body),
       await s.http.delete(`${BASE}/${id}`).set(auth),
     ];
-    for (const res of answers) expectEnvelope(res, 503, "store_unavailable");
+    for (const res of answers) expectError(res, 503, "store_unavailable");
   });
 });

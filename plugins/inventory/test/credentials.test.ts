@@ -4,6 +4,7 @@ import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import { CredentialService } from "../services/CredentialService.js";
 import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { expectError } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
 let db: string;
@@ -25,10 +26,6 @@ const SECRETS = {
   shortKey: "Sh0rtK7",
 } as const;
 const ALL_SECRETS = Object.values(SECRETS);
-
-function expectEnvelope(res: { status: number; body: unknown }, status: number, code: string): void {
-  expect({ status: res.status, body: res.body }).toEqual({ status, body: { error: { code, message: expect.any(String) } } });
-}
 
 function expectNoSecret(text: string): void {
   for (const s of ALL_SECRETS) expect(text).not.toContain(s);
@@ -207,7 +204,7 @@ describe("full mode", () => {
       ["a secret that is not a string", { name: "x", kind: "snmp_v2c", community: 12345 }],
     ])("400 validation_failed: %s (the message carries no secret)", async (_label, body) => {
       const res = await post(body);
-      expectEnvelope(res, 400, "validation_failed");
+      expectError(res, 400, "validation_failed");
       expectNoSecret(res.text);
     });
 
@@ -222,16 +219,16 @@ describe("full mode", () => {
     it("409 name_taken, names compared case-insensitively", async () => {
       await create({ name: "Core SNMP", kind: "snmp_v2c", community: SECRETS.community });
       const res = await post({ name: "core snmp", kind: "netcloud_api", api_key: SECRETS.apiKey });
-      expectEnvelope(res, 409, "name_taken");
+      expectError(res, 409, "name_taken");
       expectNoSecret(res.text);
     });
 
     it("401 without a token; 403 for a viewer; 403 scope_unsupported for folder-scoped callers", async () => {
       const body = { name: "guarded", kind: "snmp_v2c", community: SECRETS.community };
-      expectEnvelope(await k.http.post("/api/v1/credentials").send(body), 401, "unauthorized");
-      expectEnvelope(await post(body, viewer), 403, "permission_denied");
-      expectEnvelope(await post(body, scopedOperator), 403, "scope_unsupported");
-      expectEnvelope(await post(body, scopedAdmin), 403, "scope_unsupported");
+      expectError(await k.http.post("/api/v1/credentials").send(body), 401, "unauthorized");
+      expectError(await post(body, viewer), 403, "permission_denied");
+      expectError(await post(body, scopedOperator), 403, "scope_unsupported");
+      expectError(await post(body, scopedAdmin), 403, "scope_unsupported");
       expect(await rawQuery(db, "SELECT 1 FROM inventory.credentials WHERE name = 'guarded'")).toEqual([]);
     });
   });
@@ -270,14 +267,14 @@ describe("full mode", () => {
       ["a garbage cursor", { cursor: "%%%" }, "invalid_cursor"],
       ["a cursor with a non-uuid id", { cursor: Buffer.from(JSON.stringify(["a", "b"])).toString("base64url") }, "invalid_cursor"],
     ])("400 for %s", async (_label, query, code) => {
-      expectEnvelope(await list(query as Record<string, string | number>), 400, code);
+      expectError(await list(query as Record<string, string | number>), 400, code);
     });
 
     it("401 without a token; 403 for a viewer (credentials are sensitive); 403 scope_unsupported for folder-scoped callers", async () => {
-      expectEnvelope(await k.http.get("/api/v1/credentials"), 401, "unauthorized");
-      expectEnvelope(await list({}, viewer), 403, "permission_denied");
-      expectEnvelope(await list({}, scopedOperator), 403, "scope_unsupported");
-      expectEnvelope(await list({}, scopedAdmin), 403, "scope_unsupported");
+      expectError(await k.http.get("/api/v1/credentials"), 401, "unauthorized");
+      expectError(await list({}, viewer), 403, "permission_denied");
+      expectError(await list({}, scopedOperator), 403, "scope_unsupported");
+      expectError(await list({}, scopedAdmin), 403, "scope_unsupported");
     });
   });
 
@@ -288,11 +285,11 @@ describe("full mode", () => {
       expect(ok.status).toBe(200);
       expect(ok.body).toEqual(expect.objectContaining({ id, kind: "netcloud_api", settings: {}, has_secret: true, secret_fields: ["api_key"] }));
       expectNoSecret(ok.text);
-      expectEnvelope(await get(randomUUID()), 404, "not_found");
-      expectEnvelope(await get("not-a-uuid"), 400, "validation_failed");
-      expectEnvelope(await k.http.get(`/api/v1/credentials/${id}`), 401, "unauthorized");
-      expectEnvelope(await get(id, viewer), 403, "permission_denied");
-      expectEnvelope(await get(id, scopedOperator), 403, "scope_unsupported");
+      expectError(await get(randomUUID()), 404, "not_found");
+      expectError(await get("not-a-uuid"), 400, "validation_failed");
+      expectError(await k.http.get(`/api/v1/credentials/${id}`), 401, "unauthorized");
+      expectError(await get(id, viewer), 403, "permission_denied");
+      expectError(await get(id, scopedOperator), 403, "scope_unsupported");
     });
   });
 
@@ -362,7 +359,7 @@ describe("full mode", () => {
       expect(await storedSecrets(id)).toEqual({ auth_key: SECRETS.authKey });
 
       const upRefused = await put(id, { name, kind: "snmp_v3", user: "monitor", security_level: "authPriv", auth_protocol: "SHA256", priv_protocol: "AES" });
-      expectEnvelope(upRefused, 400, "validation_failed");
+      expectError(upRefused, 400, "validation_failed");
       expect(upRefused.body.error.message).toMatch(/priv_key/);
       expect(await storedSecrets(id)).toEqual({ auth_key: SECRETS.authKey });
 
@@ -378,12 +375,12 @@ describe("full mode", () => {
       const before = await rawRow(id);
 
       const refused = await put(id, { name, kind: "netcloud_api" });
-      expectEnvelope(refused, 400, "validation_failed");
+      expectError(refused, 400, "validation_failed");
       expect(refused.body.error.message).toMatch(/api_key/);
       expect(await rawRow(id)).toEqual(before);
 
       // Same kind, other mode: the bearer token is not stored yet.
-      expectEnvelope(await put(id, { name, kind: "http", mode: "bearer" }), 400, "validation_failed");
+      expectError(await put(id, { name, kind: "http", mode: "bearer" }), 400, "validation_failed");
       expect(await rawRow(id)).toEqual(before);
 
       const changed = await put(id, { name, kind: "netcloud_api", api_key: SECRETS.apiKey });
@@ -396,14 +393,14 @@ describe("full mode", () => {
     it("400 for fields outside the kind, a short key, a malformed id", async () => {
       const name = uniqueName("put-bad");
       const id = await create({ name, kind: "snmp_v2c", community: SECRETS.community });
-      expectEnvelope(await put(id, { name, kind: "snmp_v2c", api_key: SECRETS.apiKey }), 400, "validation_failed");
-      expectEnvelope(
+      expectError(await put(id, { name, kind: "snmp_v2c", api_key: SECRETS.apiKey }), 400, "validation_failed");
+      expectError(
         await put(id, { name, kind: "snmp_v3", user: "u", security_level: "authNoPriv", auth_protocol: "MD5", auth_key: SECRETS.shortKey }),
         400,
         "validation_failed",
       );
-      expectEnvelope(await put(id, { kind: "snmp_v2c" }), 400, "validation_failed");
-      expectEnvelope(await put("nope", { name, kind: "snmp_v2c" }), 400, "validation_failed");
+      expectError(await put(id, { kind: "snmp_v2c" }), 400, "validation_failed");
+      expectError(await put("nope", { name, kind: "snmp_v2c" }), 400, "validation_failed");
       expect(await storedSecrets(id)).toEqual({ community: SECRETS.community });
     });
 
@@ -411,20 +408,20 @@ describe("full mode", () => {
       await create({ name: "Taken cred", kind: "snmp_v2c", community: SECRETS.community });
       const name = uniqueName("free-cred");
       const id = await create({ name, kind: "snmp_v2c", community: SECRETS.community });
-      expectEnvelope(await put(id, { name: "TAKEN cred", kind: "snmp_v2c" }), 409, "name_taken");
+      expectError(await put(id, { name: "TAKEN cred", kind: "snmp_v2c" }), 409, "name_taken");
     });
 
     it("404 for a missing id", async () => {
-      expectEnvelope(await put(randomUUID(), { name: "ghost", kind: "snmp_v2c", community: SECRETS.community }), 404, "not_found");
+      expectError(await put(randomUUID(), { name: "ghost", kind: "snmp_v2c", community: SECRETS.community }), 404, "not_found");
     });
 
     it("401, 403 viewer, 403 scope_unsupported", async () => {
       const name = uniqueName("put-guarded");
       const id = await create({ name, kind: "snmp_v2c", community: SECRETS.community });
       const body = { name: "changed", kind: "snmp_v2c" };
-      expectEnvelope(await k.http.put(`/api/v1/credentials/${id}`).send(body), 401, "unauthorized");
-      expectEnvelope(await put(id, body, viewer), 403, "permission_denied");
-      expectEnvelope(await put(id, body, scopedAdmin), 403, "scope_unsupported");
+      expectError(await k.http.put(`/api/v1/credentials/${id}`).send(body), 401, "unauthorized");
+      expectError(await put(id, body, viewer), 403, "permission_denied");
+      expectError(await put(id, body, scopedAdmin), 403, "scope_unsupported");
       expect((await get(id)).body.name).toBe(name);
     });
   });
@@ -435,20 +432,20 @@ describe("full mode", () => {
       const res = await del(id, operator);
       expect(res.status).toBe(204);
       expect(await rawQuery(db, "SELECT 1 FROM inventory.credentials WHERE id = $1", [id])).toEqual([]);
-      expectEnvelope(await del(id), 404, "not_found");
-      expectEnvelope(await get(id), 404, "not_found");
+      expectError(await del(id), 404, "not_found");
+      expectError(await get(id), 404, "not_found");
     });
 
     it("409 credential_in_use while a node or a URL check references it", async () => {
       const byNode = await create({ name: uniqueName("used-by-node"), kind: "snmp_v2c", community: SECRETS.community });
       await rawQuery(db, "INSERT INTO inventory.nodes (name, address, credential_id) VALUES ('n1', '192.0.2.10', $1)", [byNode]);
-      expectEnvelope(await del(byNode), 409, "credential_in_use");
+      expectError(await del(byNode), 409, "credential_in_use");
 
       const byCheck = await create({ name: uniqueName("used-by-check"), kind: "http", mode: "bearer", token: SECRETS.token });
       const node = (await rawQuery<{ id: string }>(db, "INSERT INTO inventory.nodes (name, address) VALUES ('web', '192.0.2.11') RETURNING id"))[0].id;
       await rawQuery(db, "INSERT INTO inventory.url_checks (node_id, url, credential_id) VALUES ($1, 'https://web.example/', $2)", [node, byCheck]);
       const refused = await del(byCheck);
-      expectEnvelope(refused, 409, "credential_in_use");
+      expectError(refused, 409, "credential_in_use");
       expect(refused.body.error.message).toMatch(/URL check/);
 
       for (const id of [byNode, byCheck]) expect((await get(id)).status).toBe(200);
@@ -456,10 +453,10 @@ describe("full mode", () => {
 
     it("400 malformed id, 401, 403 viewer, 403 scope_unsupported", async () => {
       const id = await create({ name: uniqueName("delete-guarded"), kind: "snmp_v2c", community: SECRETS.community });
-      expectEnvelope(await del("nope"), 400, "validation_failed");
-      expectEnvelope(await k.http.delete(`/api/v1/credentials/${id}`), 401, "unauthorized");
-      expectEnvelope(await del(id, viewer), 403, "permission_denied");
-      expectEnvelope(await del(id, scopedOperator), 403, "scope_unsupported");
+      expectError(await del("nope"), 400, "validation_failed");
+      expectError(await k.http.delete(`/api/v1/credentials/${id}`), 401, "unauthorized");
+      expectError(await del(id, viewer), 403, "permission_denied");
+      expectError(await del(id, scopedOperator), 403, "scope_unsupported");
       expect((await get(id)).status).toBe(200);
     });
   });
@@ -509,7 +506,7 @@ describe("skeleton mode", () => {
       await s.http.put(`/api/v1/credentials/${id}`).set(auth).send(body),
       await s.http.delete(`/api/v1/credentials/${id}`).set(auth),
     ];
-    for (const res of answers) expectEnvelope(res, 503, "store_unavailable");
+    for (const res of answers) expectError(res, 503, "store_unavailable");
     expectNoSecret(s.logs.join("\n"));
   });
 });

@@ -5,16 +5,13 @@ import type { TestKernel } from "../../../test/support/testKernel.js";
 import type { NodeDirectoryRow, NodeEvent } from "../contract.js";
 import { NodeService } from "../services/NodeService.js";
 import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { expectEnvelope } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
 let db: string;
 const ids: Record<string, string> = {};
 let operator: string;
 let viewer: string;
-
-function expectEnvelope(body: unknown, code: string): void {
-  expect(body).toEqual({ error: { code, message: expect.any(String) } });
-}
 
 async function folder(name: string, parent: string | null, pool: string | null = null, tags: string[] = [], excluded: string[] = []): Promise<string> {
   const rows = await rawQuery<{ id: string }>(

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { expectError } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
 let db: string;
@@ -9,10 +10,6 @@ let operator: string;
 let viewer: string;
 let scopedOperator: string;
 let scopedViewer: string;
-
-function expectEnvelope(res: { status: number; body: unknown }, status: number, code: string): void {
-  expect({ status: res.status, body: res.body }).toEqual({ status, body: { error: { code, message: expect.any(String) } } });
-}
 
 const post = (body: unknown, token = k.adminToken) =>
   k.http
@@ -89,7 +86,7 @@ describe("full mode", () => {
       ["unknown field", { name: "p6", colour: "red" }],
       ["category too long", { name: "p7", category: "c".repeat(101) }],
     ])("400 validation_failed: %s", async (_label, body) => {
-      expectEnvelope(await post(body), 400, "validation_failed");
+      expectError(await post(body), 400, "validation_failed");
     });
 
     it("400 without a body", async () => {
@@ -98,21 +95,21 @@ describe("full mode", () => {
     });
 
     it("400 unknown_reference when the parent does not exist", async () => {
-      expectEnvelope(await post({ name: "Orphan", parent_id: randomUUID() }), 400, "unknown_reference");
+      expectError(await post({ name: "Orphan", parent_id: randomUUID() }), 400, "unknown_reference");
     });
 
     it("409 name_taken, names compared case-insensitively", async () => {
       await create({ name: "Juniper MX" });
-      expectEnvelope(await post({ name: "JUNIPER mx" }), 409, "name_taken");
+      expectError(await post({ name: "JUNIPER mx" }), 409, "name_taken");
     });
 
     it("401 without a token", async () => {
-      expectEnvelope(await k.http.post("/api/v1/profiles").send({ name: "x" }), 401, "unauthorized");
+      expectError(await k.http.post("/api/v1/profiles").send({ name: "x" }), 401, "unauthorized");
     });
 
     it("403 for a viewer; 403 scope_unsupported for a folder-scoped operator", async () => {
-      expectEnvelope(await post({ name: "by viewer" }, viewer), 403, "permission_denied");
-      expectEnvelope(await post({ name: "by scoped" }, scopedOperator), 403, "scope_unsupported");
+      expectError(await post({ name: "by viewer" }, viewer), 403, "permission_denied");
+      expectError(await post({ name: "by scoped" }, scopedOperator), 403, "scope_unsupported");
       expect(await rawQuery(db, "SELECT 1 FROM inventory.profiles WHERE name LIKE 'by %'")).toEqual([]);
     });
   });
@@ -160,11 +157,11 @@ describe("full mode", () => {
       ["cursor garbage", { cursor: "not-a-cursor" }, "invalid_cursor"],
       ["cursor with a non-uuid id", { cursor: Buffer.from(JSON.stringify(["a", "b"])).toString("base64url") }, "invalid_cursor"],
     ])("400 for %s", async (_label, query, code) => {
-      expectEnvelope(await list(query as Record<string, string | number>), 400, code);
+      expectError(await list(query as Record<string, string | number>), 400, code);
     });
 
     it("401 without a token", async () => {
-      expectEnvelope(await k.http.get("/api/v1/profiles"), 401, "unauthorized");
+      expectError(await k.http.get("/api/v1/profiles"), 401, "unauthorized");
     });
   });
 
@@ -177,9 +174,9 @@ describe("full mode", () => {
     });
 
     it("404 for a missing id; 400 for a malformed one; 401 without a token", async () => {
-      expectEnvelope(await get(randomUUID()), 404, "not_found");
-      expectEnvelope(await get("not-a-uuid"), 400, "validation_failed");
-      expectEnvelope(await k.http.get(`/api/v1/profiles/${randomUUID()}`), 401, "unauthorized");
+      expectError(await get(randomUUID()), 404, "not_found");
+      expectError(await get("not-a-uuid"), 400, "validation_failed");
+      expectError(await k.http.get(`/api/v1/profiles/${randomUUID()}`), 401, "unauthorized");
     });
   });
 
@@ -200,9 +197,9 @@ describe("full mode", () => {
       const a = await create({ name: "Cycle A" });
       const b = await create({ name: "Cycle B", parent_id: a });
       const c = await create({ name: "Cycle C", parent_id: b });
-      expectEnvelope(await put(a, { name: "Cycle A", parent_id: a }), 400, "profile_cycle");
-      expectEnvelope(await put(a, { name: "Cycle A", parent_id: c }), 400, "profile_cycle");
-      expectEnvelope(await put(a, { name: "Cycle A", parent_id: b }), 400, "profile_cycle");
+      expectError(await put(a, { name: "Cycle A", parent_id: a }), 400, "profile_cycle");
+      expectError(await put(a, { name: "Cycle A", parent_id: c }), 400, "profile_cycle");
+      expectError(await put(a, { name: "Cycle A", parent_id: b }), 400, "profile_cycle");
       expect((await get(a)).body.parent_id).toBeNull();
       // Moving within the chain the other way is fine.
       expect((await put(c, { name: "Cycle C", parent_id: a })).status).toBe(200);
@@ -210,28 +207,28 @@ describe("full mode", () => {
 
     it("400 validation_failed and unknown_reference", async () => {
       const id = await create({ name: "Put validation" });
-      expectEnvelope(await put(id, { name: "Put validation", poll_interval_secs: 5 }), 400, "validation_failed");
-      expectEnvelope(await put(id, { poll_interval_secs: 60 }), 400, "validation_failed");
-      expectEnvelope(await put(id, { name: "Put validation", id }), 400, "validation_failed");
-      expectEnvelope(await put(id, { name: "Put validation", parent_id: randomUUID() }), 400, "unknown_reference");
-      expectEnvelope(await put("nope", { name: "x" }), 400, "validation_failed");
+      expectError(await put(id, { name: "Put validation", poll_interval_secs: 5 }), 400, "validation_failed");
+      expectError(await put(id, { poll_interval_secs: 60 }), 400, "validation_failed");
+      expectError(await put(id, { name: "Put validation", id }), 400, "validation_failed");
+      expectError(await put(id, { name: "Put validation", parent_id: randomUUID() }), 400, "unknown_reference");
+      expectError(await put("nope", { name: "x" }), 400, "validation_failed");
     });
 
     it("409 name_taken when renaming onto another profile's name", async () => {
       await create({ name: "Taken name" });
       const id = await create({ name: "Free name" });
-      expectEnvelope(await put(id, { name: "taken NAME" }), 409, "name_taken");
+      expectError(await put(id, { name: "taken NAME" }), 409, "name_taken");
     });
 
     it("404 for a missing id", async () => {
-      expectEnvelope(await put(randomUUID(), { name: "ghost" }), 404, "not_found");
+      expectError(await put(randomUUID(), { name: "ghost" }), 404, "not_found");
     });
 
     it("401, 403 viewer, 403 scope_unsupported", async () => {
       const id = await create({ name: "Guarded put" });
-      expectEnvelope(await k.http.put(`/api/v1/profiles/${id}`).send({ name: "x" }), 401, "unauthorized");
-      expectEnvelope(await put(id, { name: "x" }, viewer), 403, "permission_denied");
-      expectEnvelope(await put(id, { name: "x" }, scopedOperator), 403, "scope_unsupported");
+      expectError(await k.http.put(`/api/v1/profiles/${id}`).send({ name: "x" }), 401, "unauthorized");
+      expectError(await put(id, { name: "x" }, viewer), 403, "permission_denied");
+      expectError(await put(id, { name: "x" }, scopedOperator), 403, "scope_unsupported");
       expect((await get(id)).body.name).toBe("Guarded put");
     });
   });
@@ -242,36 +239,36 @@ describe("full mode", () => {
       const res = await del(id, operator);
       expect(res.status).toBe(204);
       expect(res.text).toBe("");
-      expectEnvelope(await get(id), 404, "not_found");
-      expectEnvelope(await del(id), 404, "not_found");
+      expectError(await get(id), 404, "not_found");
+      expectError(await del(id), 404, "not_found");
     });
 
     it("409 profile_in_use while a node, a classification rule or a child profile references it", async () => {
       const byNode = await create({ name: "Used by node" });
       await rawQuery(db, "INSERT INTO inventory.nodes (name, address, profile_id) VALUES ('n1', '192.0.2.1', $1)", [byNode]);
-      expectEnvelope(await del(byNode), 409, "profile_in_use");
+      expectError(await del(byNode), 409, "profile_in_use");
 
       const byRule = await create({ name: "Used by rule" });
       await rawQuery(db, "INSERT INTO inventory.classification_rules (profile_id, sysobjectid_prefix) VALUES ($1, '1.3.6.1.4.1.9')", [byRule]);
       const refused = await del(byRule);
-      expectEnvelope(refused, 409, "profile_in_use");
+      expectError(refused, 409, "profile_in_use");
       expect(refused.body.error.message).toMatch(/1 classification rule/);
       // The rule survived (the table would otherwise cascade).
       expect(await rawQuery(db, "SELECT 1 FROM inventory.classification_rules WHERE profile_id = $1", [byRule])).toHaveLength(1);
 
       const parent = await create({ name: "Used as parent" });
       await create({ name: "Child of used", parent_id: parent });
-      expectEnvelope(await del(parent), 409, "profile_in_use");
+      expectError(await del(parent), 409, "profile_in_use");
 
       for (const id of [byNode, byRule, parent]) expect((await get(id)).status).toBe(200);
     });
 
     it("400 for a malformed id, 401, 403 viewer, 403 scope_unsupported", async () => {
       const id = await create({ name: "Guarded delete" });
-      expectEnvelope(await del("nope"), 400, "validation_failed");
-      expectEnvelope(await k.http.delete(`/api/v1/profiles/${id}`), 401, "unauthorized");
-      expectEnvelope(await del(id, viewer), 403, "permission_denied");
-      expectEnvelope(await del(id, scopedOperator), 403, "scope_unsupported");
+      expectError(await del("nope"), 400, "validation_failed");
+      expectError(await k.http.delete(`/api/v1/profiles/${id}`), 401, "unauthorized");
+      expectError(await del(id, viewer), 403, "permission_denied");
+      expectError(await del(id, scopedOperator), 403, "scope_unsupported");
       expect((await get(id)).status).toBe(200);
     });
   });
@@ -296,6 +293,6 @@ describe("skeleton mode", () => {
       await s.http.put(`/api/v1/profiles/${id}`).set(auth).send({ name: "x" }),
       await s.http.delete(`/api/v1/profiles/${id}`).set(auth),
     ];
-    for (const res of answers) expectEnvelope(res, 503, "store_unavailable");
+    for (const res of answers) expectError(res, 503, "store_unavailable");
   });
 });
