@@ -16,7 +16,7 @@ export class FolderController {
   @Summary("List folders the caller may see, by name (keyset: pass back X-Next-Cursor as ?cursor=)")
   @ReturnsPage(FolderView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed or invalid_cursor"))
-  @(Returns(404, ErrorEnvelope).Description("parent_id names no folder the caller may see"))
+  @(Returns(400, ErrorEnvelope).Description("unknown_reference: parent_id names no folder the caller may see"))
   async list(
     @Context() ctx: PlatformContext,
     @QueryParams("parent_id") @Format("uuid") @Description("Only the direct sub-folders of this folder") parentId?: string,
@@ -44,7 +44,7 @@ export class FolderController {
   @Returns(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (including an ip_ranges entry that is not a CIDR) or invalid_pool"))
   @(Returns(403, ErrorEnvelope).Description("out_of_scope: a folder-scoped caller cannot create at the tree root"))
-  @(Returns(404, ErrorEnvelope).Description("parent_id names no folder the caller may see"))
+  @(Returns(400, ErrorEnvelope).Description("unknown_reference: parent_id names no folder the caller may see"))
   async create(@Body() body: FolderWrite, @Context() ctx: PlatformContext): Promise<CreatedId> {
     const id = await this.folders.create(body);
     ctx.response.status(201);

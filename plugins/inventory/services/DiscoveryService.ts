@@ -79,14 +79,14 @@ export class DiscoveryService {
 
         // Every id the request names must exist (a folder also be visible) before anything is written.
         const folders = await this.repo.existingFolders(db, distinct([fallback, ...rows.map((r) => r.group_id)]), visible);
-        if (fallback !== null && !folders.has(fallback)) throw badRequest("validation_failed", "group_id names no folder.");
+        if (fallback !== null && !folders.has(fallback)) throw badRequest("unknown_reference", "group_id names no folder.");
         const profiles = await this.repo.existingProfiles(db, distinct(rows.map((r) => r.profile_id)));
         const credentials = await this.repo.existingCredentials(db, distinct(rows.map((r) => r.credential_id)));
         rows.forEach((r, i) => {
-          if (typeof r.group_id === "string" && !folders.has(r.group_id)) throw badRequest("validation_failed", `nodes[${i}].group_id names no folder.`);
-          if (r.profile_id !== null && !profiles.has(r.profile_id)) throw badRequest("validation_failed", `nodes[${i}].profile_id names no profile.`);
+          if (typeof r.group_id === "string" && !folders.has(r.group_id)) throw badRequest("unknown_reference", `nodes[${i}].group_id names no folder.`);
+          if (r.profile_id !== null && !profiles.has(r.profile_id)) throw badRequest("unknown_reference", `nodes[${i}].profile_id names no profile.`);
           if (r.credential_id !== null && !credentials.has(r.credential_id)) {
-            throw badRequest("validation_failed", `nodes[${i}].credential_id names no credential.`);
+            throw badRequest("unknown_reference", `nodes[${i}].credential_id names no credential.`);
           }
         });
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isIP } from "node:net";
 import {
+  ApiError,
   badRequest,
   callerScope,
   conflict,
@@ -152,7 +153,7 @@ export class FolderService {
     const rec = this.record(body);
     const { id, event } = await this.ctx.store.tx(async (db) => {
       if (rec.parent_id === null) this.scope.assertMayUseRoot(scope);
-      else await this.scope.assertFolderVisible(rec.parent_id, db, scope);
+      else await this.assertParent(rec.parent_id, db, scope);
       let created: string;
       try {
         created = await this.repo.insert(rec, db);
@@ -182,7 +183,7 @@ export class FolderService {
         if (rec.parent_id === null) this.scope.assertMayUseRoot(scope);
         else {
           if (rec.parent_id === id) throw badRequest("folder_cycle", "A folder cannot be its own parent.");
-          await this.scope.assertFolderVisible(rec.parent_id, db, scope);
+          await this.assertParent(rec.parent_id, db, scope);
           const parentPath = await this.repo.pathOf(rec.parent_id, db);
           if (parentPath?.includes(id)) throw badRequest("folder_cycle", "A folder cannot move beneath one of its own sub-folders.");
         }
@@ -260,10 +261,20 @@ export class FolderService {
 
   private mapWriteError(err: unknown): unknown {
     // The parent was deleted between the check and the write.
-    if (isPgError(err, "23503")) return notFound("No such parent folder.");
+    if (isPgError(err, "23503")) return badRequest("unknown_reference", "parent_id names no folder you can see.");
     // A value PostgreSQL refuses that the checks above let through (an address form cidr does not read).
     if (isPgError(err, "22P02") || isPgError(err, "23514")) return badRequest("validation_failed", "A field holds a value this service cannot store.");
     return err;
+  }
+
+  /** A parent named in a body is a reference: missing or hidden is 400 unknown_reference, as for nodes. */
+  private async assertParent(id: string, db: Queryable, scope: Scope): Promise<void> {
+    try {
+      await this.scope.assertFolderVisible(id, db, scope);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) throw badRequest("unknown_reference", "parent_id names no folder you can see.");
+      throw err;
+    }
   }
 
   private async event(id: string, rec: { name: string; parent_id: string | null }, db: Queryable): Promise<FolderEvent> {

@@ -309,7 +309,7 @@ describe("POST /discovery/import", () => {
       ]) {
         const res = await post(body, token);
         expect(res.status).toBe(400);
-        expect(res.body.error.code).toBe("validation_failed");
+        expect(res.body.error.code).toBe("unknown_reference");
       }
       expect(await nodesAt("10.1.9.5")).toEqual([]);
     });
@@ -332,10 +332,6 @@ describe("POST /discovery/import", () => {
       ["credential_id not a UUID", { nodes: [{ name: "x", address: "10.50.0.1", credential_id: "v2c" }] }],
       ["row group_id not a UUID", { nodes: [{ name: "x", address: "10.50.0.1", group_id: "inbox" }] }],
       ["request group_id not a UUID", { group_id: "inbox", nodes: [{ name: "x", address: "10.50.0.1" }] }],
-      ["request group_id no folder has", { group_id: randomUUID(), nodes: [{ name: "x", address: "10.50.0.1" }] }],
-      ["row group_id no folder has", { nodes: [{ name: "x", address: "10.50.0.1", group_id: randomUUID() }] }],
-      ["profile_id no profile has", { nodes: [{ name: "x", address: "10.50.0.1", profile_id: randomUUID() }] }],
-      ["credential_id no credential has", { nodes: [{ name: "x", address: "10.50.0.1", credential_id: randomUUID() }] }],
       ["NUL in a name", { nodes: [{ name: "a\u0000b", address: "10.50.0.1" }] }],
       ["unknown field", { nodes: [{ name: "x", address: "10.50.0.1", colour: "red" }] }],
       ["file_by_prefix not a boolean", { file_by_prefix: "yes", nodes: [{ name: "x", address: "10.50.0.1" }] }],
@@ -344,6 +340,20 @@ describe("POST /discovery/import", () => {
       const res = await post(body);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("validation_failed");
+      expect(await nodesAt("10.50.0.1")).toEqual([]);
+    });
+
+    // References to things that do not exist answer the same code as the node routes.
+    const references: [string, unknown][] = [
+      ["request group_id no folder has", { group_id: randomUUID(), nodes: [{ name: "x", address: "10.50.0.1" }] }],
+      ["row group_id no folder has", { nodes: [{ name: "x", address: "10.50.0.1", group_id: randomUUID() }] }],
+      ["profile_id no profile has", { nodes: [{ name: "x", address: "10.50.0.1", profile_id: randomUUID() }] }],
+      ["credential_id no credential has", { nodes: [{ name: "x", address: "10.50.0.1", credential_id: randomUUID() }] }],
+    ];
+    it.each(references)("%s (unknown_reference)", async (_label, body) => {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("unknown_reference");
       expect(await nodesAt("10.50.0.1")).toEqual([]);
     });
 

@@ -238,9 +238,10 @@ describe("full mode", () => {
       expect(res.status).toBe(201);
     });
 
-    it("answers 404 for a parent that does not exist", async () => {
+    it("answers 400 unknown_reference for a parent that does not exist", async () => {
       const res = await post({ name: "orphan", parent_id: randomUUID() });
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("unknown_reference");
     });
 
     it("emits inventory.folder.created with the folder path", async () => {
@@ -481,13 +482,13 @@ describe("full mode", () => {
       });
     });
 
-    it("validates like create (400 validation_failed, invalid_pool) and answers 404 for a missing folder or parent", async () => {
+    it("validates like create (400 validation_failed, invalid_pool, unknown_reference parent) and answers 404 for a missing folder", async () => {
       const id = await folder("put-validate");
       expect((await put(id, { name: "x", ip_ranges: ["10.0.0.300/8"] })).body.error.code).toBe("validation_failed");
       expect((await put(id, { name: "x", pool: "no way" })).body.error.code).toBe("invalid_pool");
       expect((await put(id, { parent_id: null })).body.error.code).toBe("validation_failed");
       expect((await put(randomUUID(), { name: "x" })).status).toBe(404);
-      expect((await put(id, { name: "x", parent_id: randomUUID() })).status).toBe(404);
+      expect((await put(id, { name: "x", parent_id: randomUUID() })).body.error.code).toBe("unknown_reference");
       expect((await put("nope", { name: "x" })).status).toBe(400);
     });
 
@@ -651,21 +652,21 @@ describe("full mode", () => {
       expect((await get(b)).body.name).toBe("scope-B");
     });
 
-    it("cannot create at the root (403 out_of_scope) nor under B (404), but can under A", async () => {
+    it("cannot create at the root (403 out_of_scope) nor under B (400 unknown_reference, as if B did not exist), but can under A", async () => {
       const root = await post({ name: "rooted" }, scopedWriter);
       expect(root.status).toBe(403);
       expect(root.body.error.code).toBe("out_of_scope");
-      expect((await post({ name: "under-b", parent_id: b }, scopedWriter)).status).toBe(404);
+      expect((await post({ name: "under-b", parent_id: b }, scopedWriter)).body.error.code).toBe("unknown_reference");
       const ok = await post({ name: "under-a", parent_id: aChild }, scopedWriter);
       expect(ok.status).toBe(201);
       expect((await get(ok.body.id, scopedReader)).status).toBe(200);
     });
 
-    it("cannot move a folder to the root (403 out_of_scope) or into B (404); may edit A itself in place", async () => {
+    it("cannot move a folder to the root (403 out_of_scope) or into B (400 unknown_reference); may edit A itself in place", async () => {
       const toRoot = await put(aGrandchild, { name: "scope-A-grandchild", parent_id: null }, scopedWriter);
       expect(toRoot.status).toBe(403);
       expect(toRoot.body.error.code).toBe("out_of_scope");
-      expect((await put(aGrandchild, { name: "scope-A-grandchild", parent_id: b }, scopedWriter)).status).toBe(404);
+      expect((await put(aGrandchild, { name: "scope-A-grandchild", parent_id: b }, scopedWriter)).body.error.code).toBe("unknown_reference");
       const outer = (await get(a)).body.parent_id;
       const inPlace = await put(a, { name: "scope-A renamed", parent_id: outer, pool: "apool" }, scopedWriter);
       expect(inPlace.status).toBe(200);
