@@ -17,6 +17,7 @@ export type {
   ExtensionPointDeclaration,
   ExtensionRegistry,
   ListenerStatus,
+  CommandDeclaration,
 } from "./pluginhost/manifest.js";
 export { Permission, Authenticated, Public, PersonOnly, ScopeUnsupported, DashboardRead, SkeletonRead, WithoutStore } from "./auth/decorators.js";
 export { callerScope, requireCaller } from "./auth/scope.js";

@@ -5,6 +5,9 @@ import { ROLES, type Role, type Scope } from "../auth/Caller.js";
 import { randomPassword } from "../auth/passwords.js";
 import { ConfigError, loadConfig } from "../config/Config.js";
 import { ApiError } from "../http/errors.js";
+import { builtinPluginsDir } from "../kernel/Kernel.js";
+import type { CommandDeclaration } from "../pluginhost/manifest.js";
+import { discoverBuiltin, loadConfigured } from "../pluginhost/PluginLoader.js";
 import { JsonLogger } from "../logging/Logger.js";
 import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
@@ -20,6 +23,7 @@ PostgreSQL in NMS_DATA_DIR; the service must not be running on that data dir).
   accounts list
   tokens create --name N --role viewer|operator|admin [--scope JSON] [--expires-at RFC3339]
   tokens list
+  <plugin command> ...   commands of the loaded plugins (e.g. poller)
 
 --scope is "All" (default) or '{"folders":["<uuid>",...]}'. Without --password a
 random password is generated and printed once. A token is printed once.`;
@@ -70,10 +74,25 @@ async function withStore<T>(fn: (auth: AuthService) => Promise<T>): Promise<T> {
   }
 }
 
+/** Finds a CLI command among the built-in and configured plugins. */
+async function pluginCommand(name: string): Promise<CommandDeclaration | undefined> {
+  const config = loadConfig();
+  const found = config.builtinPlugins ? await discoverBuiltin(builtinPluginsDir()) : [];
+  for (const spec of config.plugins) found.push(await loadConfigured(spec, [...config.pluginSearchPaths, process.cwd()]));
+  return found.map((p) => p.manifest.commands?.[name]).find(Boolean);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [noun, verb, ...rest] = argv;
   if (!noun || noun === "help" || noun === "--help") {
     process.stdout.write(USAGE + "\n");
+    return;
+  }
+  if (noun !== "accounts" && noun !== "tokens") {
+    // A command a plugin provides (e.g. `nms poller ...`), with its own options.
+    const provided = await pluginCommand(noun);
+    if (!provided) fail(`unknown command "${noun}"\n\n${USAGE}`);
+    process.exitCode = await provided.run(argv.slice(1), { config: loadConfig() });
     return;
   }
   const { values } = parseArgs({

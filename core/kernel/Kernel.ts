@@ -115,7 +115,7 @@ async function stopPlugins(started: LoadedPlugin[], contexts: Map<string, Plugin
   }
 }
 
-function builtinPluginsDir(): string {
+export function builtinPluginsDir(): string {
   // core/kernel/Kernel.(ts|js) → ../../plugins, in the sources and in dist alike.
   return fileURLToPath(new URL("../../plugins/", import.meta.url));
 }

@@ -160,6 +160,9 @@ export function validateManifest(m: PluginManifest, source: string, kernelVersio
     if (typeof ch.scoped !== "boolean" || typeof ch.permission !== "string") fail(m, source, `channel "${ch.name}" needs permission and scoped`);
   for (const exp of m.exports ?? []) if (!(m.providers ?? []).includes(exp)) fail(m, source, `exports a provider it does not list in providers`);
   if (m.config !== undefined && (typeof m.config !== "object" || m.config === null)) fail(m, source, "config must be a JSON schema object");
+  for (const [name, cmd] of Object.entries(m.commands ?? {})) {
+    if (!/^[a-z][a-z0-9-]*$/.test(name) || typeof cmd?.run !== "function") fail(m, source, `command "${name}" needs a kebab-case name and a run function`);
+  }
 }
 
 /**

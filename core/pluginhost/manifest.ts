@@ -50,6 +50,13 @@ export interface ExtensionPointDeclaration {
   description?: string;
 }
 
+/** A command of the `nms` CLI a plugin provides (`nms <name> ...`), e.g. a remote poller process. */
+export interface CommandDeclaration {
+  description: string;
+  /** Runs with the arguments after the command name; resolves with the process exit code. */
+  run(argv: string[], env: { config: KernelConfig }): Promise<number>;
+}
+
 export interface PluginManifest<C = unknown> {
   /** kebab-case, unique; also the schema name (dashes → underscores) and the job / channel / event prefix. */
   id: string;
@@ -74,6 +81,8 @@ export interface PluginManifest<C = unknown> {
   extensionPoints?: ExtensionPointDeclaration[];
   /** Items added to other plugins' extension points: `{"<ownerId>.<point>": [items]}`; the owner must be in dependsOn. */
   contributes?: Record<string, unknown[]>;
+  /** Commands it adds to the `nms` CLI (`npm run nms -- <name> ...`). */
+  commands?: Record<string, CommandDeclaration>;
   /** JSON schema of its section of `pluginConfig`; defaults in the schema are applied. */
   config?: Record<string, unknown>;
   // Method syntax on purpose: a manifest typed with its own config stays assignable to PluginManifest<unknown>.
@@ -98,6 +107,7 @@ export const MANIFEST_KEYS: ReadonlySet<string> = new Set([
   "bundle",
   "extensionPoints",
   "contributes",
+  "commands",
   "config",
   "start",
   "stop",

@@ -82,9 +82,10 @@ export const inventoryPlugin = definePlugin<InventoryConfig>({
     ReclassifyService,
     ReclassifyRepository,
   ],
-  // The contract for dependants: NodeService.recordFacts (pollers report sysObjectID, sysDescr, sysName)
-  // and ClassifierService.classify (which profile a device gets).
-  exports: [NodeService, ClassifierService],
+  // The contract for dependants: NodeService.recordFacts (pollers report sysObjectID, sysDescr, sysName),
+  // ClassifierService.classify (which profile a device gets) and CredentialService.reveal (pollers need the
+  // secrets to talk to devices; never reachable over HTTP).
+  exports: [NodeService, ClassifierService, CredentialService],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "changes", permission: "read", scoped: true, description: "node and folder created/updated/deleted" }],
   bundle: { tables: inventoryBundleTables },

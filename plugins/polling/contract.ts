@@ -1,0 +1,84 @@
+/**
+ * The polling plugin's public contract: the sample stream (bus), metric names and
+ * which of them are raw monotonic counters, poller and reachability events.
+ */
+
+/** One measurement. Interface metrics carry ifindex (+ if_name); table metrics (CPU, storage) carry row (+ row_name). */
+export interface Sample {
+  node_id: string;
+  metric: string;
+  value: number;
+  /** When it was measured (Unix ms). */
+  at_unix_ms: number;
+  ifindex: number | null;
+  if_name: string | null;
+  row: number | null;
+  row_name: string | null;
+  pool: string;
+  poller_id: string;
+  /** True for samples a remote poller buffered while cut off and sent late (alerts must not fire on them). */
+  backfill: boolean;
+}
+
+/** Rates and gauges polling produces (names are identifiers; alert thresholds use them). */
+export const METRICS = {
+  // IF-MIB, per interface (ifindex)
+  ifInBps: "if_in_bps",
+  ifOutBps: "if_out_bps",
+  ifInErrorsPs: "if_in_errors_ps",
+  ifOutErrorsPs: "if_out_errors_ps",
+  ifInDiscardsPs: "if_in_discards_ps",
+  ifOutDiscardsPs: "if_out_discards_ps",
+  ifOperUp: "if_oper_up",
+  ifUtilInPct: "if_util_in_pct",
+  ifUtilOutPct: "if_util_out_pct",
+  // HOST-RESOURCES, per row
+  cpuLoadPct: "cpu_load_pct",
+  storageUsedPct: "storage_used_pct",
+  // system
+  sysUptimeSecs: "sys_uptime_secs",
+  // liveness
+  reachable: "reachable",
+  rttMs: "rtt_ms",
+} as const;
+
+/**
+ * Raw monotonic counters (as read from the agent, before rates): stored for rate
+ * computation, never a sensible threshold metric (alerts refuse them).
+ */
+export const RAW_COUNTER_METRICS: ReadonlySet<string> = new Set([
+  "if_in_octets",
+  "if_out_octets",
+  "if_in_errors",
+  "if_out_errors",
+  "if_in_discards",
+  "if_out_discards",
+  "if_hc_in_octets",
+  "if_hc_out_octets",
+]);
+
+export interface ReachabilityEvent {
+  node_id: string;
+  reachable: boolean;
+  /** How it was decided: icmp, snmp or tcp. */
+  method: "icmp" | "snmp" | "tcp";
+  at_unix_ms: number;
+  poller_id: string;
+  pool: string;
+}
+
+export interface PollerEvent {
+  poller_id: string;
+  pool: string;
+  at_unix_ms: number;
+}
+
+declare module "../../core/bus/EventBus.js" {
+  interface BusEvents {
+    /** Samples of one poll of one node (or one backfill batch). */
+    "polling.sample": { samples: Sample[] };
+    "polling.reachability": ReachabilityEvent;
+    "polling.poller.online": PollerEvent;
+    "polling.poller.offline": PollerEvent;
+  }
+}
