@@ -4,13 +4,31 @@ import { HistoryController } from "./controllers/HistoryController.js";
 import { MaintenanceController } from "./controllers/MaintenanceController.js";
 import { MuteController } from "./controllers/MuteController.js";
 import { ThresholdController } from "./controllers/ThresholdController.js";
+import { ActiveAlertRepository } from "./repositories/ActiveAlertRepository.js";
+import { HistoryRepository } from "./repositories/HistoryRepository.js";
+import { IncidentRepository } from "./repositories/IncidentRepository.js";
+import { MaintenanceRepository } from "./repositories/MaintenanceRepository.js";
+import { MuteRepository, pruneExpiredMutes } from "./repositories/MuteRepository.js";
+import { ThresholdRepository } from "./repositories/ThresholdRepository.js";
+import { AckService } from "./services/AckService.js";
+import { ActiveAlertService } from "./services/ActiveAlertService.js";
+import { AlertEngine, startAlertEngine, stopAlertEngine } from "./services/AlertEngine.js";
+import { HistoryService } from "./services/HistoryService.js";
+import { IncidentWriter } from "./services/IncidentWriter.js";
+import { MaintenanceService } from "./services/MaintenanceService.js";
+import { MuteService } from "./services/MuteService.js";
+import { NodeStateService, refreshNodeStatesJob } from "./services/NodeStateService.js";
+import { RuleResolver } from "./services/RuleResolver.js";
+import { Suppression } from "./services/Suppression.js";
+import { ThresholdService } from "./services/ThresholdService.js";
 
 export * from "./contract.js";
+export { LIVENESS_CHECK_ID, POOL_CHECK_ID, LIVENESS_MUTE_METRIC } from "./lib/checks.js";
 
 export interface AlertsConfig {
   /** Most node ids one bulk mute may carry. */
   bulkMuteMax: number;
-  /** Cap of history rows one page may carry is the spec's 1000; this is the engine's flush interval. */
+  /** The engine's flush window: transitions decided within it are written together and share recorded_at. */
   flushMs: number;
 }
 
@@ -21,11 +39,38 @@ export const alertsPlugin = definePlugin<AlertsConfig>({
   description: "Thresholds, the alert engine, history, acknowledgement, mutes and maintenance",
   dependsOn: ["inventory", "polling"],
   controllers: [ThresholdController, AlertController, HistoryController, MuteController, MaintenanceController],
+  providers: [
+    ThresholdService,
+    ThresholdRepository,
+    RuleResolver,
+    AlertEngine,
+    IncidentWriter,
+    IncidentRepository,
+    NodeStateService,
+    Suppression,
+    ActiveAlertService,
+    ActiveAlertRepository,
+    AckService,
+    HistoryService,
+    HistoryRepository,
+    MuteService,
+    MuteRepository,
+    MaintenanceService,
+    MaintenanceRepository,
+  ],
+  jobs: [
+    // Node states follow maintenance windows opening and closing.
+    { name: "node-states", every: "1 minute", handler: () => refreshNodeStatesJob() },
+    { name: "prune-mutes", every: "1 day", handler: async (_job, ctx) => void (await pruneExpiredMutes(ctx.store)) },
+  ],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [
     { name: "active", permission: "read", scoped: true, description: "alert fired / resolved (active alert changes)" },
     { name: "acks", permission: "read", scoped: true, description: "ack recorded or cleared" },
   ],
+  // The engine subscribes to polling's samples, reachability and poller events; stop writes what is pending.
+  start: (ctx) => startAlertEngine(ctx),
+  stop: (ctx) => stopAlertEngine(ctx),
   config: {
     type: "object",
     additionalProperties: false,

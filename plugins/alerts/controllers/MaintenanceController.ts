@@ -1,5 +1,76 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
+import { MaintenanceService } from "../services/MaintenanceService.js";
 
-// Scaffold: routes are being written (issue 5); a controller without routes mounts nothing.
-@Controller("/")
-export class MaintenanceController {}
+@Controller("/maintenance-windows")
+export class MaintenanceController {
+  @Inject(MaintenanceService)
+  private windows: MaintenanceService;
+
+  @Post("/")
+  @Permission("ManageMaintenance")
+  @Summary("Create a maintenance window: one-off (starts_at, ends_at) or recurring (recurrence), for nodes or folders")
+  @Description(
+    [
+      'Exactly one form: starts_at + ends_at (RFC 3339; ends_at after starts_at and in the future; [starts_at, ends_at)), or recurrence {kind daily|weekly, weekdays (weekly only, 0 = Sunday … 6 = Saturday), start "HH:MM", duration_mins, time_zone (IANA)}.',
+      "A recurring occurrence starts at `start` wall-clock time in time_zone on each day (or listed local weekday) and lasts duration_mins of elapsed time, across daylight-saving changes: a start in the spring-forward gap begins that far past the gap, one in the repeated autumn hour at its first occurrence.",
+      "target_ids: nodes or folders (a folder covers everything beneath it) the caller can see, else 400 unknown_reference. A folder is known through the nodes filed beneath it.",
+    ].join("\n\n"),
+  )
+  @Returns(201, CreatedId)
+  @Returns(400, ErrorEnvelope)
+  async create(@Body() body: MaintenanceWindowCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.windows.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Get("/")
+  @Permission("read")
+  @Summary("Maintenance windows the caller can see (every target visible), newest first; the next page via ?cursor= from the X-Next-Cursor header")
+  @ReturnsPage(MaintenanceWindowView)
+  @Returns(400, ErrorEnvelope)
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+  ): Promise<MaintenanceWindowView[]> {
+    const { rows, next } = await this.windows.list({ cursor, limit });
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+
+  @Get("/active")
+  @Permission("read")
+  @Summary("The visible windows active at an instant, each with the occurrence that covers it")
+  @(Returns(200, Array).Of(ActiveMaintenanceWindow))
+  @Returns(400, ErrorEnvelope)
+  active(@QueryParams("at") @MaxLength(64) @Description("RFC 3339 instant; default now") at?: string): Promise<ActiveMaintenanceWindow[]> {
+    return this.windows.activeAt(at);
+  }
+
+  @Get("/:id")
+  @Permission("read")
+  @Summary("One maintenance window")
+  @Returns(200, MaintenanceWindowView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  get(@PathParams("id") @Format("uuid") id: string): Promise<MaintenanceWindowView> {
+    return this.windows.get(id);
+  }
+
+  @Delete("/:id")
+  @Permission("ManageMaintenance")
+  @Summary("Delete a maintenance window")
+  @Returns(204)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.windows.remove(id);
+    ctx.response.status(204);
+  }
+}

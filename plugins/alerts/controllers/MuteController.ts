@@ -1,5 +1,53 @@
-import { Controller } from "@tsed/di";
+import { Controller, Inject } from "@tsed/di";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
+import { MuteService } from "../services/MuteService.js";
 
-// Scaffold: routes are being written (issue 5); a controller without routes mounts nothing.
-@Controller("/")
-export class MuteController {}
+@Controller("/mutes")
+export class MuteController {
+  @Inject(MuteService)
+  private mutes: MuteService;
+
+  @Post("/bulk")
+  @Permission("AckAlerts")
+  @Summary("Mute one metric on many nodes until a time (AckAlerts, not the maintenance permission)")
+  @Description(
+    "Repeated ids count once (requested). Nodes that do not exist or lie outside the caller's folder scope are skipped without saying which (created is lower). 400: until unparseable or not in the future, metric_name not an identifier, more ids than pluginConfig.alerts.bulkMuteMax. A muted metric still records history; its notifications are suppressed.",
+  )
+  @Returns(200, BulkMuteResult)
+  @Returns(400, ErrorEnvelope)
+  bulk(@Body() body: BulkMuteRequest): Promise<BulkMuteResult> {
+    return this.mutes.bulk(body);
+  }
+
+  @Get("/")
+  @Permission("read")
+  @Summary("Active mutes (until in the future) the caller can see, newest first; the next page via ?cursor= from the X-Next-Cursor header")
+  @ReturnsPage(MuteView)
+  @Returns(400, ErrorEnvelope)
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("node_id") @Format("uuid") @Description("One node's mutes") nodeId?: string,
+    @QueryParams("metric_name") @MaxLength(200) @Description("One metric's mutes (exact name)") metricName?: string,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+  ): Promise<MuteView[]> {
+    const { rows, next } = await this.mutes.list({ node_id: nodeId, metric_name: metricName, cursor, limit });
+    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
+    return rows;
+  }
+
+  @Delete("/:id")
+  @Permission("AckAlerts")
+  @Summary("End a mute now (delete it)")
+  @Returns(204)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.mutes.remove(id);
+    ctx.response.status(204);
+  }
+}

@@ -1,0 +1,122 @@
+import {
+  AdditionalProperties,
+  CollectionOf,
+  Default,
+  Description,
+  Enum,
+  Format,
+  Integer,
+  MaxLength,
+  Maximum,
+  Minimum,
+  MinLength,
+  Nullable,
+  Optional,
+  Required,
+} from "@tsed/schema";
+
+export const SEVERITIES = ["info", "warning", "critical"] as const;
+export const NODE_STATES = ["ok", "warning", "critical", "unknown", "unreachable", "maintenance"] as const;
+export const SUBJECT_KINDS = ["node", "pool", "netcloud_org"] as const;
+
+/** The ack state of an incident (incident key + severity), shared by all its transitions. */
+export class AckState {
+  @Required() @Description("Username of the account or name of the API token that acknowledged") by: string;
+  @Required() @Format("date-time") @Description("When it was acknowledged (RFC 3339, microseconds)") at: string;
+  @Required() @Nullable(String) @Description("Free-text note given with the acknowledgement") note: string | null;
+}
+
+/** An open incident (active alert) with its inbound ack state; fields named like the Alert history row. */
+export class ActiveAlertView {
+  @Required() @Format("uuid") id: string;
+  @Required() @Description("Identity of the incident (subject + check + port or row); ack state is per incident key and severity") incident_key: string;
+  @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
+  @Required() @Nullable(String) @Format("uuid") @Description("Non-null exactly when subject_kind is node") node: string | null;
+  @Required() @Nullable(String) @Description("The node's current name (inventory), null for other subjects") node_name: string | null;
+  @Required() @Nullable(String) @Description("Name of a subject identified by name (a poller pool)") subject_name: string | null;
+  @Required() @Format("uuid") check: string;
+  @Required() @Nullable(String) @Description("Metric the check measures; null for liveness alerts") metric: string | null;
+  @Required() @Nullable(Number) @Integer() @Description("Port index for per-interface metrics (0 is a real index)") ifindex: number | null;
+  @Required() @Nullable(String) @Description("Port name as called now") if_name: string | null;
+  @Required() @Nullable(Number) @Integer() @Description("Row key of a vendor table") row: number | null;
+  @Required() @Nullable(String) row_name: string | null;
+  @Required() @Enum(...SEVERITIES) severity: string;
+  @Required() @Enum(...NODE_STATES) state: string;
+  @Required() @Nullable(String) direction: string | null;
+  @Required() @Nullable(Number) observed_value: number | null;
+  @Required() @Nullable(Number) threshold_value: number | null;
+  @Required() @Nullable(String) @Description("English alert title") title: string | null;
+  @Required() @Format("date-time") @Description("When the incident fired") fired_at: string;
+  @Required() @Format("date-time") @Description("Last change of severity or values") updated_at: string;
+  @Required()
+  @Nullable(AckState)
+  @Description("Ack state of the incident at its current severity; null = not acknowledged")
+  acked: AckState | null;
+}
+
+const SUBJECT_DOC =
+  'A readable subject: "pool:<pool name>" (a poller-pool alert), "netcloud_org:<organization name>", or "node:<uuid>" (same as node). Subjects other than nodes have no folder: only callers with scope All can acknowledge them.';
+
+/**
+ * Body of POST /alerts/ack. Names a subject (`node` or `subject`, exactly one), optionally narrows to one
+ * incident, and records the ack (default) or clears it (`clear: true`).
+ */
+@AdditionalProperties(false)
+export class AckRequest {
+  @Optional() @Format("uuid") @Description("The node whose incidents to acknowledge") node?: string;
+
+  @Optional() @MinLength(1) @MaxLength(300) @Description(SUBJECT_DOC) subject?: string;
+
+  @Optional() @Format("uuid") @Description("Only the incidents of this check (threshold rule id, or the liveness check id)") check?: string;
+
+  @Optional() @MinLength(1) @MaxLength(200) @Description("Only the incidents of this metric (exact name)") metric?: string;
+
+  @Optional() @Integer() @Minimum(0) @Maximum(2147483647) @Description("Only the incident of this port index") ifindex?: number;
+
+  @Optional() @Integer() @Minimum(-2147483648) @Maximum(2147483647) @Description("Only the incident of this table row key") row?: number;
+
+  @Optional()
+  @Default(false)
+  @Description(
+    "false (default): record the ack (by the caller, now, with note) on each selected incident at its current severity, replacing an earlier ack. true: clear the ack of each selected incident instead (note is ignored).",
+  )
+  clear?: boolean;
+
+  @Optional() @MaxLength(2000) @Description("Free-text note kept with the ack") note?: string;
+}
+
+/** One incident an ack request addressed, with its ack state after the request. */
+export class AckedIncident {
+  @Required() @Format("uuid") id: string;
+  @Required() incident_key: string;
+  @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
+  @Required() @Nullable(String) @Format("uuid") node: string | null;
+  @Required() @Nullable(String) subject_name: string | null;
+  @Required() @Format("uuid") check: string;
+  @Required() @Nullable(String) metric: string | null;
+  @Required() @Nullable(Number) @Integer() ifindex: number | null;
+  @Required() @Nullable(Number) @Integer() row: number | null;
+  @Required() @Enum(...SEVERITIES) severity: string;
+  @Required() @Nullable(String) title: string | null;
+  @Required() @Nullable(AckState) @Description("Ack state after the request: null once cleared") acked: AckState | null;
+}
+
+/** Answer of POST /alerts/ack (also the payload of the alerts.ack broadcast, with the subject's fields). */
+export class AckResult {
+  @Required() @Integer() @Description("Incidents whose ack was recorded (0 when clearing)") acked: number;
+  @Required() @Integer() @Description("Incidents whose ack was cleared (0 when recording; an incident without an ack is not counted)") cleared: number;
+  @Required()
+  @CollectionOf(AckedIncident)
+  @Description("Every open incident the request selected (default: all open incidents of the subject), with its ack state now")
+  incidents: AckedIncident[];
+}
+
+/** Payload of the event alerts.ack on channel alerts.acks: the ack result plus who did what to which subject. */
+export interface AckBroadcast extends AckResult {
+  action: "recorded" | "cleared";
+  subject_kind: string;
+  node: string | null;
+  subject_name: string | null;
+  by: string;
+  at: string;
+}

@@ -1,0 +1,76 @@
+import { CollectionOf, Description, Enum, Format, Integer, Nullable, Required } from "@tsed/schema";
+import { AckState, NODE_STATES, SEVERITIES, SUBJECT_KINDS } from "./AlertModels.js";
+
+/** The spec's Alert history row, field for field. */
+export class AlertHistoryRow {
+  @Required() @Format("uuid") @Description("Row identity; second half of the keyset cursor (before_id)") id: string;
+  @Required()
+  @Format("date-time")
+  @Description("Insertion time with microseconds; first half of the keyset cursor (before): pass it back exactly as received. Rows of one flush share it")
+  recorded_at: string;
+  @Required() @Integer() @Description("Time the alert fired (Unix ms)") at_unix_ms: number;
+  @Required() @Format("uuid") check: string;
+  @Required() @Nullable(String) @Description('"above" or "below"; null for liveness rows') direction: string | null;
+  @Required() @Nullable(Number) @Integer() @Description("Port index for per-interface metrics; null for node-level alerts (0 is a real index)") ifindex:
+    number | null;
+  @Required() @Nullable(String) @Description("Port name as called now") if_name: string | null;
+  @Required() @Nullable(String) @Description("Metric the check measured; liveness rows store none") metric: string | null;
+  @Required() @Nullable(String) @Format("uuid") @Description("Non-null exactly when subject_kind is node") node: string | null;
+  @Required() @Nullable(Number) @Description("Sample that committed the transition (threshold checks only)") observed_value: number | null;
+  @Required() @Nullable(Number) @Description("Bound crossed for the committed severity") threshold_value: number | null;
+  @Required() @Description("false for a fire, true for a clear") resolved: boolean;
+  @Required() @Nullable(Number) @Integer() @Description("Row key of a vendor table; null for whole-node or port alerts") row: number | null;
+  @Required() @Nullable(String) @Description("Name of that row when it fired") row_name: string | null;
+  @Required() @Enum(...SEVERITIES) severity: string;
+  @Required() @Enum(...NODE_STATES) state: string;
+  @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
+  @Required() @Nullable(String) @Description("Name for subjects identified by name (a poller pool)") subject_name: string | null;
+  @Required()
+  @Nullable(AckState)
+  @Description("Ack state of the incident (node + check + severity), shared by all its transitions; null = not acknowledged")
+  acked: AckState | null;
+  @Required() @Nullable(String) @Description("English alert title") title: string | null;
+}
+
+/** A history row with the node's current name: one of GET /alerts/transitions. */
+export class AlertTransitionView extends AlertHistoryRow {
+  @Required() @Nullable(String) @Description("The node's current name (inventory); null for other subjects or a node since deleted") node_name: string | null;
+}
+
+/** Fires in one weekday × hour cell (UTC). */
+export class CalendarBucket {
+  @Required() @Integer() @Description("Day of the week in UTC: 0 = Sunday … 6 = Saturday") weekday: number;
+  @Required() @Integer() @Description("Hour of the day in UTC, 0 to 23") hour: number;
+  @Required() @Integer() @Description("Fires (history rows with resolved = false) recorded in that cell") count: number;
+}
+
+/** One node of GET /alerts/top-nodes. */
+export class AlertNodeCount {
+  @Required() @Format("uuid") node_id: string;
+  @Required() @Description("The node's current name") node_name: string;
+  @Required() @Integer() @Description("Fires recorded for the node within the window") count: number;
+}
+
+/** Ranked result of alert node counts. */
+export class TopAlertNodes {
+  @Required() @CollectionOf(AlertNodeCount) @Description("Highest count first (ties by node id), at most limit") entries: AlertNodeCount[];
+  @Required()
+  @Description("true when the scope filter may have removed entries the caller is entitled to (every folder-scoped caller); always false for scope All")
+  partial: boolean;
+}
+
+/** The history filters, validated (GET /alerts/history). */
+export interface HistoryFilter {
+  limit: number;
+  before: { at: string; id: string | null } | null;
+  since: string | null;
+  until: string | null;
+  severities: string[] | null;
+  states: string[] | null;
+  resolved: boolean | null;
+  acked: boolean | null;
+  metric: string | null;
+  nodeId: string | null;
+  nodeQ: string | null;
+  groupId: string | null;
+}

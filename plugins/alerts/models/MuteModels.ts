@@ -1,0 +1,43 @@
+import { AdditionalProperties, CollectionOf, Description, Format, Integer, MaxLength, MinLength, Nullable, Pattern, Required } from "@tsed/schema";
+
+export const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The spec's Bulk mute request. */
+@AdditionalProperties(false)
+export class BulkMuteRequest {
+  @Required()
+  @CollectionOf(String)
+  @Format("uuid")
+  @Description(
+    "Nodes to mute; repeats are counted once. More distinct-or-not ids than pluginConfig.alerts.bulkMuteMax (default 1000) answer 400. Missing nodes and nodes outside the caller's scope are skipped (created is lower)",
+  )
+  node_ids: string[];
+
+  @Required()
+  @MaxLength(200)
+  @Pattern(METRIC_NAME)
+  @Description("Metric to mute: an identifier (letters, digits, _; not starting with a digit), else 400")
+  metric_name: string;
+
+  @Required() @MinLength(1) @MaxLength(1000) @Description("Why (shown with the mute)") reason: string;
+
+  @Required() @MaxLength(64) @Description("RFC 3339 timestamp in the future: the mute ends then (unparseable or past: 400)") until: string;
+}
+
+/** The spec's Bulk mute result. */
+export class BulkMuteResult {
+  @Required() @Integer() @Description("Mutes written: one per distinct node that exists and lies in the caller's scope") created: number;
+  @Required() @Integer() @Description("Distinct ids after de-duplication") requested: number;
+}
+
+/** One active mute. While it lasts the metric's transitions still reach history, but their notifications are suppressed. */
+export class MuteView {
+  @Required() @Format("uuid") id: string;
+  @Required() @Format("uuid") node_id: string;
+  @Required() @Nullable(String) @Description("The node's current name; null if it was deleted since") node_name: string | null;
+  @Required() metric_name: string;
+  @Required() reason: string;
+  @Required() @Format("date-time") until: string;
+  @Required() @Description("Username or token name of the caller who muted") created_by: string;
+  @Required() @Format("date-time") created_at: string;
+}

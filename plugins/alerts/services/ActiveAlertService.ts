@@ -1,0 +1,43 @@
+import { Inject, Injectable } from "@tsed/di";
+import { callerScope, notFound, scopeCovers, type Scope } from "../../../core/index.js";
+import type { ActiveAlertView } from "../models/AlertModels.js";
+import { ActiveAlertRepository } from "../repositories/ActiveAlertRepository.js";
+
+/** The folders a list is filtered by: null for scope All, else the scope's folders (everything beneath them is visible). */
+export function scopeFolders(scope: Scope): string[] | null {
+  return scope === "All" ? null : scope.folders;
+}
+
+/**
+ * Active alerts, and the folder-scope checks the alert routes share. A node is
+ * visible when it is filed beneath one of the caller's folders (the tree root
+ * only for scope All); subjects other than nodes (pools, netcloud organizations)
+ * have no folder and are visible to scope All only. Anything invisible answers
+ * 404 exactly like something missing.
+ */
+@Injectable()
+export class ActiveAlertService {
+  @Inject(ActiveAlertRepository)
+  private repo: ActiveAlertRepository;
+
+  list(): Promise<ActiveAlertView[]> {
+    return this.repo.listActive(scopeFolders(callerScope()));
+  }
+
+  /** The node's folder path; 404 when it does not exist or lies outside the scope. */
+  async assertNodeVisible(id: string, scope: Scope = callerScope()): Promise<string[]> {
+    const path = await this.repo.nodeFolderPath(id);
+    if (path === null || !scopeCovers(scope, path)) throw notFound("No such node.");
+    return path;
+  }
+
+  /**
+   * 404 unless the folder is visible: one of the caller's folders, or known (through a node filed beneath it)
+   * with a path the scope covers. For scope All a folder is known when a node is filed beneath it.
+   */
+  async assertFolderVisible(id: string, scope: Scope = callerScope()): Promise<void> {
+    if (scope !== "All" && scope.folders.includes(id)) return;
+    const path = await this.repo.folderPath(id);
+    if (path === null || !scopeCovers(scope, path)) throw notFound("No such folder.");
+  }
+}

@@ -1,0 +1,79 @@
+import { Inject, Injectable } from "@tsed/di";
+import {
+  badRequest,
+  callerScope,
+  decodeCursor,
+  notFound,
+  page,
+  pluginContextToken,
+  requireCaller,
+  scopeCovers,
+  type PluginContext,
+} from "../../../core/index.js";
+import type { AlertsConfig } from "../index.js";
+import { parseRfc3339 } from "../lib/maintenanceTime.js";
+import type { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
+import { MuteRepository } from "../repositories/MuteRepository.js";
+import { ActiveAlertService, scopeFolders } from "./ActiveAlertService.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const invalidCursor = () => badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+
+/**
+ * Mutes: a node's metric muted until a time. The engine still records the metric's transitions in history
+ * but suppresses their notifications (alerts.suppressed with reason "mute").
+ */
+@Injectable()
+export class MuteService {
+  @Inject(pluginContextToken("alerts"))
+  private ctx: PluginContext<AlertsConfig>;
+
+  @Inject(MuteRepository)
+  private repo: MuteRepository;
+
+  @Inject(ActiveAlertService)
+  private active: ActiveAlertService;
+
+  async bulk(body: BulkMuteRequest): Promise<BulkMuteResult> {
+    const max = this.ctx.config.bulkMuteMax;
+    if (body.node_ids.length > max) throw badRequest("validation_failed", `node_ids carries more than ${max} ids.`);
+    const until = parseRfc3339(body.until);
+    if (!until) throw badRequest("validation_failed", "until must be an RFC 3339 timestamp.");
+    if (until.ms <= Date.now()) throw badRequest("validation_failed", "until must be in the future.");
+    const ids = [...new Set(body.node_ids.map((id) => id.toLowerCase()))];
+    if (!ids.length) return { created: 0, requested: 0 };
+    const created = await this.repo.insertForVisibleNodes(
+      { nodeIds: ids, metricName: body.metric_name, reason: body.reason, until: until.text, createdBy: requireCaller().username },
+      scopeFolders(callerScope()),
+    );
+    return { created, requested: ids.length };
+  }
+
+  async list(query: { node_id?: string; metric_name?: string; cursor?: string; limit: number }): Promise<{ rows: MuteView[]; next: string | null }> {
+    let before: { at: string; id: string } | null = null;
+    if (query.cursor !== undefined) {
+      const [at, id] = decodeCursor(query.cursor, 2);
+      if (!parseRfc3339(at) || !UUID.test(id)) throw invalidCursor();
+      before = { at, id };
+    }
+    const scope = callerScope();
+    // Like the history filter: a node outside a folder-scoped caller's scope is 404.
+    if (query.node_id !== undefined && scope !== "All") await this.active.assertNodeVisible(query.node_id, scope);
+    const rows = await this.repo.listActive(
+      { nodeId: query.node_id ?? null, metricName: query.metric_name === undefined || query.metric_name === "" ? null : query.metric_name },
+      scopeFolders(scope),
+      before,
+      query.limit,
+    );
+    const paged = page(rows, query.limit, (r) => [r.created_at_key, r.id]);
+    return { rows: paged.rows.map(({ created_at_key: _k, ...row }) => row), next: paged.next };
+  }
+
+  /** 404 when missing, or (folder-scoped caller) when its node is gone or outside the scope. */
+  async remove(id: string): Promise<void> {
+    const scope = callerScope();
+    const found = await this.repo.findNodePath(id);
+    if (!found || (scope !== "All" && (found.folder_path === null || !scopeCovers(scope, found.folder_path)))) throw notFound("No such mute.");
+    if (!(await this.repo.delete(id))) throw notFound("No such mute.");
+  }
+}
