@@ -23,6 +23,12 @@ export interface NodeDirectoryRow {
   profile_id: string | null;
   vendor: string | null;
   model: string | null;
+  /** What a poller needs (migration 0060): SNMP port, credential reference, the profile's poll interval, checks as stored (no secrets). */
+  snmp_port: number;
+  credential_id: string | null;
+  poll_interval_secs: number | null;
+  url_check: Record<string, unknown> | null;
+  dns_check: Record<string, unknown> | null;
 }
 
 export interface NodeEvent {

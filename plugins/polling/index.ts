@@ -4,6 +4,14 @@ import { MetricsController } from "./controllers/MetricsController.js";
 import { PollerController } from "./controllers/PollerController.js";
 import { SweepController } from "./controllers/SweepController.js";
 import { SystemController } from "./controllers/SystemController.js";
+import { runtimeCommands, runtimeJobs, runtimeProviders, startRuntime, stopRuntime } from "./poller/runtime.js";
+import { CollectionTemplateRepository, collectionTemplateBundleTables } from "./repositories/CollectionTemplateRepository.js";
+import { MetricsRepository } from "./repositories/MetricsRepository.js";
+import { SweepRepository } from "./repositories/SweepRepository.js";
+import { CollectionTemplateService } from "./services/CollectionTemplateService.js";
+import { MetricsService } from "./services/MetricsService.js";
+import { SWEEP_CHANNEL, SWEEP_JOB, SweepService } from "./services/SweepService.js";
+import { SnmpPollerService } from "./snmp/SnmpPollerService.js";
 
 export * from "./contract.js";
 
@@ -29,7 +37,23 @@ export const pollingPlugin = definePlugin<PollingConfig>({
   description: "Pollers in pools: SNMP, liveness, URL and DNS checks; samples, interface top-N, host telemetry, monitoring gaps, discovery sweeps",
   dependsOn: ["inventory"],
   controllers: [MetricsController, SystemController, PollerController, SweepController, CollectionTemplateController],
+  providers: [
+    ...runtimeProviders,
+    SnmpPollerService,
+    CollectionTemplateService,
+    CollectionTemplateRepository,
+    MetricsService,
+    MetricsRepository,
+    SweepService,
+    SweepRepository,
+  ],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
+  // polling.poller-watch (offline pollers, gaps), polling.retention (day partitions), polling.sweep (discovery sweeps)
+  jobs: [...runtimeJobs, SWEEP_JOB],
+  channels: [SWEEP_CHANNEL],
+  // nms poller --pool NAME --core URL (a remote poller), nms poller deploy --pool NAME (a container)
+  commands: { ...runtimeCommands },
+  bundle: { tables: [...collectionTemplateBundleTables] },
   config: {
     type: "object",
     additionalProperties: false,
@@ -43,4 +67,7 @@ export const pollingPlugin = definePlugin<PollingConfig>({
       retentionDays: { type: "integer", minimum: 1, maximum: 3650, default: 30 },
     },
   },
+  // The embedded poller of the `default` pool, and the sample sink.
+  start: (ctx) => startRuntime(ctx),
+  stop: (ctx) => stopRuntime(ctx),
 });

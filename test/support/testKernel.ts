@@ -65,6 +65,11 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
       logLevel: "debug",
       jobs: { drainMs: 5000, processEvery: "1 second", lockLifetimeMs: 2000 },
       ...options.overrides,
+      // Test kernels poll nothing unless a test turns the embedded poller on.
+      pluginConfig: {
+        ...options.overrides?.pluginConfig,
+        polling: { embeddedPoller: false, ...(options.overrides?.pluginConfig?.polling as object | undefined) },
+      },
     },
     plugins: options.plugins ?? [],
     print: (line) => printed.push(line),

@@ -177,7 +177,11 @@ describe("GET /mutes and DELETE /mutes/{id}", () => {
   });
 
   it("prunes mutes that ended more than keepDays ago", async () => {
-    await rawQuery(db, "INSERT INTO alerts.mutes (node_id, metric_name, reason, until, created_by) VALUES ($1, 'ancient', 'r', now() - interval '8 days', 'x')", [ids.a2]);
+    await rawQuery(
+      db,
+      "INSERT INTO alerts.mutes (node_id, metric_name, reason, until, created_by) VALUES ($1, 'ancient', 'r', now() - interval '8 days', 'x')",
+      [ids.a2],
+    );
     expect(await pruneExpiredMutes(k.kernel.context("alerts")!.store)).toBe(1);
     expect(await rawQuery(db, "SELECT 1 FROM alerts.mutes WHERE metric_name IN ('ancient')")).toEqual([]);
     // Active mutes and recently ended ones stay.

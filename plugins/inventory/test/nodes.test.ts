@@ -181,6 +181,11 @@ describe("full mode", () => {
           profile_id: null,
           vendor: null,
           model: null,
+          snmp_port: 161,
+          credential_id: null,
+          poll_interval_secs: null,
+          url_check: null,
+          dns_check: null,
         },
       ]);
     });

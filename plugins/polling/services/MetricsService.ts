@@ -1,0 +1,122 @@
+import { Inject, Injectable } from "@tsed/di";
+import { badRequest, callerScope, notFound } from "../../../core/index.js";
+import {
+  HISTORY_DEFAULT_SECS,
+  HISTORY_MAX_POINTS,
+  INTERFACE_TOP_AGGS,
+  INTERFACE_TOP_LIMIT,
+  INTERFACE_TOP_METRICS,
+  LATEST_MAX_AGE_SECS,
+  type InterfaceTopResult,
+  type MetricHistory,
+  type NodeInterfaceView,
+} from "../models/MetricsModels.js";
+import { MetricsRepository } from "../repositories/MetricsRepository.js";
+
+export interface HistoryParams {
+  from?: string;
+  to?: string;
+  ifindex?: number;
+  row?: number;
+  step?: number;
+}
+
+const NONE = -1;
+const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]{0,99}$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** A range bound: Unix seconds (digits) or an RFC 3339 timestamp; null when it is neither. */
+export function parseTimeBound(value: string): number | null {
+  const v = value.trim();
+  if (/^\d{1,12}$/.test(v)) return Number(v) * 1000;
+  if (!RFC3339.test(v)) return null;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+function clampLimit(limit: number | undefined): number {
+  if (limit === undefined || !Number.isFinite(limit)) return INTERFACE_TOP_LIMIT.default;
+  return Math.min(INTERFACE_TOP_LIMIT.max, Math.max(INTERFACE_TOP_LIMIT.min, Math.trunc(limit)));
+}
+
+/** The folders a restricted caller may see, or null for scope All. */
+function scopeFolders(): string[] | null {
+  const scope = callerScope();
+  return scope === "All" ? null : scope.folders;
+}
+
+/** Metric reads for dashboards: interface top-N, a node's interfaces, a node's metric history. */
+@Injectable()
+export class MetricsService {
+  @Inject(MetricsRepository)
+  private repo: MetricsRepository;
+
+  async interfaceTop(metric: string, agg: string | undefined, limit: number | undefined): Promise<InterfaceTopResult> {
+    if (!Object.hasOwn(INTERFACE_TOP_METRICS, metric)) {
+      throw badRequest("invalid_metric", `metric must be one of ${Object.keys(INTERFACE_TOP_METRICS).join(", ")}.`);
+    }
+    const aggName = agg ?? "latest";
+    if (!Object.hasOwn(INTERFACE_TOP_AGGS, aggName)) {
+      throw badRequest("unsupported_agg", `agg must be one of ${Object.keys(INTERFACE_TOP_AGGS).join(", ")}.`);
+    }
+    const folders = scopeFolders();
+    const entries = await this.repo.interfaceTop({
+      metrics: INTERFACE_TOP_METRICS[metric as keyof typeof INTERFACE_TOP_METRICS],
+      window: INTERFACE_TOP_AGGS[aggName as keyof typeof INTERFACE_TOP_AGGS],
+      latestMaxAgeSecs: LATEST_MAX_AGE_SECS,
+      folders,
+      limit: clampLimit(limit),
+    });
+    return { entries, partial: folders !== null };
+  }
+
+  async nodeInterfaces(nodeId: string): Promise<NodeInterfaceView[]> {
+    await this.requireNode(nodeId);
+    return this.repo.nodeInterfaces(nodeId);
+  }
+
+  async history(nodeId: string, metric: string, p: HistoryParams): Promise<MetricHistory> {
+    if (!METRIC_NAME.test(metric)) throw badRequest("invalid_metric", "metric must be an identifier ([A-Za-z_:][A-Za-z0-9_:]*, at most 100 characters).");
+    const toMs = p.to === undefined ? Date.now() : parseTimeBound(p.to);
+    if (toMs === null) throw badRequest("invalid_range", "to must be an RFC 3339 timestamp or Unix seconds.");
+    const fromMs = p.from === undefined ? toMs - HISTORY_DEFAULT_SECS * 1000 : parseTimeBound(p.from);
+    if (fromMs === null) throw badRequest("invalid_range", "from must be an RFC 3339 timestamp or Unix seconds.");
+    if (fromMs >= toMs) throw badRequest("invalid_range", "from must be before to.");
+    const step = p.step ?? null;
+    if (step !== null && Math.ceil((toMs - fromMs) / (step * 1000)) + 1 > HISTORY_MAX_POINTS) {
+      throw badRequest("too_many_points", `The range holds more than ${HISTORY_MAX_POINTS} buckets of ${step} s; ask for a larger step or a shorter range.`);
+    }
+    await this.requireNode(nodeId);
+    const points = await this.repo.history({
+      nodeId,
+      metric,
+      ifindex: p.ifindex ?? NONE,
+      row: p.row ?? NONE,
+      fromMs,
+      toMs,
+      step,
+      limit: step === null ? HISTORY_MAX_POINTS + 1 : HISTORY_MAX_POINTS,
+    });
+    if (step === null && points.length > HISTORY_MAX_POINTS) {
+      throw badRequest(
+        "too_many_points",
+        `The range holds more than ${HISTORY_MAX_POINTS} samples; ask for a step (bucket width in seconds) or a shorter range.`,
+      );
+    }
+    return {
+      node_id: nodeId,
+      metric,
+      ifindex: p.ifindex ?? null,
+      row: p.row ?? null,
+      from: new Date(fromMs).toISOString(),
+      to: new Date(toMs).toISOString(),
+      step,
+      points,
+    };
+  }
+
+  /** 404 for a node that is missing or outside the caller's scope (the same answer for both). */
+  private async requireNode(nodeId: string): Promise<void> {
+    if (!(await this.repo.nodeVisible(nodeId, scopeFolders()))) throw notFound("No such node.");
+  }
+}

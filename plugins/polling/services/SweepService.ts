@@ -1,0 +1,391 @@
+import { isIP } from "node:net";
+import { inject, Inject, Injectable } from "@tsed/di";
+import {
+  badRequest,
+  decodeCursor,
+  notFound,
+  page,
+  pluginContextToken,
+  requireCaller,
+  type ChannelDeclaration,
+  type JobDeclaration,
+  type PluginContext,
+} from "../../../core/index.js";
+// Exported by inventory's manifest (its contract); the classes are imported from their files.
+import { ClassifierService } from "../../inventory/services/ClassifierService.js";
+import { CredentialService } from "../../inventory/services/CredentialService.js";
+import { snmpGet, SYSTEM_OIDS } from "../checks/SnmpGet.js";
+import type { PollingConfig } from "../index.js";
+import {
+  SWEEP_DEFAULT_PORT,
+  SWEEP_DEFAULT_TIMEOUT_MS,
+  type SweepCreate,
+  type SweepDetail,
+  type SweepImportNode,
+  type SweepView,
+} from "../models/SweepModels.js";
+import type { SnmpCredential } from "../poller/types.js";
+import { SweepRepository, type SweepFound } from "../repositories/SweepRepository.js";
+import { snmpCredentialOf } from "./AssignmentService.js";
+
+/** inventory's default sweepSize: the most rows one discovery import carries. */
+export const DEFAULT_SWEEP_SIZE = 4096;
+/** Addresses probed at once by one sweep. */
+export const SWEEP_CONCURRENCY = 64;
+/** Progress is written and published at most this often (ms). */
+export const SWEEP_PROGRESS_MS = 500;
+/** A running sweep without progress for this long was cut off by a restart. */
+export const SWEEP_STALE_SECS = 600;
+
+const POOL = /^[A-Za-z0-9_-]{1,63}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+// ---- address ranges ---------------------------------------------------------------------------
+
+export interface SweepRange {
+  family: 4 | 6;
+  /** First address of the prefix. */
+  network: bigint;
+  prefix: number;
+  /** Normalised "network/prefix". */
+  cidr: string;
+  /** Addresses a sweep probes (IPv4 wider than /31 skips network and broadcast). */
+  count: bigint;
+  first: bigint;
+}
+
+function ipv4ToBigInt(text: string): bigint | null {
+  const parts = text.split(".");
+  if (parts.length !== 4) return null;
+  let n = 0n;
+  for (const p of parts) {
+    if (!/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255) return null;
+    n = (n << 8n) | BigInt(p);
+  }
+  return n;
+}
+
+function ipv6ToBigInt(text: string): bigint | null {
+  if (isIP(text) !== 6 || text.includes("%")) return null;
+  let s = text;
+  // an embedded IPv4 tail (::ffff:192.0.2.1) becomes two groups
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (v4) {
+    const n = ipv4ToBigInt(v4[1]);
+    if (n === null) return null;
+    s = s.slice(0, -v4[1].length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
+  }
+  const [head, tail] = s.split("::");
+  const h = head ? head.split(":") : [];
+  const t = tail ? tail.split(":") : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill("0"), ...t];
+  if (groups.length !== 8) return null;
+  return groups.reduce((acc, g) => (acc << 16n) | BigInt(`0x${g || "0"}`), 0n);
+}
+
+export function formatAddress(family: 4 | 6, n: bigint): string {
+  if (family === 4) return [24n, 16n, 8n, 0n].map((s) => ((n >> s) & 0xffn).toString()).join(".");
+  const groups: string[] = [];
+  for (let s = 112n; s >= 0n; s -= 16n) groups.push(((n >> s) & 0xffffn).toString(16));
+  return groups.join(":");
+}
+
+/** A range from "a.b.c.d/n", "x::/n" or a bare address; null when it does not parse or has host bits set. */
+export function parseSweepRange(text: string): SweepRange | null {
+  const [addr, len, extra] = text.trim().split("/");
+  if (extra !== undefined) return null;
+  const family = isIP(addr);
+  if (family !== 4 && family !== 6) return null;
+  const bits = family === 4 ? 32 : 128;
+  if (len !== undefined && !/^\d{1,3}$/.test(len)) return null;
+  const prefix = len === undefined ? bits : Number(len);
+  if (prefix > bits) return null;
+  const n = family === 4 ? ipv4ToBigInt(addr) : ipv6ToBigInt(addr);
+  if (n === null) return null;
+  const hostBits = BigInt(bits - prefix);
+  const size = 1n << hostBits;
+  if ((n & (size - 1n)) !== 0n) return null;
+  const skipEnds = family === 4 && prefix < 31;
+  return {
+    family,
+    network: n,
+    prefix,
+    cidr: `${formatAddress(family, n)}/${prefix}`,
+    count: skipEnds ? size - 2n : size,
+    first: skipEnds ? n + 1n : n,
+  };
+}
+
+function* addressesOf(range: SweepRange): Generator<string> {
+  for (let i = 0n; i < range.count; i++) yield formatAddress(range.family, range.first + i);
+}
+
+/** Settles with the first outcome, in list order, that is a hit, as soon as every earlier one has missed. */
+function firstInOrder<T>(attempts: Promise<T | null>[]): Promise<{ index: number; value: T } | null> {
+  return new Promise((resolve) => {
+    const settled: (T | null | undefined)[] = attempts.map(() => undefined);
+    const decide = () => {
+      for (let i = 0; i < settled.length; i++) {
+        if (settled[i] === undefined) return; // an earlier, preferred credential may still answer
+        if (settled[i] !== null) return resolve({ index: i, value: settled[i] as T });
+      }
+      resolve(null);
+    };
+    attempts.forEach((a, i) =>
+      a.then(
+        (v) => {
+          settled[i] = v;
+          decide();
+        },
+        () => {
+          settled[i] = null;
+          decide();
+        },
+      ),
+    );
+  });
+}
+
+// ---- manifest pieces (declared in index.ts) ---------------------------------------------------
+
+/** The job `polling.sweep`: runs one sweep ({id}); two at once per replica; long lock (a sweep of 4096 silent addresses takes minutes). */
+export const SWEEP_JOB: JobDeclaration = {
+  name: "sweep",
+  concurrency: 2,
+  lockLifetimeMs: 30 * 60_000,
+  handler: async (job) => {
+    const id = (job.data as { id?: unknown } | null)?.id;
+    if (typeof id === "string") await inject(SweepService).run(id);
+  },
+};
+
+/**
+ * The Socket.IO channel `polling.sweeps`: events `polling.sweep.progress` and `polling.sweep.found`.
+ * Sweeps need scope All (their credentials do), so the channel is scoped and published without
+ * folders: only unrestricted ManageConfig sockets get it.
+ */
+export const SWEEP_CHANNEL: ChannelDeclaration = {
+  name: "sweeps",
+  permission: "ManageConfig",
+  scoped: true,
+  description: "discovery sweep progress (sweep.progress) and devices found (sweep.found)",
+};
+
+type Revealed = Awaited<ReturnType<CredentialService["reveal"]>>;
+
+interface Candidate {
+  id: string;
+  cred: SnmpCredential;
+}
+
+/**
+ * Discovery sweeps: probe every address of a range by SNMP (sysObjectID, sysDescr, sysName)
+ * with candidate credentials, record what answers with the classifier's proposal, and offer
+ * the result as a discovery import body.
+ */
+@Injectable()
+export class SweepService {
+  @Inject(pluginContextToken("polling"))
+  private ctx: PluginContext<PollingConfig>;
+
+  @Inject(SweepRepository)
+  private repo: SweepRepository;
+
+  @Inject(CredentialService)
+  private credentials: CredentialService;
+
+  @Inject(ClassifierService)
+  private classifier: ClassifierService;
+
+  private stopping = false;
+
+  $onDestroy(): void {
+    this.stopping = true;
+  }
+
+  /** The most addresses one sweep may cover: inventory's sweepSize (what one import takes). */
+  private sweepSize(): number {
+    const inventory = (this.ctx.kernelConfig.pluginConfig as Record<string, { sweepSize?: unknown } | undefined>).inventory;
+    const size = inventory?.sweepSize;
+    return typeof size === "number" && Number.isInteger(size) && size > 0 ? size : DEFAULT_SWEEP_SIZE;
+  }
+
+  async create(body: SweepCreate): Promise<string> {
+    const pool = body.pool === undefined || body.pool === null ? null : body.pool;
+    if (pool !== null && !POOL.test(pool)) throw badRequest("invalid_pool", "pool: letters, digits, _ and - only, at most 63 characters.");
+    const range = parseSweepRange(body.cidr);
+    if (!range) throw badRequest("invalid_cidr", "cidr must be an IPv4 or IPv6 address/prefix with the host bits clear (for example 192.0.2.0/24).");
+    const cap = this.sweepSize();
+    if (range.count > BigInt(cap)) {
+      throw badRequest("too_many_addresses", `One sweep covers at most ${cap} addresses (pluginConfig.inventory.sweepSize); split the range.`);
+    }
+    const ids = body.credential_ids.map((id) => id.toLowerCase());
+    for (const [i, id] of ids.entries()) {
+      if (!UUID.test(id)) throw badRequest("validation_failed", `credential_ids[${i}] must be a uuid.`);
+    }
+    if (new Set(ids).size !== ids.length) throw badRequest("validation_failed", "credential_ids must not repeat an id.");
+    for (const [i, id] of ids.entries()) {
+      const c = await this.credentials.reveal(id);
+      if (!c) throw badRequest("unknown_reference", `credential_ids[${i}] names no credential.`);
+      if (c.kind !== "snmp_v2c" && c.kind !== "snmp_v3")
+        throw badRequest("invalid_credential", `credential_ids[${i}] is not an SNMP credential (snmp_v2c or snmp_v3).`);
+    }
+    const id = await this.repo.insert({
+      cidr: range.cidr,
+      port: body.port ?? SWEEP_DEFAULT_PORT,
+      pool,
+      credential_ids: ids,
+      timeout_ms: body.timeout_ms ?? SWEEP_DEFAULT_TIMEOUT_MS,
+      total: Number(range.count),
+      created_by: requireCaller().username,
+    });
+    try {
+      await this.ctx.jobs.now("sweep", { id });
+    } catch (err) {
+      await this.repo.finish(id, "failed", "could not be scheduled");
+      throw err;
+    }
+    return id;
+  }
+
+  async list(limit: number, cursor: string | undefined): Promise<{ rows: SweepView[]; next: string | null }> {
+    let after: { created_at: string; id: string } | null = null;
+    if (cursor !== undefined) {
+      const [created_at, id] = decodeCursor(cursor, 2);
+      if (!UUID.test(id) || Number.isNaN(Date.parse(created_at))) {
+        throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+      }
+      after = { created_at, id };
+    }
+    await this.repo.failStale(SWEEP_STALE_SECS);
+    const found = await this.repo.list(limit + 1, after);
+    const { rows, next } = page(found, limit, (r) => [r.sort_at, r.id]);
+    return { rows: rows.map(({ sort_at: _, ...view }) => view), next };
+  }
+
+  async get(id: string): Promise<SweepDetail> {
+    await this.repo.failStale(SWEEP_STALE_SECS);
+    const sweep = await this.repo.get(id);
+    if (!sweep) throw notFound("No such sweep.");
+    const results = await this.repo.results(id);
+    const nodes: SweepImportNode[] = results.map((r) => ({
+      name: r.sys_name?.trim() || r.address,
+      address: r.address,
+      credential_id: r.credential_id,
+      profile_id: r.proposed_profile_id,
+      vendor: r.vendor,
+      model: r.model,
+    }));
+    return { ...sweep, results, import_body: { nodes } };
+  }
+
+  /** The job: probes the range once (a second run of the same sweep finds nothing to claim). */
+  async run(id: string): Promise<void> {
+    const sweep = await this.repo.claim(id);
+    if (!sweep) return;
+    const log = this.ctx.log.child("sweep");
+    try {
+      const range = parseSweepRange(sweep.cidr);
+      if (!range) throw new Error("stored range does not parse");
+      const candidates = await this.candidates(sweep.credential_ids);
+      if (!candidates.length) {
+        await this.repo.finish(id, "failed", "none of its credentials exists any more as an SNMP credential");
+        this.publish("progress", { ...this.counts(sweep, 0, 0), status: "failed" });
+        return;
+      }
+      log.info("sweep started", { id, cidr: sweep.cidr, total: sweep.total, credentials: candidates.length });
+      const outcome = await this.probeAll(sweep, range, candidates);
+      if (outcome === "stopped") {
+        await this.repo.finish(id, "failed", "interrupted by a shutdown");
+        return;
+      }
+      await this.repo.finish(id, "done", null);
+      const final = await this.repo.get(id);
+      if (final) this.publish("progress", this.counts(final, final.probed, final.found));
+      log.info("sweep done", { id, probed: final?.probed, found: final?.found });
+    } catch (err) {
+      log.error("sweep failed", { id, error: (err as Error).message });
+      await this.repo.finish(id, "failed", "internal error (see the log)").catch(() => undefined);
+      this.publish("progress", { ...this.counts(sweep, sweep.probed, sweep.found), status: "failed" });
+    }
+  }
+
+  private async candidates(ids: string[]): Promise<Candidate[]> {
+    const out: Candidate[] = [];
+    for (const id of ids) {
+      const cred = snmpCredentialOf((await this.credentials.reveal(id)) as Revealed);
+      if (cred) out.push({ id, cred });
+    }
+    return out;
+  }
+
+  private counts(s: SweepView, probed: number, found: number) {
+    return { id: s.id, status: s.status, cidr: s.cidr, total: s.total, probed, found };
+  }
+
+  private publish(event: "progress" | "found", payload: unknown): void {
+    try {
+      this.ctx.realtime.publish(SWEEP_CHANNEL.name, `sweep.${event}`, payload);
+    } catch (err) {
+      this.ctx.log.warn("sweep event not published", { error: (err as Error).message });
+    }
+  }
+
+  /** Bounded concurrency over the range; answers and counts are written in batches. */
+  private async probeAll(sweep: SweepView, range: SweepRange, candidates: Candidate[]): Promise<"done" | "stopped"> {
+    const addresses = addressesOf(range);
+    let probed = 0;
+    let pending: SweepFound[] = [];
+    let lastFlush = Date.now();
+    let writing: Promise<void> = Promise.resolve();
+    const flush = () => {
+      const batch = pending;
+      pending = [];
+      lastFlush = Date.now();
+      const count = probed;
+      writing = writing.then(async () => {
+        const found = await this.repo.progress(sweep.id, count, batch);
+        if (batch.length) this.publish("found", { id: sweep.id, results: batch });
+        this.publish("progress", { ...this.counts(sweep, count, found), status: "running" });
+      });
+      return writing;
+    };
+
+    const worker = async () => {
+      for (;;) {
+        if (this.stopping) return;
+        const next = addresses.next();
+        if (next.done) return;
+        const hit = await this.probe(next.value, sweep, candidates);
+        probed++;
+        if (hit) pending.push(hit);
+        if (Date.now() - lastFlush >= SWEEP_PROGRESS_MS) await flush();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SWEEP_CONCURRENCY, Number(range.count)) }, worker));
+    await flush();
+    return this.stopping ? "stopped" : "done";
+  }
+
+  /** Every candidate at once; the first in the sweep's order that answers wins (a silent address costs one timeout). */
+  private async probe(address: string, sweep: SweepView, candidates: Candidate[]): Promise<SweepFound | null> {
+    const oids = [SYSTEM_OIDS.sysObjectID, SYSTEM_OIDS.sysDescr, SYSTEM_OIDS.sysName];
+    const hit = await firstInOrder(
+      candidates.map((c) => snmpGet(address, c.cred, oids, { port: sweep.port, timeoutMs: sweep.timeout_ms, retries: 0 }).then((r) => (r.ok ? r : null))),
+    );
+    if (!hit) return null;
+    const [oid, descr, name] = hit.value.values.map((v) => v?.text ?? null);
+    const sysObjectId = oid ? oid.replace(/^\./, "") : null;
+    const classification = await this.classifier.classify(sysObjectId, descr);
+    return {
+      address,
+      sys_name: name,
+      sys_object_id: sysObjectId,
+      sys_descr: descr,
+      credential_id: candidates[hit.index].id,
+      proposed_profile_id: classification?.profile_id ?? null,
+      vendor: classification?.vendor ?? null,
+      model: classification?.model ?? null,
+    };
+  }
+}

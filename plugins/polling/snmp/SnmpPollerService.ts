@@ -1,0 +1,23 @@
+import { Inject, Injectable } from "@tsed/di";
+import { pluginContextToken, type PluginContext } from "../../../core/index.js";
+import type { PollingConfig } from "../index.js";
+import type { PollTarget } from "../poller/types.js";
+import { SnmpPoller, type SnmpPollOutcome } from "./SnmpPoller.js";
+
+/** The in-process SNMP poller, configured from pluginConfig.polling (snmpTimeoutMs, snmpRetries). */
+@Injectable()
+export class SnmpPollerService {
+  @Inject(pluginContextToken("polling"))
+  private ctx: PluginContext<PollingConfig>;
+
+  private poller: SnmpPoller | null = null;
+
+  get engine(): SnmpPoller {
+    this.poller ??= new SnmpPoller({ timeoutMs: this.ctx.config.snmpTimeoutMs, retries: this.ctx.config.snmpRetries });
+    return this.poller;
+  }
+
+  poll(target: PollTarget): Promise<SnmpPollOutcome> {
+    return this.engine.poll(target);
+  }
+}
