@@ -249,26 +249,16 @@ export class AlertEngine {
       return;
     }
     if (open) return;
-    const inc: OpenIncident = {
+    const inc = unreachableIncident({
       incident_key: key,
       subject_kind: "node",
       node_id: entry.id,
       subject_name: null,
       check_id: LIVENESS_CHECK_ID,
-      metric: null,
-      ifindex: null,
-      if_name: null,
-      row_key: null,
-      row_name: null,
-      severity: "critical",
-      state: "unreachable",
-      direction: null,
-      observed_value: null,
-      threshold_value: null,
       title: unreachableTitle(entry.name),
       fired_at_ms: e.at_unix_ms,
       folder_path: entry.folder_path,
-    };
+    });
     this.queueOpen(inc, LIVENESS_MUTE_METRIC);
   }
 
@@ -285,26 +275,16 @@ export class AlertEngine {
     }
     if (open || [...pollers.values()].some(Boolean)) return;
     this.queueOpen(
-      {
+      unreachableIncident({
         incident_key: key,
         subject_kind: "pool",
         node_id: null,
         subject_name: e.pool,
         check_id: POOL_CHECK_ID,
-        metric: null,
-        ifindex: null,
-        if_name: null,
-        row_key: null,
-        row_name: null,
-        severity: "critical",
-        state: "unreachable",
-        direction: null,
-        observed_value: null,
-        threshold_value: null,
         title: poolOfflineTitle(e.pool),
         fired_at_ms: e.at_unix_ms,
         folder_path: [],
-      },
+      }),
       null,
     );
   }
@@ -525,4 +505,23 @@ function engineInstance(): AlertEngine {
   const engine = injector().get<AlertEngine>(AlertEngine);
   if (!engine) throw new Error("the AlertEngine provider is not registered");
   return engine;
+}
+
+/** A liveness or pool incident: critical, state unreachable, no metric, port, row or values. */
+function unreachableIncident(
+  subject: Pick<OpenIncident, "incident_key" | "subject_kind" | "node_id" | "subject_name" | "check_id" | "title" | "fired_at_ms" | "folder_path">,
+): OpenIncident {
+  return {
+    ...subject,
+    metric: null,
+    ifindex: null,
+    if_name: null,
+    row_key: null,
+    row_name: null,
+    severity: "critical",
+    state: "unreachable",
+    direction: null,
+    observed_value: null,
+    threshold_value: null,
+  };
 }
