@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
-import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { bearer, folderScope, startInventoryKernel, collection } from "./support.js";
 import { expectError } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
@@ -13,19 +13,7 @@ let profile: string;
 let profile2: string;
 
 const BASE = "/api/v1/classification-rules";
-const post = (body: unknown, token = k.adminToken) =>
-  k.http
-    .post(BASE)
-    .set(bearer(token))
-    .send(body as object);
-const put = (id: string, body: unknown, token = k.adminToken) =>
-  k.http
-    .put(`${BASE}/${id}`)
-    .set(bearer(token))
-    .send(body as object);
-const get = (id: string, token = k.adminToken) => k.http.get(`${BASE}/${id}`).set(bearer(token));
-const del = (id: string, token = k.adminToken) => k.http.delete(`${BASE}/${id}`).set(bearer(token));
-const list = (query: Record<string, string | number> = {}, token = k.adminToken) => k.http.get(BASE).query(query).set(bearer(token));
+const { post, put, get, del, list } = collection(() => k, BASE);
 
 async function create(body: Record<string, unknown>): Promise<string> {
   const res = await post(body);

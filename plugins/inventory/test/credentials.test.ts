@@ -3,7 +3,7 @@ import { injector } from "@tsed/di";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import { CredentialService } from "../services/CredentialService.js";
-import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { bearer, folderScope, startInventoryKernel, collection } from "./support.js";
 import { expectError } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
@@ -31,19 +31,7 @@ function expectNoSecret(text: string): void {
   for (const s of ALL_SECRETS) expect(text).not.toContain(s);
 }
 
-const post = (body: unknown, token = k.adminToken) =>
-  k.http
-    .post("/api/v1/credentials")
-    .set(bearer(token))
-    .send(body as object);
-const put = (id: string, body: unknown, token = k.adminToken) =>
-  k.http
-    .put(`/api/v1/credentials/${id}`)
-    .set(bearer(token))
-    .send(body as object);
-const get = (id: string, token = k.adminToken) => k.http.get(`/api/v1/credentials/${id}`).set(bearer(token));
-const del = (id: string, token = k.adminToken) => k.http.delete(`/api/v1/credentials/${id}`).set(bearer(token));
-const list = (query: Record<string, string | number> = {}, token = k.adminToken) => k.http.get("/api/v1/credentials").query(query).set(bearer(token));
+const { post, put, get, del, list } = collection(() => k, "/api/v1/credentials");
 
 let seq = 0;
 const uniqueName = (label: string) => `${label}-${++seq}`;

@@ -4,7 +4,7 @@ import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import type { NodeDirectoryRow, NodeEvent } from "../contract.js";
 import { NodeService } from "../services/NodeService.js";
-import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { bearer, folderScope, startInventoryKernel, collection } from "./support.js";
 import { expectEnvelope } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
@@ -22,19 +22,7 @@ async function folder(name: string, parent: string | null, pool: string | null =
   return rows[0].id;
 }
 
-const post = (body: unknown, token = k.adminToken) =>
-  k.http
-    .post("/api/v1/nodes")
-    .set(bearer(token))
-    .send(body as object);
-const put = (id: string, body: unknown, token = k.adminToken) =>
-  k.http
-    .put(`/api/v1/nodes/${id}`)
-    .set(bearer(token))
-    .send(body as object);
-const get = (id: string, token = k.adminToken) => k.http.get(`/api/v1/nodes/${id}`).set(bearer(token));
-const del = (id: string, token = k.adminToken) => k.http.delete(`/api/v1/nodes/${id}`).set(bearer(token));
-const list = (query: Record<string, string | number>, token = k.adminToken) => k.http.get("/api/v1/nodes").query(query).set(bearer(token));
+const { post, put, get, del, list } = collection(() => k, "/api/v1/nodes");
 
 async function create(body: Record<string, unknown>, token = k.adminToken): Promise<string> {
   const res = await post(body, token);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
-import { bearer, folderScope, startInventoryKernel } from "./support.js";
+import { bearer, folderScope, startInventoryKernel, collection } from "./support.js";
 import { expectError } from "../../../test/support/assertions.js";
 
 let k: TestKernel;
@@ -11,19 +11,7 @@ let viewer: string;
 let scopedOperator: string;
 let scopedViewer: string;
 
-const post = (body: unknown, token = k.adminToken) =>
-  k.http
-    .post("/api/v1/profiles")
-    .set(bearer(token))
-    .send(body as object);
-const put = (id: string, body: unknown, token = k.adminToken) =>
-  k.http
-    .put(`/api/v1/profiles/${id}`)
-    .set(bearer(token))
-    .send(body as object);
-const get = (id: string, token = k.adminToken) => k.http.get(`/api/v1/profiles/${id}`).set(bearer(token));
-const del = (id: string, token = k.adminToken) => k.http.delete(`/api/v1/profiles/${id}`).set(bearer(token));
-const list = (query: Record<string, string | number> = {}, token = k.adminToken) => k.http.get("/api/v1/profiles").query(query).set(bearer(token));
+const { post, put, get, del, list } = collection(() => k, "/api/v1/profiles");
 
 async function create(body: Record<string, unknown>): Promise<string> {
   const res = await post(body);

@@ -26,3 +26,26 @@ export async function createNode(k: TestKernel, body: Record<string, unknown>): 
 export function folderScope(...folders: string[]): Scope {
   return { folders };
 }
+
+/**
+ * HTTP helpers for one REST collection (`/api/v1/profiles`, …) of the current test kernel; the
+ * token defaults to the bootstrap admin. `kernel` is read lazily (kernels start in beforeAll).
+ */
+export function collection(kernel: () => TestKernel, base: string) {
+  const k = () => kernel();
+  return {
+    post: (body: unknown, token = k().adminToken) =>
+      k()
+        .http.post(base)
+        .set(bearer(token))
+        .send(body as object),
+    put: (id: string, body: unknown, token = k().adminToken) =>
+      k()
+        .http.put(`${base}/${id}`)
+        .set(bearer(token))
+        .send(body as object),
+    get: (id: string, token = k().adminToken) => k().http.get(`${base}/${id}`).set(bearer(token)),
+    del: (id: string, token = k().adminToken) => k().http.delete(`${base}/${id}`).set(bearer(token)),
+    list: (query: Record<string, string | number> = {}, token = k().adminToken) => k().http.get(base).query(query).set(bearer(token)),
+  };
+}
