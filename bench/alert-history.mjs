@@ -18,17 +18,14 @@
 //   alert_history_<scenario>_p50_ms / _p99_ms / _rows (rows of the last page); top_unfiltered is the first page (no cursor)
 //   alert_history_node_directory_p50_ms (reading inventory.node_directory for one folder, directly in PostgreSQL)
 // and stops the kernel (and the embedded server).
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { bootKernel, killKernels, MAIN, ROOT } from "./lib/kernel.mjs";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const MAIN = join(ROOT, "dist/core/main.js");
 const ROWS = Number(process.env.BENCH_HISTORY_ROWS ?? 10_000_000);
 const BATCH = Number(process.env.BENCH_HISTORY_BATCH ?? 500_000);
 const REQUESTS = Number(process.env.BENCH_HISTORY_REQUESTS ?? 300);
@@ -46,11 +43,10 @@ if (!existsSync(MAIN)) {
 const print = (key, value) => console.log(`${key}=${value}`);
 const token = randomBytes(24).toString("hex");
 const dataDir = mkdtempSync(join(tmpdir(), "nms-bench-history-"));
-let child = null;
 let embedded = null;
 let serverDir = null;
 const cleanup = async () => {
-  child?.kill("SIGKILL");
+  killKernels();
   await embedded?.stop().catch(() => undefined);
   embedded = null;
   rmSync(dataDir, { recursive: true, force: true });
@@ -82,42 +78,14 @@ async function createDatabase(adminUrl) {
   return url.toString();
 }
 
-/** Spawns the kernel on `databaseUrl`; resolves with its base URL at the ready line. */
+/** Starts the kernel on that database; resolves with {url, stop} at the ready line. */
 function boot(databaseUrl) {
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NMS_PORT: "0",
-    NMS_HOST: "127.0.0.1",
+  return bootKernel({
     NMS_DATA_DIR: join(dataDir, "kernel"),
     NMS_DATABASE_URL: databaseUrl,
     NMS_BOOTSTRAP_TOKEN: token,
     NMS_LOG_LEVEL: "warn",
     NMS__pluginConfig__polling__embeddedPoller: "false",
-  };
-  child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (c) => (out += c));
-  child.stderr.on("data", (c) => (err += c));
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line within 120 s\n${out}\n${err}`)), 120000);
-    void exited.then((code) => reject(new Error(`kernel exited (${code}) before ready\n${out}\n${err}`)));
-    child.stdout.on("data", () => {
-      const m = /ready at (\S+) /.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      resolve({
-        url: m[1],
-        async stop() {
-          child.kill("SIGTERM");
-          const code = await exited;
-          child = null;
-          if (code !== 0) throw new Error(`kernel stopped with ${code}\n${err}`);
-        },
-      });
-    });
   });
 }
 

@@ -11,16 +11,13 @@
 //   inventory_import_samples_ms  every run
 //   inventory_import_filed       the filed counts of a run (the same mix each run)
 // and stops the kernel.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
+import { bootKernel, killKernels, MAIN } from "./lib/kernel.mjs";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const MAIN = join(ROOT, "dist/core/main.js");
 const RUNS = 3;
 const NODES = 4096;
 const SITES = 20;
@@ -33,9 +30,8 @@ if (!existsSync(MAIN)) {
 
 const token = randomBytes(24).toString("hex");
 const dataDir = mkdtempSync(join(tmpdir(), "nms-bench-import-"));
-let child = null;
 const cleanup = () => {
-  child?.kill("SIGKILL");
+  killKernels();
   rmSync(dataDir, { recursive: true, force: true });
 };
 process.on("SIGINT", () => {
@@ -46,33 +42,9 @@ process.on("SIGINT", () => {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const print = (key, value) => console.log(`${key}=${value}`);
 
-/** Spawns the kernel; resolves with its base URL at the ready line. */
+/** Starts the kernel on this bench's data dir; resolves with {url, stop} at the ready line. */
 function boot() {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", NMS_DATA_DIR: dataDir, NMS_BOOTSTRAP_TOKEN: token };
-  child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (c) => (out += c));
-  child.stderr.on("data", (c) => (err += c));
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line within 120 s\n${out}\n${err}`)), 120000);
-    void exited.then((code) => reject(new Error(`kernel exited (${code}) before ready\n${out}\n${err}`)));
-    child.stdout.on("data", () => {
-      const m = /ready at (\S+) /.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      resolve({
-        url: m[1],
-        async stop() {
-          child.kill("SIGTERM");
-          const code = await exited;
-          child = null;
-          if (code !== 0) throw new Error(`kernel stopped with ${code}\n${err}`);
-        },
-      });
-    });
-  });
+  return bootKernel({ NMS_DATA_DIR: dataDir, NMS_BOOTSTRAP_TOKEN: token });
 }
 
 async function api(url, method, path, body) {
