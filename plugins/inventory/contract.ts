@@ -7,6 +7,9 @@ import type { Scope } from "../../core/index.js";
 /** Read-only view for other plugins: join it, never inventory's tables. */
 export const NODE_DIRECTORY_VIEW = "inventory.node_directory";
 
+/** Read-only view of profiles: id, name, parent_id, ancestors (itself first, then up to the root). */
+export const PROFILE_DIRECTORY_VIEW = "inventory.profile_directory";
+
 /** Columns of inventory.node_directory. */
 export interface NodeDirectoryRow {
   id: string;

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { pluginContextToken, type BundleTable, type PluginContext, type Queryable } from "../../../core/index.js";
 import type { CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
+import { PROFILE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 
 export interface TemplateRow {
   name: string;
@@ -150,19 +151,29 @@ export class CollectionTemplateRepository {
     return rows;
   }
 
-  /** Enabled items of the templates these profiles use, by profile, template name, metric name. */
+  /**
+   * Enabled items of the templates these profiles use, themselves or through an ancestor profile
+   * (inventory's published profile_directory): by profile, nearest profile first, template name, metric name.
+   * Links of a profile that no longer exists are never read.
+   */
   async enabledItemsOfProfiles(profileIds: string[]): Promise<ProfileItemRow[]> {
     if (profileIds.length === 0) return [];
     const { rows } = await this.ctx.store.query<ProfileItemRow>(
-      `SELECT l.profile_id, tpl.name AS template_name, i.id, i.template_id, i.collection, i.metric_kind, i.metric_name, i.oid, i.enabled
-         FROM ${this.t.links} l
+      `SELECT d.id AS profile_id, tpl.name AS template_name, i.id, i.template_id, i.collection, i.metric_kind, i.metric_name, i.oid, i.enabled
+         FROM ${PROFILE_DIRECTORY_VIEW} d
+         JOIN ${this.t.links} l ON l.profile_id = ANY(d.ancestors)
          JOIN ${this.t.templates} tpl ON tpl.id = l.template_id
          JOIN ${this.t.items} i ON i.template_id = tpl.id AND i.enabled
-        WHERE l.profile_id = ANY($1::uuid[])
-        ORDER BY l.profile_id, lower(tpl.name), tpl.id, i.metric_name`,
+        WHERE d.id = ANY($1::uuid[])
+        ORDER BY d.id, array_position(d.ancestors, l.profile_id), lower(tpl.name), tpl.id, i.metric_name`,
       [profileIds],
     );
     return rows;
+  }
+
+  async profileExists(profileId: string): Promise<boolean> {
+    const { rows } = await this.ctx.store.query(`SELECT 1 FROM ${PROFILE_DIRECTORY_VIEW} WHERE id = $1`, [profileId]);
+    return rows.length > 0;
   }
 }
 

@@ -25,8 +25,9 @@ const noItem = () => notFound("No such collection template item.");
 
 /**
  * Collection templates (CRUD), their items, which profiles use them, and the items the poll
- * loop reads for a node of a given profile. Profiles are inventory's: referenced by id only
- * (inventory's contract offers no profile lookup, so any UUID is accepted).
+ * loop reads for a node of a given profile. Profiles are inventory's, known through its published
+ * view inventory.profile_directory: a profile also uses the templates of its ancestors (the nearest
+ * profile wins a metric name), and the links of a deleted profile are never read.
  */
 @Injectable()
 export class CollectionTemplateService {
@@ -118,8 +119,9 @@ export class CollectionTemplateService {
 
   // ---- profiles ----
 
-  /** The profile uses the template from now on (repeating it is not an error). */
+  /** The profile uses the template from now on (repeating it is not an error); 404 for a profile inventory does not have. */
   async attach(profileId: string, templateId: string): Promise<void> {
+    if (!(await this.repo.profileExists(profileId))) throw notFound("No such profile.");
     try {
       await this.repo.attach(profileId, templateId);
     } catch (err) {
@@ -140,8 +142,8 @@ export class CollectionTemplateService {
 
   /**
    * What the poll loop reads for a node of this profile: the enabled items of every template
-   * the profile uses. A metric name defined by two templates is read once: the template first
-   * by name wins.
+   * the profile or one of its ancestors uses. A metric name defined twice is read once: the
+   * nearest profile wins, then the template first by name.
    */
   async templatesForProfile(profileId: string): Promise<TemplateItem[]> {
     return (await this.templatesForProfiles([profileId])).get(profileId) ?? [];

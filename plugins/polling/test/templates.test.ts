@@ -233,9 +233,18 @@ describe("template items", () => {
   });
 });
 
+/** A profile in inventory (a fixture, by raw SQL as the tests do). */
+async function newProfile(parentId: string | null = null): Promise<string> {
+  const rows = await rawQuery<{ id: string }>(db, "INSERT INTO inventory.profiles (name, parent_id) VALUES ($1, $2) RETURNING id", [
+    `p-${randomUUID()}`,
+    parentId,
+  ]);
+  return rows[0].id;
+}
+
 describe("profiles use templates", () => {
   it("attaches and detaches (idempotent), lists a profile's templates, refuses to delete a template in use", async () => {
-    const profile = randomUUID();
+    const profile = await newProfile();
     const tpl = await createTemplate({ name: "attach me" });
     const path = `/api/v1/profiles/${profile}/collection-templates/${tpl}`;
     const res = await put(path, {}, operator);
@@ -254,8 +263,10 @@ describe("profiles use templates", () => {
     expect((await del(`${BASE}/${tpl}`)).status).toBe(204);
   });
 
-  it("404 attaching an unknown template, 400 on ids that are not UUIDs, 401 without a token", async () => {
-    expectError(await put(`/api/v1/profiles/${randomUUID()}/collection-templates/${randomUUID()}`, {}), 404, "not_found");
+  it("404 attaching an unknown template or to a profile inventory does not have, 400 on ids that are not UUIDs, 401 without a token", async () => {
+    expectError(await put(`/api/v1/profiles/${await newProfile()}/collection-templates/${randomUUID()}`, {}), 404, "not_found");
+    const tpl = await createTemplate({ name: `orphan-${randomUUID()}` });
+    expectError(await put(`/api/v1/profiles/${randomUUID()}/collection-templates/${tpl}`, {}), 404, "not_found");
     expectError(await del(`/api/v1/profiles/${randomUUID()}/collection-templates/${randomUUID()}`), 404, "not_found");
     expectError(await put(`/api/v1/profiles/cisco/collection-templates/${randomUUID()}`, {}), 400, "validation_failed");
     expectError(await get(`/api/v1/profiles/cisco/collection-templates`), 400, "validation_failed");
@@ -263,7 +274,7 @@ describe("profiles use templates", () => {
   });
 
   it("templatesForProfile gives the enabled items of the profile's templates, a metric name once", async () => {
-    const profile = randomUUID();
+    const profile = await newProfile();
     const t1 = await createTemplate({ name: "aaa first" });
     const t2 = await createTemplate({ name: "bbb second" });
     const g = await createItem(t1, item({ metric_name: "shared_name", oid: "1.3.6.1.4.1.1.1.0" }));
@@ -284,5 +295,27 @@ describe("profiles use templates", () => {
     expect(await service.templatesForProfile(randomUUID())).toEqual([]);
     const many = await service.templatesForProfiles([profile, randomUUID()]);
     expect(many.get(profile)).toHaveLength(3);
+  });
+
+  it("inherits the templates of ancestor profiles (the nearest wins a metric name) and forgets a deleted profile's links", async () => {
+    const root = await newProfile();
+    const child = await newProfile(root);
+    const rootTpl = await createTemplate({ name: `root-${randomUUID()}` });
+    const childTpl = await createTemplate({ name: `child-${randomUUID()}` });
+    await createItem(rootTpl, item({ metric_name: "fan_rpm", oid: "1.3.6.1.4.1.9.1.0" }));
+    const rootTemp = await createItem(rootTpl, item({ metric_name: "temp_c", oid: "1.3.6.1.4.1.9.2.0" }));
+    const childFan = await createItem(childTpl, item({ metric_name: "fan_rpm", oid: "1.3.6.1.4.1.9.3.0" }));
+    expect((await put(`/api/v1/profiles/${root}/collection-templates/${rootTpl}`, {})).status).toBe(200);
+    expect((await put(`/api/v1/profiles/${child}/collection-templates/${childTpl}`, {})).status).toBe(200);
+
+    const service = injector().get<CollectionTemplateService>(CollectionTemplateService)!;
+    const items = await service.templatesForProfile(child);
+    expect(items.map((i) => i.id).sort()).toEqual([childFan, rootTemp].sort());
+    expect((await service.templatesForProfile(root)).map((i) => i.metric_name).sort()).toEqual(["fan_rpm", "temp_c"]);
+
+    await rawQuery(db, "UPDATE inventory.profiles SET parent_id = NULL WHERE id = $1", [child]);
+    await rawQuery(db, "DELETE FROM inventory.profiles WHERE id = $1", [root]);
+    expect((await service.templatesForProfile(child)).map((i) => i.id)).toEqual([childFan]);
+    expect(await service.templatesForProfile(root)).toEqual([]);
   });
 });
