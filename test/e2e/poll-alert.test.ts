@@ -11,6 +11,7 @@ import { startTestKernel, type TestKernel } from "../support/testKernel.js";
 import { alertsPlugin } from "../../plugins/alerts/index.js";
 import { inventoryPlugin } from "../../plugins/inventory/index.js";
 import { pollingPlugin } from "../../plugins/polling/index.js";
+import { until } from "../support/wait.js";
 
 const INTERVAL_SECS = 5;
 const COMMUNITY = "e2e-sw";
@@ -72,18 +73,6 @@ interface HistoryRow {
 }
 
 /** Polls `fn` until it returns something truthy, failing after `timeoutMs` with the last value seen. */
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    last = v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 async function getJson<T>(path: string, query: Record<string, string | number> = {}, token = k.adminToken): Promise<T> {
   const res = await k.http.get(path).query(query).set(bearer(token));
   if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text}`);

@@ -6,16 +6,7 @@ import { fixtureAuditPlugin, seen } from "../fixtures/plugins/audit/index.js";
 import { fixtureWidgetsPlugin, lifecycle } from "../fixtures/plugins/widgets/index.js";
 import { createTestDatabase, rawQuery } from "../support/db.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
-
-async function eventually<T>(fn: () => Promise<T | undefined>, ms = 8000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { until } from "../support/wait.js";
 
 describe("plugin host", () => {
   let k: TestKernel;
@@ -58,7 +49,7 @@ describe("plugin host", () => {
   it("defines jobs as <id>.<name> and runs them", async () => {
     const res = await k.http.post("/api/v1/widgets/jobs/tick").set(auth());
     expect(res.status).toBe(200);
-    const run = await eventually(async () => (await rawQuery(k.databaseUrl!, "SELECT data FROM fixture_widgets.job_runs"))[0]);
+    const run = await until("the job run", async () => (await rawQuery(k.databaseUrl!, "SELECT data FROM fixture_widgets.job_runs"))[0], 8000);
     expect(run.data).toEqual({ n: 1 });
     const jobs = await rawQuery<{ name: string }>(k.databaseUrl!, "SELECT DISTINCT name FROM nms_agenda_jobs");
     expect(jobs.map((j) => j.name)).toContain("fixture-widgets.tick");

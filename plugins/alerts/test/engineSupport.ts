@@ -8,6 +8,7 @@ import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin, type Sample } from "../../polling/index.js";
 import { alertsPlugin } from "../index.js";
 import { AlertEngine, startAlertEngine, stopAlertEngine } from "../services/AlertEngine.js";
+import type { HistoryInsert } from "../repositories/IncidentRepository.js";
 
 export interface EngineKernel extends TestKernel {
   db: string;
@@ -136,28 +137,8 @@ export function clearSeen(k: EngineKernel): void {
   k.seen.length = 0;
 }
 
-export interface HistoryRowRaw {
-  id: string;
-  recorded_at: string;
-  at_unix_ms: string;
-  incident_key: string;
-  check_id: string;
-  direction: string | null;
-  ifindex: number | null;
-  if_name: string | null;
-  metric: string | null;
-  node_id: string | null;
-  observed_value: number | null;
-  threshold_value: number | null;
-  resolved: boolean;
-  row_key: number | null;
-  row_name: string | null;
-  severity: string;
-  state: string;
-  subject_kind: string;
-  subject_name: string | null;
-  title: string | null;
-}
+/** A history row as read raw: the engine's insert, plus recorded_at (text, microseconds) and at_unix_ms as bigint text. */
+export type HistoryRowRaw = Omit<HistoryInsert, "at_unix_ms"> & { recorded_at: string; at_unix_ms: string };
 
 /** History rows (oldest first by the keyset), recorded_at as text with microseconds. */
 export async function history(k: EngineKernel, where = "true", params: unknown[] = []): Promise<HistoryRowRaw[]> {

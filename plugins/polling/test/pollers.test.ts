@@ -10,6 +10,7 @@ import { inventoryPlugin } from "../../inventory/index.js";
 import type { PollerEvent, Sample } from "../contract.js";
 import { pollingPlugin } from "../index.js";
 import { MAX_SAMPLES_PER_POST } from "../poller/wire.js";
+import { until } from "../../../test/support/wait.js";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
@@ -31,16 +32,6 @@ function events<E extends "polling.poller.online" | "polling.poller.offline" | "
   const got: unknown[] = [];
   const off = ctx.bus.on(name, (e) => void got.push(e));
   return { got, off };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 25000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 function sampleFor(node: string, metric: string, value: number, at: number): Sample {

@@ -16,6 +16,7 @@ import type { LoopLogger } from "../poller/PollLoop.js";
 import { shipments } from "../poller/RemotePoller.js";
 import { SampleBuffer, type BufferedRecord } from "../poller/SampleBuffer.js";
 import { emptyBatch, MAX_SAMPLES_PER_POST, type PollBatch } from "../poller/wire.js";
+import { until } from "../../../test/support/wait.js";
 
 const CLI = join(ROOT, "dist/core/cli/main.js");
 const PLUGINS = [join(ROOT, "dist/plugins/inventory"), join(ROOT, "dist/plugins/polling")].join(",");
@@ -110,15 +111,9 @@ async function kill(p: PollerProcess | null, signal: NodeJS.Signals = "SIGKILL")
   await p.exited;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\npoller output:\n${poller?.output().slice(-4000) ?? ""}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** until() with the poller's recent output in the failure message. */
+const waitFor = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30000) =>
+  until(what, fn, timeoutMs, () => `poller output:\n${poller?.output().slice(-4000) ?? ""}`);
 
 const sql = <R extends Record<string, unknown>>(text: string, params: unknown[] = []) => rawQuery<R>(db, text, params);
 
@@ -185,7 +180,7 @@ afterAll(async () => {
 
 it("a poller killed with SIGKILL and restarted: its gap is recorded and polling resumes", async () => {
   poller = startPoller();
-  await until("samples of both nodes from the poller", async () => {
+  await waitFor("samples of both nodes from the poller", async () => {
     const r = await sql<{ n: number }>("SELECT count(DISTINCT node_id)::int AS n FROM polling.latest WHERE metric = 'reachable'");
     return r[0].n === 2;
   });
@@ -193,15 +188,15 @@ it("a poller killed with SIGKILL and restarted: its gap is recorded and polling 
     "SELECT pool, kind, online, telemetry FROM polling.pollers WHERE id = 'rp-1'",
   );
   expect(before).toMatchObject({ pool: "remote", kind: "remote", online: true });
-  await until("telemetry reported", async () => (await sql("SELECT 1 FROM polling.pollers WHERE id = 'rp-1' AND telemetry IS NOT NULL")).length > 0);
+  await waitFor("telemetry reported", async () => (await sql("SELECT 1 FROM polling.pollers WHERE id = 'rp-1' AND telemetry IS NOT NULL")).length > 0);
 
   await kill(poller);
   const [{ seen }] = await sql<{ seen: string }>("SELECT last_seen_at::text AS seen FROM polling.pollers WHERE id = 'rp-1'");
   // Silent past the 5 s allowance: the watch job marks it offline.
-  await until("rp-1 offline", async () => (await sql<{ online: boolean }>("SELECT online FROM polling.pollers WHERE id = 'rp-1'"))[0].online === false);
+  await waitFor("rp-1 offline", async () => (await sql<{ online: boolean }>("SELECT online FROM polling.pollers WHERE id = 'rp-1'"))[0].online === false);
 
   poller = startPoller();
-  const [gap] = await until("the gap recorded", async () =>
+  const [gap] = await waitFor("the gap recorded", async () =>
     sql<{ pool: string; started: string; secs: number; listeners: string[] }>(
       "SELECT pool, started_at::text AS started, extract(epoch FROM ended_at - started_at)::float8 AS secs, listeners FROM polling.monitoring_gaps WHERE poller_id = 'rp-1'",
     ).then((r) => (r.length ? r : null)),
@@ -209,7 +204,7 @@ it("a poller killed with SIGKILL and restarted: its gap is recorded and polling 
   expect(gap).toMatchObject({ pool: "remote", started: seen, listeners: [] });
   expect(gap.secs).toBeGreaterThanOrEqual(5);
   const since = Date.now();
-  await until(
+  await waitFor(
     "polling resumed",
     async () => (await sql("SELECT 1 FROM polling.latest WHERE metric = 'reachable' AND at > to_timestamp($1 / 1000.0)", [since])).length > 0,
   );
@@ -223,11 +218,11 @@ it("a poller killed with SIGKILL and restarted: its gap is recorded and polling 
 }, 60000);
 
 it("the core stopped while the poller runs: samples are buffered on disk, then backfilled in order, none lost or doubled", async () => {
-  await until("the buffer drained", async () => bufferedKeys().size === 0);
+  await waitFor("the buffer drained", async () => bufferedKeys().size === 0);
   await core!.stop();
   const stoppedAt = Date.now();
   // Two poll cycles (5 s) measured with no core to send them to; the poller is also killed once on the way.
-  await until("records buffered", async () => bufferedKeys().size > 0);
+  await waitFor("records buffered", async () => bufferedKeys().size > 0);
   await new Promise((r) => setTimeout(r, 6000));
   await kill(poller);
   const afterKill = bufferedKeys();
@@ -239,7 +234,7 @@ it("the core stopped while the poller runs: samples are buffered on disk, then b
 
   core = await startCore();
   const restartedAt = Date.now();
-  await until("the buffer backfilled", async () => bufferedKeys().size === 0, 30000);
+  await waitFor("the buffer backfilled", async () => bufferedKeys().size === 0, 30000);
 
   // Every buffered sample is stored, exactly once.
   const stored = new Set(
@@ -263,7 +258,7 @@ it("the core stopped while the poller runs: samples are buffered on disk, then b
   const ats = series.map((r) => Number(r.at));
   expect(ats).toEqual([...ats].sort((a, b) => a - b));
   // The time the core could not hear the poller is a monitoring gap (passive data would have been lost).
-  await until("the outage's gap", async () => (await sql("SELECT 1 FROM polling.monitoring_gaps WHERE poller_id = 'rp-1'")).length === 2);
+  await waitFor("the outage's gap", async () => (await sql("SELECT 1 FROM polling.monitoring_gaps WHERE poller_id = 'rp-1'")).length === 2);
   expect(poller!.output()).toContain("buffered samples from an earlier run will be backfilled");
 }, 60000);
 

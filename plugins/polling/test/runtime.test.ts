@@ -21,6 +21,7 @@ import { AssignmentService } from "../services/AssignmentService.js";
 import { CollectionTemplateService } from "../services/CollectionTemplateService.js";
 import { EmbeddedPoller } from "../services/EmbeddedPoller.js";
 import { SampleSink } from "../services/SampleSink.js";
+import { until } from "../../../test/support/wait.js";
 
 const DAY = 86_400_000;
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
@@ -61,16 +62,6 @@ function collect<E extends "polling.sample" | "polling.reachability">(event: E) 
   const got: unknown[] = [];
   const off = ctx.bus.on(event, (payload) => void got.push(payload));
   return { got, off };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 20000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 const source = { poller_id: "test-poller", pool: "default" };
