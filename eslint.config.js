@@ -1,5 +1,6 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import nms from "./eslint/plugin-boundaries.js";
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "data/**", "coverage/**", "test/fixtures/external/node_modules/**"] },
@@ -26,7 +27,28 @@ export default tseslint.config(
     },
   },
   {
-    files: ["plugins/**", "test/**", "bench/**"],
+    files: ["plugins/**", "test/**", "bench/**", "examples/**"],
     rules: { "no-restricted-imports": "off" },
+  },
+  {
+    // Plugins reach each other through contracts, and their services through the plugin context (ctx.get), never
+    // through Ts.ED's global container.
+    files: ["plugins/**/*.ts", "examples/**/*.ts"],
+    plugins: { nms },
+    rules: {
+      "nms/plugin-boundaries": "error",
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "@tsed/di",
+              importNames: ["injector", "inject"],
+              message: "resolve services through the plugin context (ctx.get) or @Inject(), not Ts.ED's global container",
+            },
+          ],
+        },
+      ],
+    },
   },
 );

@@ -18,7 +18,9 @@ export type {
   ExtensionRegistry,
   ListenerStatus,
   CommandDeclaration,
+  ProviderToken,
 } from "./pluginhost/manifest.js";
+export type { ConfigOf, ConfigSchema } from "./pluginhost/configSchema.js";
 export { Permission, Authenticated, Public, PersonOnly, ScopeUnsupported, DashboardRead, SkeletonRead, WithoutStore } from "./auth/decorators.js";
 export { callerScope, requireCaller } from "./auth/scope.js";
 export { currentCaller } from "./http/requestContext.js";

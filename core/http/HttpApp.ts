@@ -2,7 +2,7 @@ import "@tsed/ajv";
 import "@tsed/swagger";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { Type } from "@tsed/core";
-import { Configuration } from "@tsed/di";
+import { Configuration, injector } from "@tsed/di";
 import { PlatformExpress } from "@tsed/platform-express";
 import type { PlatformBuilder } from "@tsed/platform-http";
 import { getOperationsRoutes } from "@tsed/schema";
@@ -111,6 +111,14 @@ export class HttpApp {
     await Promise.race([closed, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
     server.closeAllConnections();
+  }
+
+  /** An instance from the built container (plugins reach it through `ctx.get`, which applies the rules between plugins). */
+  resolve<T>(token: unknown): T {
+    if (!this.platform) throw new Error("services are not available before the kernel has built its container (use them from start on)");
+    const found = injector().get<T>(token as never);
+    if (found === undefined) throw new Error(`${(token as { name?: string }).name ?? String(token)} is not registered`);
+    return found;
   }
 
   async close(): Promise<void> {

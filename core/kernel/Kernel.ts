@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
+import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Type } from "@tsed/core";
 import { Ajv } from "ajv";
@@ -19,6 +20,7 @@ import { JsonLogger, type LogSink, type Logger } from "../logging/Logger.js";
 import { kernelVersion } from "../paths.js";
 import { discoverBuiltin, loadConfigured, orderPlugins, PluginLoadError, type LoadedPlugin } from "../pluginhost/PluginLoader.js";
 import { pluginContextToken, type ListenerStatus, type PluginContext, type PluginManifest } from "../pluginhost/manifest.js";
+import { checkProviderRules, ProviderOwners } from "../pluginhost/providerRules.js";
 import { Realtime } from "../realtime/Realtime.js";
 import { Secrets } from "../secrets/Secrets.js";
 import { coreMigrations } from "../store/coreMigrations.js";
@@ -26,6 +28,7 @@ import { EmbeddedServer } from "../store/EmbeddedServer.js";
 import { migratePlugin } from "../store/Migrator.js";
 import { createPool, Store } from "../store/Store.js";
 import { KernelRuntime } from "./KernelRuntime.js";
+import { StopStack } from "./StopStack.js";
 
 export interface StartOptions {
   /** Environment to read NMS_* from (default process.env). */
@@ -50,31 +53,43 @@ export class BootAborted extends Error {
 
 const CORE_CONTROLLERS = [HealthController, SessionController, AccountController, TokenController];
 
-/** The running kernel: what started, in what order, and how to stop it. */
+/** What a running kernel holds; built by the boot phases of startKernel. */
+export interface KernelParts {
+  config: KernelConfig;
+  log: Logger;
+  store: Store;
+  bus: EventBus;
+  secrets: Secrets;
+  auth: AuthService;
+  plugins: LoadedPlugin[];
+  contexts: Map<string, PluginContext>;
+  server: HttpServer;
+  /** Every phase's stop, undone last-in-first-out. */
+  stops: StopStack;
+}
+
+/** The running kernel: what started, and how to stop it (each boot phase's stop, in reverse). */
 export class Kernel {
   readonly url: string;
   readonly port: number;
+  readonly config: KernelConfig;
+  readonly log: Logger;
+  readonly store: Store;
+  readonly bus: EventBus;
+  readonly secrets: Secrets;
+  readonly auth: AuthService;
+  readonly plugins: LoadedPlugin[];
+  private readonly contexts: Map<string, PluginContext>;
+  private readonly stops: StopStack;
   private stopping?: Promise<void>;
 
-  constructor(
-    readonly config: KernelConfig,
-    readonly log: Logger,
-    readonly store: Store,
-    readonly bus: EventBus,
-    readonly secrets: Secrets,
-    readonly auth: AuthService,
-    readonly plugins: LoadedPlugin[],
-    private readonly contexts: Map<string, PluginContext>,
-    private readonly started: LoadedPlugin[],
-    private readonly http: HttpApp,
-    private readonly realtime: Realtime,
-    private readonly jobs: JobScheduler,
-    private readonly embedded: EmbeddedServer | null,
-  ) {
-    const addr = http.server!.address() as AddressInfo;
+  constructor(parts: KernelParts) {
+    ({ config: this.config, log: this.log, store: this.store, bus: this.bus, secrets: this.secrets, auth: this.auth } = parts);
+    ({ plugins: this.plugins, contexts: this.contexts, stops: this.stops } = parts);
+    const addr = parts.server.address() as AddressInfo;
     this.port = addr.port;
-    const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
-    this.url = config.publicUrl ?? `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
+    const host = this.config.host === "0.0.0.0" || this.config.host === "::" ? "127.0.0.1" : this.config.host;
+    this.url = this.config.publicUrl ?? `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
   }
 
   context(pluginId: string): PluginContext | undefined {
@@ -82,36 +97,16 @@ export class Kernel {
   }
 
   /**
-   * Stops in reverse of boot: no new requests or sockets (requests in flight finish),
-   * jobs drained, plugins stopped in reverse order, the Socket.IO adapter, Ts.ED,
-   * the pool, and last the embedded server.
+   * Undoes the boot in reverse: traffic stops (sockets disconnected, requests in flight finish), jobs drain,
+   * plugins stop in reverse order, then the Socket.IO adapter, Ts.ED, the bus, the pool, and last the embedded server.
    */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.log.info("shutting down");
-      this.realtime.disconnectAll();
-      await this.http.stopAccepting().catch((err) => this.log.error("http close failed", { error: err }));
-      await this.jobs.drain(this.config.jobs.drainMs).catch((err) => this.log.error("job drain failed", { error: err }));
-      await stopPlugins(this.started, this.contexts, this.log);
-      await this.realtime.close().catch((err) => this.log.error("realtime close failed", { error: err }));
-      await this.http.close().catch((err) => this.log.error("http close failed", { error: err }));
-      this.bus.clear();
-      await this.store.close().catch(() => undefined);
-      await this.embedded?.stop().catch((err) => this.log.error("embedded PostgreSQL stop failed", { error: err }));
+      await this.stops.unwind();
       this.log.info("stopped");
     })();
     return this.stopping;
-  }
-}
-
-async function stopPlugins(started: LoadedPlugin[], contexts: Map<string, PluginContext>, log: Logger): Promise<void> {
-  for (const p of [...started].reverse()) {
-    try {
-      await p.manifest.stop?.(contexts.get(p.manifest.id)!);
-      log.debug("plugin stopped", { plugin: p.manifest.id });
-    } catch (err) {
-      log.error("plugin stop failed", { plugin: p.manifest.id, error: err });
-    }
   }
 }
 
@@ -154,7 +149,227 @@ function collectExtensions(plugins: LoadedPlugin[]): Map<string, unknown[]> {
   return extensions;
 }
 
-/** Boots the kernel: config, store, migrations, auth, plugins, HTTP + Socket.IO, jobs; prints the ready line. */
+// ---- Boot phases. Each does one thing and pushes what undoes it onto the stop stack. ----
+
+interface FoundPlugins {
+  plugins: LoadedPlugin[];
+  configs: Map<string, unknown>;
+  extensions: Map<string, unknown[]>;
+  owners: ProviderOwners;
+}
+
+/** Phase "plugins": found, imported and checked before anything starts, so a bad plugin costs nothing and names itself. */
+async function findPlugins(config: KernelConfig, given: PluginManifest[], version: string): Promise<FoundPlugins> {
+  const found: LoadedPlugin[] = [];
+  if (config.builtinPlugins) found.push(...(await discoverBuiltin(builtinPluginsDir())));
+  const searchPaths = [...config.pluginSearchPaths, process.cwd()];
+  for (const spec of config.plugins) found.push(await loadConfigured(spec, searchPaths));
+  for (const m of given) found.push({ manifest: m, source: `given:${m.id}` });
+  const plugins = orderPlugins(found, version);
+  const owners = new ProviderOwners(plugins);
+  checkProviderRules(plugins, owners);
+  const configs = new Map(plugins.map((p) => [p.manifest.id, pluginConfig(p.manifest, config)]));
+  return { plugins, configs, extensions: collectExtensions(plugins), owners };
+}
+
+interface OpenedStore {
+  store: Store;
+  kind: "external" | "embedded" | "none";
+  url: string | null;
+}
+
+/** Phase "store": the embedded server or DATABASE_URL, the pool, the kernel's and then each plugin's migrations. */
+async function openStore(config: KernelConfig, plugins: LoadedPlugin[], log: Logger, stops: StopStack, checkpoint: () => void): Promise<OpenedStore> {
+  if (config.mode !== "full") {
+    log.info("skeleton mode: no durable store; writes answer 503");
+    return { store: new Store(null), kind: "none", url: null };
+  }
+  let url = config.databaseUrl;
+  let kind: OpenedStore["kind"] = "external";
+  if (!url) {
+    const embedded = new EmbeddedServer(config.dataDir, log.child("store"));
+    stops.push("embedded PostgreSQL", () => embedded.stop());
+    url = (await embedded.start()).url;
+    kind = "embedded";
+    checkpoint();
+  }
+  const store = new Store(createPool(url, (err) => log.warn("database connection lost", { error: err.message })));
+  stops.push("database pool", () => store.close());
+  await store.query("SELECT 1");
+  await migratePlugin(store, "core", coreMigrations, log.child("store"));
+  for (const p of plugins) {
+    if (p.manifest.migrations?.length) await migratePlugin(store, p.manifest.id, p.manifest.migrations, log.child("store"));
+  }
+  return { store, kind, url };
+}
+
+interface CoreServices {
+  secrets: Secrets;
+  auth: AuthService;
+  bus: EventBus;
+  jobs: JobScheduler;
+  realtime: Realtime;
+  listeners: Map<string, ListenerStatus>;
+}
+
+/** Phase "services": secrets, accounts (the first admin), the bus, the scheduler with the kernel's own job, realtime. */
+async function coreServices(config: KernelConfig, store: Store, log: Logger, print: (line: string) => void, stops: StopStack): Promise<CoreServices> {
+  const secrets = Secrets.fromConfig(config.secretKey, config.dataDir);
+  const auth = new AuthService(store, config, log.child("auth"));
+  await auth.bootstrap(print);
+  const bus = new EventBus(log.child("bus"));
+  stops.push("event bus", async () => bus.clear());
+  const jobs = new JobScheduler(store.pool, `${hostname()}:${process.pid}`, config.jobs.processEvery, log.child("jobs"), config.jobs.lockLifetimeMs);
+  jobs.define({
+    fullName: "core.prune-sessions",
+    every: "1 hour",
+    run: async () => {
+      const pruned = await auth.pruneSessions();
+      if (pruned) log.info("expired sessions removed", { count: pruned });
+    },
+  });
+  return { secrets, auth, bus, jobs, realtime: new Realtime(auth, config.publicDashboard, log.child("realtime")), listeners: new Map() };
+}
+
+/**
+ * Phase "contexts": one context per plugin; its jobs and channels declared. `ctx.get` resolves through `resolve`,
+ * which the HTTP phase provides once the container is built, under the rules between plugins.
+ */
+function pluginContexts(
+  config: KernelConfig,
+  found: FoundPlugins,
+  store: Store,
+  core: CoreServices,
+  log: Logger,
+  resolve: (token: unknown) => unknown,
+): Map<string, PluginContext> {
+  const contexts = new Map<string, PluginContext>();
+  for (const p of found.plugins) {
+    const m = p.manifest;
+    for (const l of m.listeners ?? []) core.listeners.set(`${m.id}.${l.name}`, { plugin: m.id, name: l.name, protocol: l.protocol, bound: false, port: null });
+    const ctx: PluginContext = {
+      id: m.id,
+      version: m.version,
+      mode: config.mode,
+      config: found.configs.get(m.id),
+      kernelConfig: config,
+      store: store.forPlugin(m.id),
+      bus: core.bus,
+      jobs: core.jobs.forPlugin(m.id),
+      secrets: core.secrets,
+      realtime: core.realtime.forPlugin(m.id),
+      extensions: { get: <T>(point: string) => Object.freeze([...((found.extensions.get(point) ?? []) as T[])]) },
+      log: log.child(m.id),
+      reportListener: (name, status) => {
+        const entry = core.listeners.get(`${m.id}.${name}`);
+        if (!entry) throw new Error(`plugin ${m.id} declared no listener "${name}"`);
+        Object.assign(entry, status);
+      },
+      get: <T>(token: abstract new (...args: never[]) => T): T => {
+        const why = found.owners.refusal(m, token);
+        if (why) throw new Error(`plugin "${m.id}": ctx.get(${token.name}) refused: ${why}`);
+        return resolve(token) as T;
+      },
+    };
+    contexts.set(m.id, ctx);
+    for (const job of m.jobs ?? []) {
+      core.jobs.define({
+        fullName: `${m.id}.${job.name}`,
+        every: job.every,
+        concurrency: job.concurrency,
+        lockLifetimeMs: job.lockLifetimeMs,
+        run: (data) => job.handler({ data, name: `${m.id}.${job.name}` }, ctx),
+      });
+    }
+    for (const ch of m.channels ?? []) core.realtime.declare({ fullName: `${m.id}.${ch.name}`, permission: ch.permission, scoped: ch.scoped });
+  }
+  return contexts;
+}
+
+/** Phase "http": Ts.ED with the kernel's and every plugin's controllers, the kernel's services and each plugin's context as providers. */
+async function buildHttp(
+  config: KernelConfig,
+  found: FoundPlugins,
+  opened: OpenedStore,
+  core: CoreServices,
+  contexts: Map<string, PluginContext>,
+  version: string,
+  log: Logger,
+  stops: StopStack,
+): Promise<HttpApp> {
+  const { plugins } = found;
+  const { store } = opened;
+  const health = new HealthService(store, {
+    mode: config.mode,
+    publicDashboard: config.publicDashboard,
+    version,
+    storeKind: opened.kind,
+    plugins: () => plugins.map((p) => ({ id: p.manifest.id, version: p.manifest.version })),
+    listeners: () => [...core.listeners.values()].map((l) => ({ ...l })),
+  });
+  const http = new HttpApp({
+    controllers: [
+      ...CORE_CONTROLLERS.map((token) => ({ owner: "core", token: token as Type<unknown> })),
+      ...plugins.flatMap((p) => (p.manifest.controllers ?? []).map((token) => ({ owner: p.manifest.id, token }))),
+    ],
+    providers: [
+      { token: Store, use: store },
+      { token: EventBus, use: core.bus },
+      { token: Secrets, use: core.secrets },
+      { token: AuthService, use: core.auth },
+      { token: Realtime, use: core.realtime },
+      { token: JobScheduler, use: core.jobs },
+      { token: HealthService, use: health },
+      { token: KernelRuntime, use: new KernelRuntime(config) },
+      ...plugins.map((p) => ({ token: pluginContextToken(p.manifest.id), use: contexts.get(p.manifest.id) })),
+    ],
+    bodyLimit: config.http.bodyLimit,
+    log,
+  });
+  stops.push("http application", () => http.close());
+  await http.build();
+  return http;
+}
+
+/** Phase "realtime": Socket.IO on the HTTP server, with the PostgreSQL adapter when there is a store and it is wanted. */
+async function attachRealtime(config: KernelConfig, opened: OpenedStore, core: CoreServices, server: HttpServer, log: Logger, stops: StopStack) {
+  const applicationName = `nms-realtime-${randomBytes(6).toString("hex")}`;
+  const adapterPool =
+    config.realtime.adapter !== "memory" && opened.url
+      ? createPool(opened.url, (err) => log.warn("realtime database connection lost", { error: err.message }), 3, applicationName)
+      : null;
+  stops.push("realtime", () => core.realtime.close());
+  await core.realtime.attach(server, adapterPool ? { pool: adapterPool, applicationName, probe: opened.store } : null);
+}
+
+/** Phase "listen": the HTTP port. */
+async function listen(config: KernelConfig, server: HttpServer): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: NodeJS.ErrnoException) =>
+      reject(new Error(err.code === "EADDRINUSE" ? `port ${config.port} on ${config.host} is already in use (set NMS_PORT)` : err.message)),
+    );
+    server.listen(config.port, config.host, () => resolve());
+  });
+}
+
+/** Phase "plugins start": each plugin's start in dependency order; each one started pushes its stop. */
+async function startPlugins(plugins: LoadedPlugin[], contexts: Map<string, PluginContext>, log: Logger, stops: StopStack): Promise<void> {
+  for (const p of plugins) {
+    const ctx = contexts.get(p.manifest.id)!;
+    try {
+      await p.manifest.start?.(ctx);
+    } catch (err) {
+      throw new PluginLoadError(`plugin "${p.manifest.id}": start failed: ${(err as Error).message}`);
+    }
+    stops.push(`plugin ${p.manifest.id}`, async () => {
+      await p.manifest.stop?.(ctx);
+      log.debug("plugin stopped", { plugin: p.manifest.id });
+    });
+    log.info("plugin started", { plugin: p.manifest.id, version: p.manifest.version });
+  }
+}
+
+/** Boots the kernel in named phases (see docs/plugins.md#boot-order); a failure in any phase undoes the ones before it. */
 export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
   const bootStarted = Date.now();
   const config = loadConfig(options.env ?? process.env, options.overrides);
@@ -166,163 +381,49 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
     if (options.signal?.aborted) throw new BootAborted();
   };
 
-  // Plugins are found and checked before anything starts, so a bad manifest costs nothing.
-  const found: LoadedPlugin[] = [];
-  if (config.builtinPlugins) found.push(...(await discoverBuiltin(builtinPluginsDir())));
-  const searchPaths = [...config.pluginSearchPaths, process.cwd()];
-  for (const spec of config.plugins) found.push(await loadConfigured(spec, searchPaths));
-  for (const m of options.plugins ?? []) found.push({ manifest: m, source: `given:${m.id}` });
-  const plugins = orderPlugins(found, version);
-  const configs = new Map(plugins.map((p) => [p.manifest.id, pluginConfig(p.manifest, config)]));
-  const extensions = collectExtensions(plugins);
-
-  let embedded: EmbeddedServer | null = null;
-  let store = new Store(null);
-  const cleanup: (() => Promise<void>)[] = [];
+  const found = await findPlugins(config, options.plugins ?? [], version);
+  const stops = new StopStack(log);
   try {
-    let storeKind: "external" | "embedded" | "none" = "none";
-    let storeUrl: string | null = null;
-    if (config.mode === "full") {
-      let url = config.databaseUrl;
-      if (!url) {
-        embedded = new EmbeddedServer(config.dataDir, log.child("store"));
-        cleanup.push(() => embedded!.stop());
-        url = (await embedded.start()).url;
-        storeKind = "embedded";
-        checkpoint();
-      } else {
-        storeKind = "external";
-      }
-      storeUrl = url;
-      store = new Store(createPool(url, (err) => log.warn("database connection lost", { error: err.message })));
-      cleanup.unshift(() => store.close());
-      await store.query("SELECT 1");
-      await migratePlugin(store, "core", coreMigrations, log.child("store"));
-      for (const p of plugins) {
-        if (p.manifest.migrations?.length) await migratePlugin(store, p.manifest.id, p.manifest.migrations, log.child("store"));
-      }
-    } else {
-      log.info("skeleton mode: no durable store; writes answer 503");
-    }
-
-    const secrets = Secrets.fromConfig(config.secretKey, config.dataDir);
-    const auth = new AuthService(store, config, log.child("auth"));
-    await auth.bootstrap(print);
-    const bus = new EventBus(log.child("bus"));
-    const jobs = new JobScheduler(store.pool, `${hostname()}:${process.pid}`, config.jobs.processEvery, log.child("jobs"), config.jobs.lockLifetimeMs);
-    jobs.define({
-      fullName: "core.prune-sessions",
-      every: "1 hour",
-      run: async () => {
-        const pruned = await auth.pruneSessions();
-        if (pruned) log.info("expired sessions removed", { count: pruned });
-      },
+    const opened = await openStore(config, found.plugins, log, stops, checkpoint);
+    const core = await coreServices(config, opened.store, log, print, stops);
+    const built: { http?: HttpApp } = {};
+    const contexts = pluginContexts(config, found, opened.store, core, log, (token) => {
+      if (!built.http) throw new Error("services are not available before the kernel has built its container (use them from start on)");
+      return built.http.resolve(token);
     });
-    const realtime = new Realtime(auth, config.publicDashboard, log.child("realtime"));
-    const listeners = new Map<string, ListenerStatus>();
-
-    const contexts = new Map<string, PluginContext>();
-    for (const p of plugins) {
-      const m = p.manifest;
-      for (const l of m.listeners ?? []) listeners.set(`${m.id}.${l.name}`, { plugin: m.id, name: l.name, protocol: l.protocol, bound: false, port: null });
-      const ctx: PluginContext = {
-        id: m.id,
-        version: m.version,
-        mode: config.mode,
-        config: configs.get(m.id),
-        kernelConfig: config,
-        store: store.forPlugin(m.id),
-        bus,
-        jobs: jobs.forPlugin(m.id),
-        secrets,
-        realtime: realtime.forPlugin(m.id),
-        extensions: { get: <T>(point: string) => Object.freeze([...((extensions.get(point) ?? []) as T[])]) },
-        log: log.child(m.id),
-        reportListener: (name, status) => {
-          const entry = listeners.get(`${m.id}.${name}`);
-          if (!entry) throw new Error(`plugin ${m.id} declared no listener "${name}"`);
-          Object.assign(entry, status);
-        },
-      };
-      contexts.set(m.id, ctx);
-      for (const job of m.jobs ?? []) {
-        jobs.define({
-          fullName: `${m.id}.${job.name}`,
-          every: job.every,
-          concurrency: job.concurrency,
-          lockLifetimeMs: job.lockLifetimeMs,
-          run: (data) => job.handler({ data, name: `${m.id}.${job.name}` }, ctx),
-        });
-      }
-      for (const ch of m.channels ?? []) realtime.declare({ fullName: `${m.id}.${ch.name}`, permission: ch.permission, scoped: ch.scoped });
-    }
-
-    const health = new HealthService(store, {
-      mode: config.mode,
-      publicDashboard: config.publicDashboard,
-      version,
-      storeKind,
-      plugins: () => plugins.map((p) => ({ id: p.manifest.id, version: p.manifest.version })),
-      listeners: () => [...listeners.values()].map((l) => ({ ...l })),
+    checkpoint();
+    const http = (built.http = await buildHttp(config, found, opened, core, contexts, version, log, stops));
+    const server = http.server!;
+    await attachRealtime(config, opened, core, server, log, stops);
+    await listen(config, server);
+    checkpoint();
+    await startPlugins(found.plugins, contexts, log, stops);
+    await core.jobs.start();
+    stops.push("jobs", () => core.jobs.drain(config.jobs.drainMs));
+    // Pushed last, so undone first: no new requests or sockets while the rest stops (requests in flight finish).
+    stops.push("traffic", async () => {
+      core.realtime.disconnectAll();
+      await http.stopAccepting();
     });
-    const http = new HttpApp({
-      controllers: [
-        ...CORE_CONTROLLERS.map((token) => ({ owner: "core", token: token as Type<unknown> })),
-        ...plugins.flatMap((p) => (p.manifest.controllers ?? []).map((token) => ({ owner: p.manifest.id, token }))),
-      ],
-      providers: [
-        { token: Store, use: store },
-        { token: EventBus, use: bus },
-        { token: Secrets, use: secrets },
-        { token: AuthService, use: auth },
-        { token: Realtime, use: realtime },
-        { token: JobScheduler, use: jobs },
-        { token: HealthService, use: health },
-        { token: KernelRuntime, use: new KernelRuntime(config) },
-        ...plugins.map((p) => ({ token: pluginContextToken(p.manifest.id), use: contexts.get(p.manifest.id) })),
-      ],
-      bodyLimit: config.http.bodyLimit,
+    checkpoint();
+
+    const kernel = new Kernel({
+      config,
       log,
+      store: opened.store,
+      bus: core.bus,
+      secrets: core.secrets,
+      auth: core.auth,
+      plugins: found.plugins,
+      contexts,
+      server,
+      stops,
     });
-    checkpoint();
-    const server = await http.build();
-    cleanup.unshift(() => http.close());
-    const applicationName = `nms-realtime-${randomBytes(6).toString("hex")}`;
-    const adapterPool =
-      config.realtime.adapter !== "memory" && storeUrl
-        ? createPool(storeUrl, (err) => log.warn("realtime database connection lost", { error: err.message }), 3, applicationName)
-        : null;
-    cleanup.unshift(() => realtime.close());
-    await realtime.attach(server, adapterPool ? { pool: adapterPool, applicationName, probe: store } : null);
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", (err: NodeJS.ErrnoException) =>
-        reject(new Error(err.code === "EADDRINUSE" ? `port ${config.port} on ${config.host} is already in use (set NMS_PORT)` : err.message)),
-      );
-      server.listen(config.port, config.host, () => resolve());
-    });
-
-    checkpoint();
-    const started: LoadedPlugin[] = [];
-    cleanup.unshift(() => stopPlugins(started, contexts, log));
-    for (const p of plugins) {
-      try {
-        await p.manifest.start?.(contexts.get(p.manifest.id)!);
-      } catch (err) {
-        throw new PluginLoadError(`plugin "${p.manifest.id}": start failed: ${(err as Error).message}`);
-      }
-      started.push(p);
-      log.info("plugin started", { plugin: p.manifest.id, version: p.manifest.version });
-    }
-    await jobs.start();
-    cleanup.unshift(() => jobs.drain(0));
-    checkpoint();
-
-    const kernel = new Kernel(config, log, store, bus, secrets, auth, plugins, contexts, started, http, realtime, jobs, embedded);
-    const names = plugins.map((p) => p.manifest.id).join(", ") || "none";
-    print(`nms-core ${version} ready at ${kernel.url} (mode ${config.mode}, store ${storeKind}, plugins: ${names}) in ${Date.now() - bootStarted} ms`);
+    const names = found.plugins.map((p) => p.manifest.id).join(", ") || "none";
+    print(`nms-core ${version} ready at ${kernel.url} (mode ${config.mode}, store ${opened.kind}, plugins: ${names}) in ${Date.now() - bootStarted} ms`);
     return kernel;
   } catch (err) {
-    for (const step of cleanup) await step().catch(() => undefined);
+    await stops.unwind();
     throw err;
   }
 }

@@ -139,8 +139,15 @@ export function validateManifest(m: PluginManifest, source: string, kernelVersio
   if (typeof m.version !== "string" || !semver.valid(m.version)) fail(m, source, "version must be a semver version");
   if (typeof m.kernel !== "string" || !semver.validRange(m.kernel)) fail(m, source, "kernel must be a semver range");
   if (!semver.satisfies(kernelVersion, m.kernel, { includePrerelease: true })) fail(m, source, `needs kernel ${m.kernel}, this kernel is ${kernelVersion}`);
-  const arrays = ["dependsOn", "controllers", "providers", "exports", "migrations", "jobs", "channels", "listeners", "extensionPoints"] as const;
+  const arrays = ["controllers", "providers", "exports", "migrations", "jobs", "channels", "listeners", "extensionPoints"] as const;
   for (const key of arrays) if (m[key] !== undefined && !Array.isArray(m[key])) fail(m, source, `${key} must be an array`);
+  if (m.dependsOn !== undefined) {
+    if (typeof m.dependsOn !== "object" || m.dependsOn === null || Array.isArray(m.dependsOn))
+      fail(m, source, 'dependsOn must map plugin ids to semver ranges, e.g. { inventory: "^0.1.0" }');
+    for (const [dep, range] of Object.entries(m.dependsOn)) {
+      if (typeof range !== "string" || !semver.validRange(range)) fail(m, source, `dependsOn "${dep}": "${String(range)}" is not a semver range`);
+    }
+  }
   for (const fn of ["start", "stop"] as const) if (m[fn] !== undefined && typeof m[fn] !== "function") fail(m, source, `${fn} must be a function`);
   const names = (list: { name: string }[] | undefined, what: string, pattern = /^[a-z][a-zA-Z0-9-]*(\.[a-z][a-zA-Z0-9-]*)*$/) => {
     const seen = new Set<string>();
@@ -165,6 +172,10 @@ export function validateManifest(m: PluginManifest, source: string, kernelVersio
   }
 }
 
+export function dependsOn(m: PluginManifest, id: string): boolean {
+  return Object.hasOwn(m.dependsOn ?? {}, id);
+}
+
 /**
  * Validates the set: unique ids, known dependencies, contributions only to
  * declared extension points of dependencies, no cycles. Returns the plugins in
@@ -179,13 +190,16 @@ export function orderPlugins(plugins: LoadedPlugin[], kernelVersion: string): Lo
     byId.set(p.manifest.id, p);
   }
   for (const p of plugins) {
-    for (const dep of p.manifest.dependsOn ?? []) {
-      if (!byId.has(dep)) throw new PluginLoadError(`plugin "${p.manifest.id}": depends on "${dep}", which is not loaded`);
+    for (const [dep, range] of Object.entries(p.manifest.dependsOn ?? {})) {
+      const found = byId.get(dep);
+      if (!found) throw new PluginLoadError(`plugin "${p.manifest.id}": depends on "${dep}", which is not loaded`);
+      if (!semver.satisfies(found.manifest.version, range, { includePrerelease: true }))
+        throw new PluginLoadError(`plugin "${p.manifest.id}": needs "${dep}" ${range}, but "${dep}" ${found.manifest.version} is loaded`);
     }
     for (const point of Object.keys(p.manifest.contributes ?? {})) {
       const [owner, ...rest] = point.split(".");
       const ownerPlugin = byId.get(owner);
-      if (!ownerPlugin || !(p.manifest.dependsOn ?? []).includes(owner)) {
+      if (!ownerPlugin || !dependsOn(p.manifest, owner)) {
         throw new PluginLoadError(`plugin "${p.manifest.id}": contributes to "${point}" but does not depend on plugin "${owner}"`);
       }
       if (!(ownerPlugin.manifest.extensionPoints ?? []).some((e) => e.name === rest.join("."))) {
@@ -202,7 +216,7 @@ export function orderPlugins(plugins: LoadedPlugin[], kernelVersion: string): Lo
       throw new PluginLoadError(`plugin "${id}": dependency cycle ${cycle.join(" -> ")}`);
     }
     state.set(id, "visiting");
-    for (const dep of [...(byId.get(id)!.manifest.dependsOn ?? [])].sort()) visit(dep, [...path, id]);
+    for (const dep of Object.keys(byId.get(id)!.manifest.dependsOn ?? {}).sort()) visit(dep, [...path, id]);
     state.set(id, "done");
     ordered.push(byId.get(id)!);
   };

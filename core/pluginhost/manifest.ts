@@ -1,4 +1,5 @@
 import type { Type } from "@tsed/core";
+import type { ConfigOf, ConfigSchema } from "./configSchema.js";
 import type { PermissionName } from "../auth/Caller.js";
 import type { KernelConfig } from "../config/Config.js";
 import type { EventBus } from "../bus/EventBus.js";
@@ -10,13 +11,14 @@ import type { PluginStore } from "../store/Store.js";
 export const MANIFEST_BRAND = Symbol.for("nms-core.plugin-manifest");
 
 /** A job the kernel defines as `<pluginId>.<name>` in Agenda and, with `every`, schedules once across replicas. */
-export interface JobDeclaration {
+export interface JobDeclaration<C = unknown> {
   name: string;
   /** Interval ("5 minutes", "30 seconds") or cron expression; omitted = run only when the plugin schedules it. */
   every?: string;
   concurrency?: number;
   lockLifetimeMs?: number;
-  handler: (job: { data: unknown; name: string }, ctx: PluginContext) => Promise<void>;
+  // Method syntax on purpose, as for start/stop: a job typed with its plugin's config stays assignable.
+  handler(job: { data: unknown; name: string }, ctx: PluginContext<C>): Promise<void>;
 }
 
 /** A Socket.IO channel `<pluginId>.<name>`; `scoped` channels deliver an event only to sockets whose folder scope covers it. */
@@ -65,7 +67,8 @@ export interface PluginManifest<C = unknown> {
   /** Semver range of the kernel API it supports, e.g. "^0.1.0". */
   kernel: string;
   description?: string;
-  dependsOn?: string[];
+  /** Plugins it needs, with the semver range of each it works with: `{ inventory: "^0.1.0" }`. */
+  dependsOn?: Readonly<Record<string, string>>;
   /** Ts.ED controllers, mounted under /api/v1. Every route must carry an access decorator. */
   controllers?: Type<unknown>[];
   /** Ts.ED injectables it registers (importing the module registers them; listing them documents and checks it). */
@@ -73,7 +76,7 @@ export interface PluginManifest<C = unknown> {
   /** The subset of providers that form its public contract for dependants. */
   exports?: Type<unknown>[];
   migrations?: Migration[];
-  jobs?: JobDeclaration[];
+  jobs?: JobDeclaration<C>[];
   channels?: ChannelDeclaration[];
   listeners?: ListenerDeclaration[];
   bundle?: { tables: BundleTable[] };
@@ -83,8 +86,8 @@ export interface PluginManifest<C = unknown> {
   contributes?: Record<string, unknown[]>;
   /** Commands it adds to the `nms` CLI (`npm run nms -- <name> ...`). */
   commands?: Record<string, CommandDeclaration>;
-  /** JSON schema of its section of `pluginConfig`; defaults in the schema are applied. */
-  config?: Record<string, unknown>;
+  /** JSON schema of its section of `pluginConfig`; defaults in the schema are applied, and the context's `config` is typed from it. */
+  config?: ConfigSchema;
   // Method syntax on purpose: a manifest typed with its own config stays assignable to PluginManifest<unknown>.
   start?(ctx: PluginContext<C>): void | Promise<void>;
   stop?(ctx: PluginContext<C>): void | Promise<void>;
@@ -143,7 +146,10 @@ export interface ListenerStatus {
   port: number | null;
 }
 
-/** Everything the kernel gives a plugin: its store, the bus, jobs, secrets, realtime, its config and a logger. */
+/** A class a plugin registers as a provider (an `@Injectable()`), used as its own DI token. */
+export type ProviderToken<T> = abstract new (...args: never[]) => T;
+
+/** Everything the kernel gives a plugin: its store, the bus, jobs, secrets, realtime, its config, a logger, and its services. */
 export interface PluginContext<C = unknown> {
   readonly id: string;
   readonly version: string;
@@ -159,10 +165,18 @@ export interface PluginContext<C = unknown> {
   readonly log: Logger;
   /** Records that one of the declared listeners is bound (or released). */
   reportListener(name: string, status: { bound: boolean; port: number | null }): void;
+  /**
+   * A provider instance: one of this plugin's `providers`, or one that a plugin in its `dependsOn` lists in `exports`.
+   * Anything else throws, naming the provider and the rule. Usable once the kernel has built its container (from `start` on).
+   */
+  get<T>(token: ProviderToken<T>): T;
 }
 
-/** Declares a plugin. Export the result as `<camelId>Plugin` from the plugin's index. */
-export function definePlugin<C = unknown>(manifest: PluginManifest<C>): PluginManifest<C> {
+/**
+ * Declares a plugin. Export the result as `<camelId>Plugin` from the plugin's index. The context's `config`
+ * is typed from the manifest's `config` schema (`ConfigOf<typeof schema>`), so the schema is written once.
+ */
+export function definePlugin<const S extends ConfigSchema = ConfigSchema>(manifest: PluginManifest<ConfigOf<S>> & { config?: S }): PluginManifest<ConfigOf<S>> {
   Object.defineProperty(manifest, MANIFEST_BRAND, { value: true, enumerable: false });
   return manifest;
 }
@@ -171,7 +185,10 @@ export function isManifest(value: unknown): value is PluginManifest {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MANIFEST_BRAND] === true;
 }
 
-/** The DI token of a plugin's context, for its services: `@Inject(pluginContextToken("inventory"))`. */
+/**
+ * The DI token of a plugin's context. Write it once per plugin (its `context.ts`) and inject it into services with
+ * `@Inject(TOKEN) private ctx: PluginContext<Config>`.
+ */
 export function pluginContextToken(pluginId: string): symbol {
   return Symbol.for(`nms-core.plugin-context:${pluginId}`);
 }

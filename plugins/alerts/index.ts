@@ -1,4 +1,5 @@
 import { definePlugin, sqlMigrationsFrom } from "../../core/index.js";
+import { alertsConfigSchema } from "./context.js";
 import { AlertController } from "./controllers/AlertController.js";
 import { HistoryController } from "./controllers/HistoryController.js";
 import { MaintenanceController } from "./controllers/MaintenanceController.js";
@@ -23,21 +24,15 @@ import { Suppression } from "./services/Suppression.js";
 import { ThresholdService } from "./services/ThresholdService.js";
 
 export * from "./contract.js";
+export type { AlertsConfig } from "./context.js";
 export { LIVENESS_CHECK_ID, POOL_CHECK_ID, LIVENESS_MUTE_METRIC } from "./lib/checks.js";
 
-export interface AlertsConfig {
-  /** Most node ids one bulk mute may carry. */
-  bulkMuteMax: number;
-  /** The engine's flush window: transitions decided within it are written together and share recorded_at. */
-  flushMs: number;
-}
-
-export const alertsPlugin = definePlugin<AlertsConfig>({
+export const alertsPlugin = definePlugin({
   id: "alerts",
   version: "0.1.0",
   kernel: "^0.1.0",
   description: "Thresholds, the alert engine, history, acknowledgement, mutes and maintenance",
-  dependsOn: ["inventory", "polling"],
+  dependsOn: { inventory: "^0.1.0", polling: "^0.1.0" },
   controllers: [ThresholdController, AlertController, HistoryController, MuteController, MaintenanceController],
   providers: [
     ThresholdService,
@@ -60,7 +55,7 @@ export const alertsPlugin = definePlugin<AlertsConfig>({
   ],
   jobs: [
     // Node states follow maintenance windows opening and closing.
-    { name: "node-states", every: "1 minute", handler: () => refreshNodeStatesJob() },
+    { name: "node-states", every: "1 minute", handler: (_job, ctx) => refreshNodeStatesJob(ctx) },
     { name: "prune-mutes", every: "1 day", handler: async (_job, ctx) => void (await pruneExpiredMutes(ctx.store)) },
   ],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
@@ -71,12 +66,5 @@ export const alertsPlugin = definePlugin<AlertsConfig>({
   // The engine subscribes to polling's samples, reachability and poller events; stop writes what is pending.
   start: (ctx) => startAlertEngine(ctx),
   stop: (ctx) => stopAlertEngine(ctx),
-  config: {
-    type: "object",
-    additionalProperties: false,
-    properties: {
-      bulkMuteMax: { type: "integer", minimum: 1, maximum: 100000, default: 1000 },
-      flushMs: { type: "integer", minimum: 1, maximum: 10000, default: 200 },
-    },
-  },
+  config: alertsConfigSchema,
 });

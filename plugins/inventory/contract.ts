@@ -1,8 +1,18 @@
 /**
  * The inventory plugin's public contract. Other plugins depend on "inventory" and
- * use only what is here: the published SQL view, the bus events, the classifier.
+ * use only what is here: the published SQL views, the bus events, and the services
+ * its manifest exports (each listed below with what dependants may call).
  */
 import type { Scope } from "../../core/index.js";
+
+/** `recordFacts(nodeId, facts)`: pollers report sysObjectID, sysDescr, sysName. */
+export { NodeService } from "./services/NodeService.js";
+/** `classify(sysObjectId, sysDescr)`: which profile a device gets. */
+export { ClassifierService } from "./services/ClassifierService.js";
+/** `reveal(id)`: a credential with its secrets, for pollers talking to devices; never reachable over HTTP. */
+export { CredentialService } from "./services/CredentialService.js";
+/** `sweepSize`: most nodes one discovery import carries (a discovery sweep covers no more). */
+export { InventoryLimits } from "./services/InventoryLimits.js";
 
 /** Read-only view for other plugins: join it, never inventory's tables. */
 export const NODE_DIRECTORY_VIEW = "inventory.node_directory";

@@ -1,4 +1,5 @@
 import { definePlugin } from "../../core/index.js";
+import { inventoryConfigSchema } from "./context.js";
 import { sqlMigrationsFrom } from "../../core/index.js";
 import { inventoryBundleTables } from "./bundle.js";
 import { CheckController } from "./controllers/CheckController.js";
@@ -27,23 +28,18 @@ import { CheckService } from "./services/CheckService.js";
 import { ClassificationRuleService } from "./services/ClassificationRuleService.js";
 import { CredentialService } from "./services/CredentialService.js";
 import { FolderService } from "./services/FolderService.js";
+import { InventoryLimits } from "./services/InventoryLimits.js";
 import { InventoryScope } from "./services/InventoryScope.js";
 import { NodeService } from "./services/NodeService.js";
 import { PinService } from "./services/PinService.js";
 import { ProfileService } from "./services/ProfileService.js";
 
 export * from "./contract.js";
-
-export interface InventoryConfig {
-  /** Most nodes one discovery import may carry (one sweep's worth). */
-  sweepSize: number;
-  /** Most folders one account may pin. */
-  pinLimit: number;
-}
+export type { InventoryConfig } from "./context.js";
 
 const CHANGE_EVENTS = ["node.created", "node.updated", "node.deleted", "folder.created", "folder.updated", "folder.deleted"] as const;
 
-export const inventoryPlugin = definePlugin<InventoryConfig>({
+export const inventoryPlugin = definePlugin({
   id: "inventory",
   version: "0.1.0",
   kernel: "^0.1.0",
@@ -60,6 +56,7 @@ export const inventoryPlugin = definePlugin<InventoryConfig>({
     CheckController,
   ],
   providers: [
+    InventoryLimits,
     InventoryScope,
     NodeService,
     NodeRepository,
@@ -82,21 +79,12 @@ export const inventoryPlugin = definePlugin<InventoryConfig>({
     ReclassifyService,
     ReclassifyRepository,
   ],
-  // The contract for dependants: NodeService.recordFacts (pollers report sysObjectID, sysDescr, sysName),
-  // ClassifierService.classify (which profile a device gets) and CredentialService.reveal (pollers need the
-  // secrets to talk to devices; never reachable over HTTP).
-  exports: [NodeService, ClassifierService, CredentialService],
+  // The contract for dependants (contract.ts says what each is for).
+  exports: [NodeService, ClassifierService, CredentialService, InventoryLimits],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "changes", permission: "read", scoped: true, description: "node and folder created/updated/deleted" }],
   bundle: { tables: inventoryBundleTables },
-  config: {
-    type: "object",
-    additionalProperties: false,
-    properties: {
-      sweepSize: { type: "integer", minimum: 1, maximum: 100000, default: 4096 },
-      pinLimit: { type: "integer", minimum: 1, maximum: 10000, default: 50 },
-    },
-  },
+  config: inventoryConfigSchema,
   start(ctx) {
     // Dashboards follow inventory changes live: every change event goes out on inventory.changes,
     // delivered only to sockets whose folder scope covers the subject.

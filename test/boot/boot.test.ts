@@ -483,9 +483,9 @@ describe("plugin loader refusals", () => {
       "odd-key": ["oddKeyPlugin", `{ ${base.replace("%ID%", "odd-key")}, colour: "blue" }`],
       "twin-one": ["twinPlugin", `{ ${base.replace("%ID%", "twin")} }`],
       "twin-two": ["twinPlugin", `{ ${base.replace("%ID%", "twin")} }`],
-      needy: ["needyPlugin", `{ ${base.replace("%ID%", "needy")}, dependsOn: ["absent-plugin"] }`],
-      "cycle-a": ["cycleAPlugin", `{ ${base.replace("%ID%", "cycle-a")}, dependsOn: ["cycle-b"] }`],
-      "cycle-b": ["cycleBPlugin", `{ ${base.replace("%ID%", "cycle-b")}, dependsOn: ["cycle-a"] }`],
+      needy: ["needyPlugin", `{ ${base.replace("%ID%", "needy")}, dependsOn: { "absent-plugin": "*" } }`],
+      "cycle-a": ["cycleAPlugin", `{ ${base.replace("%ID%", "cycle-a")}, dependsOn: { "cycle-b": "*" } }`],
+      "cycle-b": ["cycleBPlugin", `{ ${base.replace("%ID%", "cycle-b")}, dependsOn: { "cycle-a": "*" } }`],
     };
     for (const [name, [exportName, manifest]] of Object.entries(files)) writeFileSync(file(name), plugin(exportName, manifest));
   });

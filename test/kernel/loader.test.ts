@@ -19,18 +19,33 @@ function refusal(fn: () => unknown): string {
 
 describe("plugin loader", () => {
   it("orders plugins so dependencies start first, alphabetically among equals", () => {
-    const ordered = orderPlugins([p("zeta", { dependsOn: ["alpha"] }), p("mid", { dependsOn: ["zeta", "beta"] }), p("beta"), p("alpha")], KERNEL);
+    const ordered = orderPlugins([p("zeta", { dependsOn: { alpha: "*" } }), p("mid", { dependsOn: { zeta: "*", beta: "*" } }), p("beta"), p("alpha")], KERNEL);
     expect(ordered.map((x) => x.manifest.id)).toEqual(["alpha", "beta", "zeta", "mid"]);
   });
 
   it("refuses a cycle, naming the plugins in it", () => {
-    const msg = refusal(() => orderPlugins([p("a", { dependsOn: ["b"] }), p("b", { dependsOn: ["c"] }), p("c", { dependsOn: ["a"] })], KERNEL));
+    const msg = refusal(() => orderPlugins([p("a", { dependsOn: { b: "*" } }), p("b", { dependsOn: { c: "*" } }), p("c", { dependsOn: { a: "*" } })], KERNEL));
     expect(msg).toMatch(/dependency cycle a -> b -> c -> a/);
   });
 
   it("refuses a missing dependency, naming both", () => {
-    expect(refusal(() => orderPlugins([p("alerts", { dependsOn: ["inventory"] })], KERNEL))).toBe(
+    expect(refusal(() => orderPlugins([p("alerts", { dependsOn: { inventory: "*" } })], KERNEL))).toBe(
       'plugin "alerts": depends on "inventory", which is not loaded',
+    );
+  });
+
+  it("checks each dependency's version against the range it is given", () => {
+    const dep = { manifest: definePlugin({ id: "inventory", version: "0.3.2", kernel: "^0.1.0" }), source: "test:inventory" };
+    expect(orderPlugins([dep, p("alerts", { dependsOn: { inventory: ">=0.3.0 <0.4.0" } })], KERNEL).map((x) => x.manifest.id)).toEqual(["inventory", "alerts"]);
+    expect(refusal(() => orderPlugins([dep, p("alerts", { dependsOn: { inventory: "^0.1.0" } })], KERNEL))).toBe(
+      'plugin "alerts": needs "inventory" ^0.1.0, but "inventory" 0.3.2 is loaded',
+    );
+  });
+
+  it("refuses a dependsOn that is not a map of semver ranges", () => {
+    expect(refusal(() => orderPlugins([p("alerts", { dependsOn: ["inventory"] as never })], KERNEL))).toMatch(/dependsOn must map plugin ids to semver ranges/);
+    expect(refusal(() => orderPlugins([p("alerts", { dependsOn: { inventory: "not a range" } })], KERNEL))).toBe(
+      'plugin "alerts": dependsOn "inventory": "not a range" is not a semver range',
     );
   });
 
@@ -70,9 +85,9 @@ describe("plugin loader", () => {
   it("refuses contributions to plugins it does not depend on, or to undeclared extension points", () => {
     const owner = p("owner", { extensionPoints: [{ name: "kinds" }] });
     expect(refusal(() => orderPlugins([owner, p("guest", { contributes: { "owner.kinds": [1] } })], KERNEL))).toContain('does not depend on plugin "owner"');
-    expect(refusal(() => orderPlugins([owner, p("guest", { dependsOn: ["owner"], contributes: { "owner.shapes": [1] } })], KERNEL))).toContain(
+    expect(refusal(() => orderPlugins([owner, p("guest", { dependsOn: { owner: "*" }, contributes: { "owner.shapes": [1] } })], KERNEL))).toContain(
       'declares no extension point "shapes"',
     );
-    expect(orderPlugins([owner, p("guest", { dependsOn: ["owner"], contributes: { "owner.kinds": [1] } })], KERNEL)).toHaveLength(2);
+    expect(orderPlugins([owner, p("guest", { dependsOn: { owner: "*" }, contributes: { "owner.kinds": [1] } })], KERNEL)).toHaveLength(2);
   });
 });

@@ -119,7 +119,7 @@ describe("plugin host refusals at boot", () => {
       id: "bad-shapes",
       version: "1.0.0",
       kernel: "^0.1.0",
-      dependsOn: ["fixture-widgets"],
+      dependsOn: { "fixture-widgets": "*" },
       contributes: { "fixture-widgets.shapes": [{ color: "red" }] },
     });
     await expect(startTestKernel({ plugins: [fixtureWidgetsPlugin, bad] })).rejects.toThrow(
@@ -159,7 +159,7 @@ describe("plugin host refusals at boot", () => {
       id: "zz-failing",
       version: "1.0.0",
       kernel: "^0.1.0",
-      dependsOn: ["fixture-widgets"],
+      dependsOn: { "fixture-widgets": "*" },
       start: () => {
         throw new Error("cannot bind port");
       },

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { AckState, ActiveAlertView } from "../models/AlertModels.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** An open incident as the ack route selects it. */
 export interface IncidentRecord {
@@ -47,8 +48,8 @@ const SEVERITY_RANK = "CASE aa.severity WHEN 'critical' THEN 3 WHEN 'warning' TH
 /** SQL of alerts.active_alerts and alerts.acks, and the look-ups in inventory's published node directory. */
 @Injectable()
 export class ActiveAlertRepository {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   /** Open incidents, worst first then newest; `scopeFolders` null = all, else only nodes filed beneath those folders. */
   async listActive(scopeFolders: string[] | null, db: Queryable = this.ctx.store): Promise<ActiveAlertView[]> {

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { AlertHistoryRow, AlertNodeCount, AlertTransitionView, CalendarBucket, HistoryFilter } from "../models/HistoryModels.js";
 import { ACK_COLUMNS, withAck, type AckColumns } from "./ActiveAlertRepository.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** The spec's row, from history `h` and acks `a`. at_unix_ms is bigint: read as a double (exact below 2^53). */
 const ROW_COLUMNS = `h.id, ${isoTimestamp("h.recorded_at")} AS recorded_at, h.at_unix_ms::float8 AS at_unix_ms, h.check_id AS "check", h.direction,
@@ -18,8 +19,8 @@ const ACK_JOIN = "LEFT JOIN alerts.acks a ON a.incident_key = h.incident_key AND
  */
 @Injectable()
 export class HistoryRepository {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   /**
    * The ids of the nodes that pass the directory filters (folder scope, folder and everything beneath, name

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import type { NodeState, Severity } from "../contract.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { MaintenanceWindowRow } from "../lib/maintenanceTime.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** One history row as the engine writes it (recorded_at is the flush's). */
 export interface HistoryInsert {
@@ -57,8 +58,8 @@ const STATE_RANK_SQL = `CASE state WHEN 'unreachable' THEN 4 WHEN 'critical' THE
  */
 @Injectable()
 export class IncidentRepository {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   private t(name: string): string {
     return this.ctx.store.table(name);

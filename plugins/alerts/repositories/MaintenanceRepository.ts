@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { MaintenanceWindowRow, Recurrence } from "../lib/maintenanceTime.js";
 import type { MaintenanceWindowView } from "../models/MaintenanceModels.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 export interface MaintenanceInsert {
   name: string;
@@ -51,8 +52,8 @@ function toRecord(r: Raw): MaintenanceRecord {
 /** SQL of alerts.maintenance_windows (the engine reads them to put nodes in maintenance). */
 @Injectable()
 export class MaintenanceRepository {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   async insert(w: MaintenanceInsert, db: Queryable = this.ctx.store): Promise<string> {
     const { rows } = await db.query<{ id: string }>(

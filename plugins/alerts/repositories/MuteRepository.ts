@@ -1,7 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { MuteView } from "../models/MuteModels.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 export interface MuteInsert {
   nodeIds: string[];
@@ -15,8 +16,8 @@ export interface MuteInsert {
 /** SQL of alerts.mutes (the engine reads them to suppress notifications). */
 @Injectable()
 export class MuteRepository {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   /**
    * One mute per node that exists and (scopeFolders non-null) is filed beneath one of those folders; one statement.

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { ThresholdRule } from "../lib/rules.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** A normalised rule as written (no id, no timestamps). */
 export type ThresholdRow = Omit<ThresholdRule, "id" | "created_at">;
@@ -40,8 +41,8 @@ const WRITE_PARAMS = (r: ThresholdRow) => [
 /** SQL for alerts.thresholds, and the reads of inventory's published node directory that rule resolution needs. */
 @Injectable()
 export class ThresholdRepository {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   private get table(): string {
     return this.ctx.store.table("thresholds");

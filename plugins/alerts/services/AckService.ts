@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, notFound, pluginContextToken, requireCaller, type PluginContext } from "../../../core/index.js";
+import { badRequest, callerScope, notFound, requireCaller } from "../../../core/index.js";
 import type { AckBroadcast, AckedIncident, AckRequest, AckResult } from "../models/AlertModels.js";
 import { ActiveAlertRepository, type IncidentRecord, type SubjectRef } from "../repositories/ActiveAlertRepository.js";
 import { ActiveAlertService } from "./ActiveAlertService.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SUBJECT = /^(node|pool|netcloud_org):(.+)$/s;
@@ -25,8 +26,8 @@ export function readSubject(body: Pick<AckRequest, "node" | "subject">): Subject
 /** Acknowledgement of incidents: recorded or cleared per incident (key + current severity), and broadcast on alerts.acks. */
 @Injectable()
 export class AckService {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   @Inject(ActiveAlertRepository)
   private repo: ActiveAlertRepository;

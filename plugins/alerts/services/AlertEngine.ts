@@ -1,7 +1,6 @@
-import { Inject, Injectable, injector } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
+import { Inject, Injectable } from "@tsed/di";
+import { type PluginContext } from "../../../core/index.js";
 import type { PollerEvent, ReachabilityEvent, Sample } from "../../polling/contract.js";
-import type { AlertsConfig } from "../index.js";
 import { classify, hitAtLevel, LEVEL_OF, levelOf, type BandHit, type Level } from "../lib/bands.js";
 import { LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
 import { dwellStep, newDwellState, type DwellState } from "../lib/dwell.js";
@@ -12,6 +11,7 @@ import type { ActiveRow, HistoryInsert } from "../repositories/IncidentRepositor
 import type { DirectoryEntry } from "../repositories/ThresholdRepository.js";
 import { IncidentWriter, type PendingTransition } from "./IncidentWriter.js";
 import { RuleResolver } from "./RuleResolver.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** An open incident as the engine keeps it: its active row plus the node's folders (scoped delivery, maintenance). */
 interface OpenIncident extends ActiveRow {
@@ -69,8 +69,8 @@ const seriesKey = (nodeId: string, metric: string, ifindex: number | null, row: 
  */
 @Injectable()
 export class AlertEngine {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext<AlertsConfig>;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   @Inject(RuleResolver)
   private resolver: RuleResolver;
@@ -492,19 +492,13 @@ export class AlertEngine {
 }
 
 /** The plugin's start hook: `start: (ctx) => startAlertEngine(ctx)`. */
-export async function startAlertEngine(_ctx: PluginContext): Promise<void> {
-  await engineInstance().start();
+export async function startAlertEngine(ctx: PluginContext): Promise<void> {
+  await ctx.get(AlertEngine).start();
 }
 
 /** The plugin's stop hook: `stop: (ctx) => stopAlertEngine(ctx)` (writes what is pending). */
-export async function stopAlertEngine(_ctx: PluginContext): Promise<void> {
-  await engineInstance().stop();
-}
-
-function engineInstance(): AlertEngine {
-  const engine = injector().get<AlertEngine>(AlertEngine);
-  if (!engine) throw new Error("the AlertEngine provider is not registered");
-  return engine;
+export async function stopAlertEngine(ctx: PluginContext): Promise<void> {
+  await ctx.get(AlertEngine).stop();
 }
 
 /** A liveness or pool incident: critical, state unreachable, no metric, port, row or values. */

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
 import type { AlertTransition } from "../contract.js";
 import { IncidentRepository, type ActiveRow, type HistoryInsert } from "../repositories/IncidentRepository.js";
 import { NodeStateService, type NodeStateChange } from "./NodeStateService.js";
 import { Suppression, suppressionKey, type SuppressionReason, type SuppressionSubject } from "./Suppression.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** One committed fire or clear, as the engine decided it. */
 export interface PendingTransition {
@@ -42,8 +42,8 @@ export interface FlushResult {
  */
 @Injectable()
 export class IncidentWriter {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   @Inject(IncidentRepository)
   private repo: IncidentRepository;

@@ -1,20 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
-import {
-  badRequest,
-  callerScope,
-  decodeCursor,
-  notFound,
-  page,
-  pluginContextToken,
-  requireCaller,
-  scopeCovers,
-  type PluginContext,
-} from "../../../core/index.js";
-import type { AlertsConfig } from "../index.js";
+import { badRequest, callerScope, decodeCursor, notFound, page, requireCaller, scopeCovers } from "../../../core/index.js";
 import { parseRfc3339 } from "../lib/maintenanceTime.js";
 import type { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
 import { MuteRepository } from "../repositories/MuteRepository.js";
 import { ActiveAlertService, scopeFolders } from "./ActiveAlertService.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const invalidCursor = () => badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
@@ -25,8 +15,8 @@ const invalidCursor = () => badRequest("invalid_cursor", "The cursor is not vali
  */
 @Injectable()
 export class MuteService {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext<AlertsConfig>;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   @Inject(MuteRepository)
   private repo: MuteRepository;

@@ -1,8 +1,9 @@
-import { Inject, Injectable, injector } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { Inject, Injectable } from "@tsed/di";
+import { type Queryable } from "../../../core/index.js";
 import type { NodeState } from "../contract.js";
 import { IncidentRepository } from "../repositories/IncidentRepository.js";
 import { Suppression } from "./Suppression.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 export interface NodeStateChange {
   node_id: string;
@@ -20,8 +21,8 @@ export interface NodeStateChange {
  */
 @Injectable()
 export class NodeStateService {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   @Inject(IncidentRepository)
   private repo: IncidentRepository;
@@ -87,8 +88,6 @@ export class NodeStateService {
  * Handler of the job that follows maintenance windows opening and closing:
  * `{name: "node-states", every: "1 minute", handler: refreshNodeStatesJob}` (Agenda job `alerts.node-states`).
  */
-export async function refreshNodeStatesJob(): Promise<void> {
-  const service = injector().get<NodeStateService>(NodeStateService);
-  if (!service) throw new Error("the NodeStateService provider is not registered");
-  await service.refreshMaintenance();
+export async function refreshNodeStatesJob(ctx: AlertsContext): Promise<void> {
+  await ctx.get(NodeStateService).refreshMaintenance();
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
 import { RuleIndex, type Resolution, type SampleTarget } from "../lib/rules.js";
 import { ThresholdRepository, type DirectoryEntry } from "../repositories/ThresholdRepository.js";
+import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** Rules are re-read at least this often even without a change seen here (another replica may have written them). */
 const RULES_MAX_AGE_MS = 30_000;
@@ -17,8 +17,8 @@ const DIRECTORY_MAX_AGE_MS = 300_000;
  */
 @Injectable()
 export class RuleResolver {
-  @Inject(pluginContextToken("alerts"))
-  private ctx: PluginContext;
+  @Inject(ALERTS_CONTEXT)
+  private ctx: AlertsContext;
 
   @Inject(ThresholdRepository)
   private repo: ThresholdRepository;

@@ -5,6 +5,7 @@ import { classify, hitAtLevel, resolveBounds, type Bounds } from "../lib/bands.j
 import { formatBps, thresholdTitle } from "../lib/titles.js";
 import { startAlertEngine, stopAlertEngine } from "../services/AlertEngine.js";
 import { refreshNodeStatesJob } from "../services/NodeStateService.js";
+import type { AlertsContext } from "../context.js";
 import {
   activeAlerts,
   clearSeen,
@@ -353,7 +354,7 @@ describe("the engine", () => {
     expect(await nodeState(k, node)).toBe("maintenance");
     await rawQuery(k.db, "DELETE FROM alerts.maintenance_windows WHERE name = 'nightly'");
     clearSeen(k);
-    await refreshNodeStatesJob();
+    await refreshNodeStatesJob(k.kernel.context("alerts") as AlertsContext);
     expect(events(k, "alerts.node.state", node)).toEqual([{ node_id: node, state: "warning", folder_path: [folder] }]);
     expect(await nodeState(k, node)).toBe("warning");
   });

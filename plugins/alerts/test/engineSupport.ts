@@ -1,5 +1,4 @@
 /** Helpers of the engine and threshold tests: a kernel with the engine running, inventory rows, samples, bus waits. */
-import { injector } from "@tsed/di";
 import type { PluginContext } from "../../../core/index.js";
 import type { BusEvents } from "../../../core/bus/EventBus.js";
 import { rawQuery } from "../../../test/support/db.js";
@@ -39,7 +38,7 @@ export async function startEngineKernel(options: TestKernelOptions & { flushMs?:
   return Object.assign(k, {
     db: k.databaseUrl!,
     ctx,
-    engine: injector().get<AlertEngine>(AlertEngine)!,
+    engine: k.kernel.context("alerts")!.get(AlertEngine),
     seen,
     stop: async () => {
       await stopAlertEngine(ctx).catch(() => undefined);

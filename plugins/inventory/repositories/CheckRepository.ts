@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import type { DnsCheckView, UrlCheckView } from "../models/CheckModels.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** A URL check row as written: every field resolved (defaults applied, path normalised). */
 export type UrlCheckRecord = Omit<UrlCheckView, "node_id" | "created_at" | "updated_at">;
@@ -16,8 +17,8 @@ const DNS_COLUMNS = `node_id, name, record_type, host(resolver_ip) AS resolver_i
 /** SQL for inventory.url_checks and inventory.dns_checks (one row per node). */
 @Injectable()
 export class CheckRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   async findUrlCheck(nodeId: string, db: Queryable = this.ctx.store): Promise<UrlCheckView | undefined> {
     const { rows } = await db.query<UrlCheckView>(`SELECT ${URL_COLUMNS} FROM inventory.url_checks WHERE node_id = $1`, [nodeId]);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { type Queryable } from "../../../core/index.js";
 import type { ClassificationRuleView } from "../models/ClassificationRuleModels.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 export type ClassificationRuleRow = Omit<ClassificationRuleView, "id">;
 
@@ -9,8 +10,8 @@ const COLUMNS = "id, enabled, priority, profile_id, sysobjectid_prefix, sysdescr
 /** SQL for inventory.classification_rules. Evaluation order is (priority, id). */
 @Injectable()
 export class ClassificationRuleRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   /** Up to `limit` rules after the keyset (priority, id), in evaluation order. */
   async list(limit: number, after: { priority: number; id: string } | null): Promise<ClassificationRuleView[]> {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import type { CredentialKind, CredentialSettingsValue } from "../models/CredentialModels.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 export interface CredentialRow {
   id: string;
@@ -27,8 +28,8 @@ const COLUMNS = `id, name, kind, settings, secret_sealed IS NOT NULL AS has_secr
 /** SQL for inventory.credentials. */
 @Injectable()
 export class CredentialRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   /** Up to `limit` credentials after the keyset (lower(name), id), optionally of one kind. */
   async list(limit: number, after: { key: string; id: string } | null, kind: CredentialKind | null): Promise<(CredentialRow & { sort_key: string })[]> {

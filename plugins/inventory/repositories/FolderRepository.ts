@@ -1,5 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** A folder as stored, with what the folder_paths view derives (effective pool and tags). */
 export interface FolderRow {
@@ -69,8 +70,8 @@ const VIEW_COLUMNS = `g.id, g.name, g.parent_id, g.group_type, g.pool, coalesce(
 /** SQL for inventory.node_groups (folders). No logic here. */
 @Injectable()
 export class FolderRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   async list(filter: FolderListFilter, db: Queryable = this.ctx.store): Promise<FolderListRow[]> {
     const { rows } = await db.query<FolderListRow>(

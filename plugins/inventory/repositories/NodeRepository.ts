@@ -1,7 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, page, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, page, type Queryable } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
 import type { NodeFacts, NodeListFilter, NodeView } from "../models/NodeModels.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** The writable columns of a node, already validated and defaulted. */
 export interface NodeRecord {
@@ -50,8 +51,8 @@ const FROM = "inventory.nodes n JOIN inventory.node_directory d ON d.id = n.id";
 /** SQL of inventory.nodes; no logic. */
 @Injectable()
 export class NodeRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   async insert(record: NodeRecord, db: Queryable = this.ctx.store): Promise<string> {
     const { rows } = await db.query<{ id: string }>(

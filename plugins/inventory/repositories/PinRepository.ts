@@ -1,11 +1,12 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { type Queryable } from "../../../core/index.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** SQL for inventory.pins (a person's pinned folders). No logic here. */
 @Injectable()
 export class PinRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   /** Serialises one account's pin changes, so two concurrent pins cannot both pass the cap. */
   async lockAccount(accountId: string, db: Queryable): Promise<void> {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import type { ProfileView } from "../models/ProfileModels.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 export interface ProfileRow {
   name: string;
@@ -23,8 +24,8 @@ const COLUMNS = `id, name, category, parent_id, vendor, poll_interval_secs,
 /** SQL for inventory.profiles. */
 @Injectable()
 export class ProfileRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   /** Up to `limit` profiles after the keyset (lower(name), id), in that order. */
   async list(limit: number, after: { key: string; id: string } | null): Promise<(ProfileView & { sort_key: string })[]> {

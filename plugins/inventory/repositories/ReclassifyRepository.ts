@@ -1,5 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { type Queryable } from "../../../core/index.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** A node as reclassification reads it. */
 export interface ClassifiableNode {
@@ -26,8 +27,8 @@ export interface PreviewCandidate {
 /** SQL of reclassification (apply and preview). */
 @Injectable()
 export class ReclassifyRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   /** The named nodes that exist, locked for update until the transaction ends (in id order, so concurrent applies cannot deadlock). */
   async lockNodes(db: Queryable, ids: string[]): Promise<ClassifiableNode[]> {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { type Queryable } from "../../../core/index.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** A classification rule as the classifier reads it (inventory.classification_rules). */
 export interface RuleRecord {
@@ -19,8 +20,8 @@ export interface RuleRecord {
  */
 @Injectable()
 export class RuleReadRepository {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   /** Enabled rules in evaluation order (ascending priority, then id); served by classification_rules_order_idx. */
   async enabledRules(db: Queryable = this.ctx.store): Promise<RuleRecord[]> {

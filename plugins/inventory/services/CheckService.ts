@@ -1,9 +1,10 @@
 import { isIP } from "node:net";
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, badRequest, notFound, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { ApiError, badRequest, notFound, type Queryable } from "../../../core/index.js";
 import type { BodyMatch, DnsCheckBody, DnsCheckView, ExpectedStatus, JsonExtractRule, UrlCheckBody, UrlCheckView } from "../models/CheckModels.js";
 import { CheckRepository, type DnsCheckRecord, type UrlCheckRecord } from "../repositories/CheckRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /**
  * Metric names the URL monitor emits for every check by itself; a json_extract rule
@@ -169,8 +170,8 @@ function mapForeignKey(err: unknown): never {
 /** URL and DNS checks, one of each per node. Scope: a node outside the caller's folders answers 404 as if missing. */
 @Injectable()
 export class CheckService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   @Inject(CheckRepository)
   private repo: CheckRepository;

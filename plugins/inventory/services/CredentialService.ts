@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, decodeCursor, notFound, page, pluginContextToken, type PluginContext } from "../../../core/index.js";
+import { badRequest, conflict, decodeCursor, notFound, page } from "../../../core/index.js";
 import { isUuid } from "../lib/validation.js";
 import type {
   CredentialBody,
@@ -12,6 +12,7 @@ import type {
   SecretField,
 } from "../models/CredentialModels.js";
 import { CredentialRepository, type CredentialRow } from "../repositories/CredentialRepository.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 type SettingField = keyof CredentialSettings;
 
@@ -72,8 +73,8 @@ function describe(kind: CredentialKind, settings: CredentialSettingsValue): stri
  */
 @Injectable()
 export class CredentialService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   @Inject(CredentialRepository)
   private repo: CredentialRepository;

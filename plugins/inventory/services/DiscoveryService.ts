@@ -1,13 +1,12 @@
 import { isIP } from "node:net";
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, badRequest, callerScope, pluginContextToken, type PluginContext } from "../../../core/index.js";
+import { ApiError, badRequest, callerScope } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
-import type { InventoryConfig } from "../index.js";
 import type { DiscoveryFiled, DiscoveryImportBody, DiscoveryImportResult } from "../models/DiscoveryModels.js";
 import { DiscoveryRepository, type NodeInsertRow } from "../repositories/DiscoveryRepository.js";
+import { InventoryLimits } from "./InventoryLimits.js";
 import { InventoryScope } from "./InventoryScope.js";
-
-const DEFAULT_SWEEP_SIZE = 4096;
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 type FilingOutcome = keyof DiscoveryFiled;
 
@@ -34,8 +33,11 @@ const distinct = (ids: (string | null | undefined)[]): string[] => [...new Set(i
  */
 @Injectable()
 export class DiscoveryService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext<InventoryConfig>;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
+
+  @Inject(InventoryLimits)
+  private limits: InventoryLimits;
 
   @Inject(DiscoveryRepository)
   private repo: DiscoveryRepository;
@@ -44,7 +46,7 @@ export class DiscoveryService {
   private scopes: InventoryScope;
 
   async import(body: DiscoveryImportBody): Promise<DiscoveryImportResult> {
-    const cap = this.ctx.config.sweepSize ?? DEFAULT_SWEEP_SIZE;
+    const cap = this.limits.sweepSize;
     if (body.nodes.length > cap) {
       throw badRequest("too_many_nodes", `One import carries at most ${cap} nodes (one sweep, pluginConfig.inventory.sweepSize).`);
     }

@@ -1,24 +1,12 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isIP } from "node:net";
-import {
-  ApiError,
-  badRequest,
-  callerScope,
-  conflict,
-  decodeCursor,
-  notFound,
-  page,
-  pluginContextToken,
-  requireCaller,
-  type PluginContext,
-  type Queryable,
-  type Scope,
-} from "../../../core/index.js";
+import { ApiError, badRequest, callerScope, conflict, decodeCursor, notFound, page, requireCaller, type Queryable, type Scope } from "../../../core/index.js";
 import type { FolderEvent } from "../contract.js";
 import { assertPool, isUuid, normaliseTags } from "../lib/validation.js";
 import type { FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderRepository, type FolderRecord, type FolderTreeRow } from "../repositories/FolderRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** A parsed CIDR range with its host bits cleared. */
 export interface Cidr {
@@ -108,8 +96,8 @@ export interface FolderListQuery {
 /** Folders (node groups): the tree, its scope rules, validation and change events. */
 @Injectable()
 export class FolderService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   @Inject(FolderRepository)
   private repo: FolderRepository;

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { callerScope, forbidden, notFound, pluginContextToken, type PluginContext, type Queryable, type Scope } from "../../../core/index.js";
+import { callerScope, forbidden, notFound, type Queryable, type Scope } from "../../../core/index.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /**
  * Folder scope for the inventory: a folder-restricted caller sees only the
@@ -8,8 +9,8 @@ import { callerScope, forbidden, notFound, pluginContextToken, type PluginContex
  */
 @Injectable()
 export class InventoryScope {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   /** null for scope All; else every visible folder id (the scope's folders and their descendants). */
   async visibleFolders(scope: Scope = callerScope(), db: Queryable = this.ctx.store): Promise<string[] | null> {

@@ -1,21 +1,12 @@
 import { isIP } from "node:net";
 import { Inject, Injectable } from "@tsed/di";
-import {
-  ApiError,
-  badRequest,
-  callerScope,
-  decodeCursor,
-  notFound,
-  pluginContextToken,
-  type PluginContext,
-  type Queryable,
-  type Scope,
-} from "../../../core/index.js";
+import { ApiError, badRequest, callerScope, decodeCursor, notFound, type Queryable, type Scope } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
 import { assertPool, isUuid, normaliseTags } from "../lib/validation.js";
 import type { NodeFacts, NodeListFilter, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeRepository, type NodeRecord } from "../repositories/NodeRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 export interface NodeListQuery {
   group_id?: string;
@@ -51,8 +42,8 @@ function mapStoreError(err: unknown): unknown {
 /** Nodes: what is monitored, filed in folders, seen through the caller's folder scope. */
 @Injectable()
 export class NodeService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   @Inject(InventoryScope)
   private scope: InventoryScope;

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { conflict, notFound, pluginContextToken, requireCaller, type PluginContext } from "../../../core/index.js";
-import type { InventoryConfig } from "../index.js";
+import { conflict, notFound, requireCaller } from "../../../core/index.js";
 import type { PinnedFolder } from "../models/PinModels.js";
 import { PinRepository } from "../repositories/PinRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 const isPgError = (err: unknown, code: string) => (err as { code?: unknown })?.code === code;
 
@@ -20,8 +20,8 @@ function personAccount(): { accountId: string; scopeFolders: string[] | null; sc
  */
 @Injectable()
 export class PinService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext<InventoryConfig>;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   @Inject(PinRepository)
   private repo: PinRepository;

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, decodeCursor, notFound, page, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { badRequest, conflict, decodeCursor, notFound, page, type Queryable } from "../../../core/index.js";
 import { isUuid } from "../lib/validation.js";
 import { POLL_INTERVAL_DEFAULT, type ProfileBody, type ProfileView } from "../models/ProfileModels.js";
 import { ProfileRepository, type ProfileRow } from "../repositories/ProfileRepository.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 function pgCode(err: unknown): string | undefined {
   return (err as { code?: string } | null)?.code;
@@ -18,8 +19,8 @@ function plural(n: number, one: string, many: string): string {
  */
 @Injectable()
 export class ProfileService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   @Inject(ProfileRepository)
   private repo: ProfileRepository;

@@ -1,11 +1,12 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, page, pluginContextToken, type PluginContext } from "../../../core/index.js";
+import { badRequest, callerScope, decodeCursor, page } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
 import { isUuid } from "../lib/validation.js";
 import type { ReclassifyPreviewRow, ReclassifyRequest, ReclassifyResult } from "../models/ReclassifyModels.js";
 import { ReclassifyRepository } from "../repositories/ReclassifyRepository.js";
 import { ClassifierService, pickRule } from "./ClassifierService.js";
 import { InventoryScope } from "./InventoryScope.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** Nodes the preview classifies per read while it looks for a page of changes. */
 const SCAN_CHUNK = 1000;
@@ -17,8 +18,8 @@ const SCAN_CHUNK = 1000;
  */
 @Injectable()
 export class ReclassifyService {
-  @Inject(pluginContextToken("inventory"))
-  private ctx: PluginContext;
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   @Inject(ReclassifyRepository)
   private repo: ReclassifyRepository;

@@ -1,4 +1,3 @@
-import { injector } from "@tsed/di";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import { ClassifierService, compileRules, oidHasPrefix, pickRule, type RuleRecord } from "../services/ClassifierService.js";
@@ -126,7 +125,7 @@ describe("ClassifierService (the exported classifier) over the stored rules", ()
     await rawQuery(db, `INSERT INTO inventory.classification_rules (priority, profile_id, sysdescr_regex) VALUES (10, $1, 'linux')`, [p2]);
     await rawQuery(db, `INSERT INTO inventory.classification_rules (priority, enabled, profile_id, sysobjectid_prefix) VALUES (1, false, $1, '1.3')`, [p3]);
 
-    const classifier = injector().get<ClassifierService>(ClassifierService)!;
+    const classifier = k.kernel.context("inventory")!.get(ClassifierService);
     expect(await classifier.classify("1.3.6.1.4.1.9.1.516", "Linux inside")).toEqual({
       rule_id: r1.id,
       profile_id: p1,

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { injector } from "@tsed/di";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import { CredentialService } from "../services/CredentialService.js";
@@ -317,7 +316,7 @@ describe("full mode", () => {
       expect(await storedSecrets(id)).toEqual({ auth_key: SECRETS.authKey2, priv_key: SECRETS.privKey });
 
       // Through the service other parts of the plugin use (never over HTTP).
-      const revealed = await injector().get<CredentialService>(CredentialService)!.reveal(id);
+      const revealed = await k.kernel.context("inventory")!.get(CredentialService).reveal(id);
       expect(revealed).toEqual({
         id,
         name,
@@ -451,7 +450,7 @@ describe("full mode", () => {
 
   describe("CredentialService.reveal", () => {
     it("answers the unsealed secrets to the plugin's services, null for an unknown id", async () => {
-      const service = injector().get<CredentialService>(CredentialService)!;
+      const service = k.kernel.context("inventory")!.get(CredentialService);
       const id = await create({ name: uniqueName("reveal"), kind: "http", mode: "basic", username: "ops", password: SECRETS.password });
       expect(await service.reveal(id)).toEqual(
         expect.objectContaining({ id, kind: "http", settings: { mode: "basic", username: "ops" }, secrets: { password: SECRETS.password } }),

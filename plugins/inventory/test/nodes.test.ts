@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { injector } from "@tsed/di";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import type { NodeDirectoryRow, NodeEvent } from "../contract.js";
@@ -365,7 +364,7 @@ describe("full mode", () => {
   describe("poller facts", () => {
     it("are read-only over HTTP and recorded by NodeService.recordFacts", async () => {
       const id = await create({ name: "facts-1", address: "10.4.0.1", group_id: ids.A });
-      const service = injector().get<NodeService>(NodeService)!;
+      const service = k.kernel.context("inventory")!.get(NodeService);
       const events: NodeEvent[] = [];
       const off = k.kernel.bus.on("inventory.node.updated", (e) => {
         if (e.id === id) events.push(e);

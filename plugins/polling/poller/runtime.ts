@@ -3,9 +3,8 @@
  * the start/stop hooks (index.ts spreads these in). start() keeps sample partitions ready, forgets
  * deleted nodes' latest values, and runs the embedded poller when pluginConfig.polling.embeddedPoller.
  */
-import { injector } from "@tsed/di";
 import type { JobDeclaration, PluginContext } from "../../../core/index.js";
-import type { PollingConfig } from "../index.js";
+import type { PollingContext } from "../context.js";
 import { GapRepository } from "../repositories/GapRepository.js";
 import { PollerRepository } from "../repositories/PollerRepository.js";
 import { SampleRepository } from "../repositories/SampleRepository.js";
@@ -27,27 +26,21 @@ export const runtimeProviders = [
   GapRepository,
 ];
 
-function service<T>(token: new (...args: never[]) => T): T {
-  const found = injector().get<T>(token);
-  if (!found) throw new Error(`polling: ${token.name} is not registered`);
-  return found;
-}
-
 export const runtimeJobs: JobDeclaration[] = [
   {
     // polling.poller-watch: pollers silent past heartbeatAllowanceSecs go offline (polling.poller.offline).
     name: "poller-watch",
     every: "5 seconds",
-    handler: async () => {
-      await service(PollerRegistry).markSilentOffline();
+    handler: async (_job, ctx) => {
+      await ctx.get(PollerRegistry).markSilentOffline();
     },
   },
   {
     // polling.retention: day partitions of polling.samples made ahead, and those older than retentionDays dropped.
     name: "retention",
     every: "1 hour",
-    handler: async () => {
-      await service(SampleSink).maintainPartitions();
+    handler: async (_job, ctx) => {
+      await ctx.get(SampleSink).maintainPartitions();
     },
   },
 ];
@@ -57,22 +50,22 @@ export const runtimeCommands = { poller: pollerCommand };
 const unsubscribers = new WeakMap<PluginContext, (() => void)[]>();
 
 /** The plugin's start: partitions ahead, node deletions followed, the embedded poller when configured. */
-export async function startRuntime(ctx: PluginContext<PollingConfig>): Promise<void> {
+export async function startRuntime(ctx: PollingContext): Promise<void> {
   if (ctx.mode !== "full") return;
-  await service(SampleSink).maintainPartitions();
-  const samples = service(SampleRepository);
+  await ctx.get(SampleSink).maintainPartitions();
+  const samples = ctx.get(SampleRepository);
   unsubscribers.set(ctx, [
     ctx.bus.on("inventory.node.deleted", (e) =>
       samples.forgetNode(e.id).catch((err: Error) => ctx.log.warn("latest values of a deleted node not removed", { node_id: e.id, error: err.message })),
     ),
   ]);
-  if (ctx.config.embeddedPoller) await service(EmbeddedPoller).start();
+  if (ctx.config.embeddedPoller) await ctx.get(EmbeddedPoller).start();
 }
 
-export async function stopRuntime(ctx: PluginContext<PollingConfig>): Promise<void> {
+export async function stopRuntime(ctx: PollingContext): Promise<void> {
   for (const off of unsubscribers.get(ctx) ?? []) off();
   unsubscribers.delete(ctx);
   if (ctx.mode !== "full") return;
-  await service(EmbeddedPoller).stop();
-  await service(SampleSink).flush();
+  await ctx.get(EmbeddedPoller).stop();
+  await ctx.get(SampleSink).flush();
 }

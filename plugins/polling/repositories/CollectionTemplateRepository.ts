@@ -1,7 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type BundleTable, type PluginContext, type Queryable } from "../../../core/index.js";
+import { type BundleTable, type PluginContext, type Queryable } from "../../../core/index.js";
 import type { CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
 import { PROFILE_DIRECTORY_VIEW } from "../../inventory/contract.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface TemplateRow {
   name: string;
@@ -21,8 +22,8 @@ const ITEM_COLUMNS = "id, template_id, collection, metric_kind, metric_name, oid
 /** SQL for polling.collection_templates, collection_template_items and profile_collection_templates. */
 @Injectable()
 export class CollectionTemplateRepository {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   private get t() {
     return {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface GapRow {
   id: string;
@@ -15,8 +16,8 @@ export interface GapRow {
 /** SQL for polling.monitoring_gaps. */
 @Injectable()
 export class GapRepository {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   /** A gap from `startedAt` (the poller's last contact) to now. */
   async insert(g: { poller_id: string; pool: string; started_at: string; listeners: string[] }, db: Queryable): Promise<GapRow> {

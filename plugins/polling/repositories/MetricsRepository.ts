@@ -1,7 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext } from "../../../core/index.js";
-import { NODE_DIRECTORY_VIEW } from "../../inventory/index.js";
+import { isoTimestamp } from "../../../core/index.js";
+import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { HistoryPoint, InterfaceTopEntry, NodeInterfaceView } from "../models/MetricsModels.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 /** "none" in the key columns of latest and samples. */
 const NONE = -1;
@@ -35,8 +36,8 @@ const TS = (ms: string) => `timestamptz 'epoch' + ${ms}::bigint * interval '1 mi
 /** SQL for the metric reads: polling.latest, polling.samples and polling.interfaces, filtered through inventory's published node directory. */
 @Injectable()
 export class MetricsRepository {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   private t(name: string): string {
     return this.ctx.store.table(name);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import type { HostTelemetry } from "../poller/wire.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface PollerRow {
   id: string;
@@ -31,8 +32,8 @@ const COLUMNS = `id, pool, kind, version, listeners, ${isoTimestamp("registered_
 /** SQL for polling.pollers. */
 @Injectable()
 export class PollerRepository {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   /** The row as it stands, locked until the transaction ends (contacts of one poller take turns). */
   async lockBefore(id: string, allowanceSecs: number, db: Queryable): Promise<PollerBefore | null> {

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { ident, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
+import { ident, type Queryable } from "../../../core/index.js";
 import type { Sample } from "../contract.js";
 import type { InterfaceState } from "../poller/types.js";
 import type { InterfaceUpdate } from "../poller/wire.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 /** "none" in the key columns of latest and samples. */
 const NONE = -1;
@@ -28,8 +29,8 @@ const AT = (param: string) => `timestamptz 'epoch' + ${param} * interval '1 mill
 /** SQL for the sample history (day partitions), latest values and interface state. */
 @Injectable()
 export class SampleRepository {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   /** Day partitions of polling.samples that exist (their day start, Unix ms). */
   async partitionDays(db: Queryable = this.ctx.store): Promise<number[]> {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, pluginContextToken, type PluginContext } from "../../../core/index.js";
+import { isoTimestamp } from "../../../core/index.js";
 import type { SweepResultView, SweepStatus, SweepView } from "../models/SweepModels.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface SweepInsert {
   cidr: string;
@@ -29,8 +30,8 @@ const COLUMNS = `id, cidr::text AS cidr, port, pool, credential_ids, timeout_ms,
 /** SQL for polling.sweeps and polling.sweep_results. */
 @Injectable()
 export class SweepRepository {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   private t(name: string): string {
     return this.ctx.store.table(name);

@@ -1,11 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
-import { NODE_DIRECTORY_VIEW } from "../../inventory/index.js";
+import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 // Exported by inventory's manifest (its contract); the class is imported from its file.
-import { CredentialService } from "../../inventory/services/CredentialService.js";
-import type { PollingConfig } from "../index.js";
+import { CredentialService } from "../../inventory/contract.js";
 import type { DnsCheckSpec, PollTarget, SnmpCredential, UrlCheckSpec } from "../poller/types.js";
 import { CollectionTemplateService } from "./CollectionTemplateService.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 interface DirectoryRow {
   id: string;
@@ -76,8 +75,8 @@ function httpAuthOf(c: Revealed): UrlCheckSpec["auth"] {
  */
 @Injectable()
 export class AssignmentService {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext<PollingConfig>;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   @Inject(CredentialService)
   private credentials: CredentialService;

@@ -1,6 +1,4 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
-import type { PollingConfig } from "../index.js";
 import { PollLoop, type Probes } from "../poller/PollLoop.js";
 import { defaultProbes } from "../poller/probes.js";
 import { SampleRepository } from "../repositories/SampleRepository.js";
@@ -8,6 +6,7 @@ import { SnmpPollerService } from "../snmp/SnmpPollerService.js";
 import { AssignmentService } from "./AssignmentService.js";
 import { PollerRegistry } from "./PollerRegistry.js";
 import { SampleSink } from "./SampleSink.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export const EMBEDDED_POLLER_ID = "core";
 export const EMBEDDED_POOL = "default";
@@ -33,8 +32,8 @@ const INVENTORY_EVENTS = [
  */
 @Injectable()
 export class EmbeddedPoller {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext<PollingConfig>;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   @Inject(AssignmentService)
   private assignments: AssignmentService;

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
 import { derivedUsage, HostSampler } from "../poller/telemetry.js";
 import type { HostTelemetry } from "../poller/wire.js";
 import { PollerRepository } from "../repositories/PollerRepository.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface HostEntry extends HostTelemetry {
   instance: string;
@@ -36,8 +36,8 @@ function entry(base: Pick<HostEntry, "instance" | "role" | "online" | "pool">, t
  */
 @Injectable()
 export class HostTelemetryService {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   @Inject(PollerRepository)
   private pollers: PollerRepository;

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, notFound, pluginContextToken, type PluginContext, type Queryable } from "../../../core/index.js";
-import type { PollingConfig } from "../index.js";
+import { badRequest, conflict, notFound, type Queryable } from "../../../core/index.js";
 import { POOL_PATTERN, type HostTelemetry } from "../poller/wire.js";
 import { GapRepository, type GapRow } from "../repositories/GapRepository.js";
 import { PollerRepository, type PollerBefore, type PollerRow } from "../repositories/PollerRepository.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface Registration {
   id: string;
@@ -26,8 +26,8 @@ export const GAP_LIST_CAP = 200;
  */
 @Injectable()
 export class PollerRegistry {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext<PollingConfig>;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   @Inject(PollerRepository)
   private pollers: PollerRepository;

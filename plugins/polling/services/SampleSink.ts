@@ -1,11 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the class is imported from its file.
-import { NodeService } from "../../inventory/services/NodeService.js";
+import { NodeService } from "../../inventory/contract.js";
 import type { Sample } from "../contract.js";
-import type { PollingConfig } from "../index.js";
 import type { PollBatch } from "../poller/wire.js";
 import { dayStart, SampleRepository, sampleKey } from "../repositories/SampleRepository.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 const DAY_MS = 86_400_000;
 /** Days of partitions kept ready ahead of today. */
@@ -44,8 +43,8 @@ export interface SinkOptions {
  */
 @Injectable()
 export class SampleSink {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext<PollingConfig>;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   @Inject(SampleRepository)
   private repo: SampleRepository;

@@ -1,21 +1,9 @@
 import { isIP } from "node:net";
-import { inject, Inject, Injectable } from "@tsed/di";
-import {
-  badRequest,
-  decodeCursor,
-  notFound,
-  page,
-  pluginContextToken,
-  requireCaller,
-  type ChannelDeclaration,
-  type JobDeclaration,
-  type PluginContext,
-} from "../../../core/index.js";
+import { Inject, Injectable } from "@tsed/di";
+import { badRequest, decodeCursor, notFound, page, requireCaller, type ChannelDeclaration, type JobDeclaration } from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the classes are imported from their files.
-import { ClassifierService } from "../../inventory/services/ClassifierService.js";
-import { CredentialService } from "../../inventory/services/CredentialService.js";
+import { ClassifierService, CredentialService, InventoryLimits } from "../../inventory/contract.js";
 import { snmpGet, SYSTEM_OIDS } from "../checks/SnmpGet.js";
-import type { PollingConfig } from "../index.js";
 import {
   SWEEP_DEFAULT_PORT,
   SWEEP_DEFAULT_TIMEOUT_MS,
@@ -27,9 +15,8 @@ import {
 import type { SnmpCredential } from "../poller/types.js";
 import { SweepRepository, type SweepFound } from "../repositories/SweepRepository.js";
 import { snmpCredentialOf } from "./AssignmentService.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
-/** inventory's default sweepSize: the most rows one discovery import carries. */
-export const DEFAULT_SWEEP_SIZE = 4096;
 /** Addresses probed at once by one sweep. */
 export const SWEEP_CONCURRENCY = 64;
 /** Progress is written and published at most this often (ms). */
@@ -153,9 +140,9 @@ export const SWEEP_JOB: JobDeclaration = {
   name: "sweep",
   concurrency: 2,
   lockLifetimeMs: 30 * 60_000,
-  handler: async (job) => {
+  handler: async (job, ctx) => {
     const id = (job.data as { id?: unknown } | null)?.id;
-    if (typeof id === "string") await inject(SweepService).run(id);
+    if (typeof id === "string") await ctx.get(SweepService).run(id);
   },
 };
 
@@ -185,8 +172,8 @@ interface Candidate {
  */
 @Injectable()
 export class SweepService {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext<PollingConfig>;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   @Inject(SweepRepository)
   private repo: SweepRepository;
@@ -197,17 +184,13 @@ export class SweepService {
   @Inject(ClassifierService)
   private classifier: ClassifierService;
 
+  @Inject(InventoryLimits)
+  private limits: InventoryLimits;
+
   private stopping = false;
 
   $onDestroy(): void {
     this.stopping = true;
-  }
-
-  /** The most addresses one sweep may cover: inventory's sweepSize (what one import takes). */
-  private sweepSize(): number {
-    const inventory = (this.ctx.kernelConfig.pluginConfig as Record<string, { sweepSize?: unknown } | undefined>).inventory;
-    const size = inventory?.sweepSize;
-    return typeof size === "number" && Number.isInteger(size) && size > 0 ? size : DEFAULT_SWEEP_SIZE;
   }
 
   async create(body: SweepCreate): Promise<string> {
@@ -215,7 +198,7 @@ export class SweepService {
     if (pool !== null && !POOL.test(pool)) throw badRequest("invalid_pool", "pool: letters, digits, _ and - only, at most 63 characters.");
     const range = parseSweepRange(body.cidr);
     if (!range) throw badRequest("invalid_cidr", "cidr must be an IPv4 or IPv6 address/prefix with the host bits clear (for example 192.0.2.0/24).");
-    const cap = this.sweepSize();
+    const cap = this.limits.sweepSize;
     if (range.count > BigInt(cap)) {
       throw badRequest("too_many_addresses", `One sweep covers at most ${cap} addresses (pluginConfig.inventory.sweepSize); split the range.`);
     }

@@ -1,14 +1,13 @@
 import { Inject, Injectable } from "@tsed/di";
-import { pluginContextToken, type PluginContext } from "../../../core/index.js";
-import type { PollingConfig } from "../index.js";
 import type { PollTarget } from "../poller/types.js";
 import { SnmpPoller, type SnmpPollOutcome } from "./SnmpPoller.js";
+import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 /** The in-process SNMP poller, configured from pluginConfig.polling (snmpTimeoutMs, snmpRetries). */
 @Injectable()
 export class SnmpPollerService {
-  @Inject(pluginContextToken("polling"))
-  private ctx: PluginContext<PollingConfig>;
+  @Inject(POLLING_CONTEXT)
+  private ctx: PollingContext;
 
   private poller: SnmpPoller | null = null;
 

@@ -4,7 +4,6 @@
  * (snmpsim) and the embedded poller with the production probes.
  */
 import { jest } from "@jest/globals";
-import { injector } from "@tsed/di";
 import type { PluginContext } from "../../../core/index.js";
 import { rawQuery } from "../../../test/support/db.js";
 import { startSnmpsim, stopAllSnmpAgents, type SnmpsimAgent } from "../../../test/support/snmpAgents.js";
@@ -25,7 +24,7 @@ import { until } from "../../../test/support/wait.js";
 
 const DAY = 86_400_000;
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-const get = <T>(token: new (...args: never[]) => T): T => injector().get<T>(token)!;
+const get = <T>(token: new (...args: never[]) => T): T => k.kernel.context("polling")!.get(token);
 
 let k: TestKernel;
 let ctx: PluginContext<PollingConfig>;

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { injector } from "@tsed/di";
 import { expectError } from "../../../test/support/assertions.js";
 import { rawQuery } from "../../../test/support/db.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
@@ -285,7 +284,7 @@ describe("profiles use templates", () => {
     await put(`/api/v1/profiles/${profile}/collection-templates/${t1}`, {});
     await put(`/api/v1/profiles/${profile}/collection-templates/${t2}`, {});
 
-    const service = injector().get<CollectionTemplateService>(CollectionTemplateService)!;
+    const service = k.kernel.context("polling")!.get(CollectionTemplateService);
     const items = await service.templatesForProfile(profile);
     expect(items).toEqual([
       { id: c, metric_name: "rx_frames", metric_kind: "counter", oid: "1.3.6.1.4.1.1.3", collection: "table" },
@@ -308,7 +307,7 @@ describe("profiles use templates", () => {
     expect((await put(`/api/v1/profiles/${root}/collection-templates/${rootTpl}`, {})).status).toBe(200);
     expect((await put(`/api/v1/profiles/${child}/collection-templates/${childTpl}`, {})).status).toBe(200);
 
-    const service = injector().get<CollectionTemplateService>(CollectionTemplateService)!;
+    const service = k.kernel.context("polling")!.get(CollectionTemplateService);
     const items = await service.templatesForProfile(child);
     expect(items.map((i) => i.id).sort()).toEqual([childFan, rootTemp].sort());
     expect((await service.templatesForProfile(root)).map((i) => i.metric_name).sort()).toEqual(["fan_rpm", "temp_c"]);

@@ -1,0 +1,19 @@
+/** The alerts plugin's configuration schema (the one source of its config type) and its context token. */
+import { pluginContextToken, type ConfigOf, type PluginContext } from "../../core/index.js";
+
+export const alertsConfigSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    /** Most node ids one bulk mute may carry. */
+    bulkMuteMax: { type: "integer", minimum: 1, maximum: 100000, default: 1000 },
+    /** The engine's flush window: transitions decided within it are written together and share recorded_at. */
+    flushMs: { type: "integer", minimum: 1, maximum: 10000, default: 200 },
+  },
+} as const;
+
+export type AlertsConfig = ConfigOf<typeof alertsConfigSchema>;
+export type AlertsContext = PluginContext<AlertsConfig>;
+
+/** Inject with `@Inject(ALERTS_CONTEXT) private ctx: AlertsContext`. */
+export const ALERTS_CONTEXT = pluginContextToken("alerts");
