@@ -24,10 +24,10 @@ export class CheckController {
   @Put("/:id/url-check")
   @Permission("ManageConfig")
   @Summary("Create or replace the node's URL check")
-  @Description("Replaces the whole check: an omitted field takes its default. json_extract paths are stored in the dot form (items.0.value).")
+  @Description("Replaces the whole check: an omitted field takes its default. json_extract paths are stored and returned exactly as sent.")
   @Returns(200, UrlCheckView)
   @(Returns(400, ErrorEnvelope).Description(
-    "validation_failed; invalid_regex (body_match regex); unknown_reference (credential_id not a credential of kind http)",
+    "validation_failed; invalid_regex (body_match regex); invalid_json_path (a json_extract path that is not dot-separated names and indexes); unknown_reference (credential_id not a credential of kind http)",
   ))
   @(Returns(404, ErrorEnvelope).Description("No such node, or not visible to the caller"))
   putUrlCheck(@PathParams("id") @Format("uuid") id: string, @Body() body: UrlCheckBody): Promise<UrlCheckView> {

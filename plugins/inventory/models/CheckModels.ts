@@ -96,7 +96,7 @@ export class JsonExtractRule {
   @MaxLength(512)
   @Example("items[0].value")
   @Description(
-    "Dot-separated path to one number: each part a name or a numeric array index. `items[0].value` is accepted and stored as `items.0.value` (the dot form).",
+    "Dot-separated path to one number: each part a name or a numeric array index, an index also written in brackets (`items[0].value` and `items.0.value` read the same value). Stored and returned exactly as sent. A malformed path answers 400 `invalid_json_path`.",
   )
   path: string;
 }

@@ -50,10 +50,15 @@ const NAME = /^[^.[\]\s]+$/;
 const DIGITS = /^[0-9]+$/;
 
 /**
- * Normalises a json_extract path to its stored dot form: `items[0].value` → `items.0.value`,
- * `[2].x` → `2.x`. Returns null when the path is not a dot-separated list of names and indexes.
+ * The parts of a json_extract path (spec: "a dot-separated path to one number; indexes by number,
+ * `items[0].value` accepted"): names and array indexes separated by dots, an index also written
+ * in brackets, so `items[0].value` and `items.0.value` both give ["items", "0", "value"], and
+ * `[2].x` gives ["2", "x"]. Returns null when the path is malformed (an empty part, an unclosed
+ * or non-numeric bracket, an index with a leading zero, whitespace) or has more than
+ * JSON_PATH_MAX_PARTS parts. Only validates: the path is stored and returned as sent, and the
+ * poller's evaluator reads both spellings.
  */
-export function normaliseJsonPath(path: string): string | null {
+export function parseJsonPath(path: string): string[] | null {
   const parts: string[] = [];
   let rest = path;
   let first = true;
@@ -79,7 +84,7 @@ export function normaliseJsonPath(path: string): string | null {
     first = false;
   }
   if (!parts.length || parts.length > JSON_PATH_MAX_PARTS) return null;
-  return parts.join(".");
+  return parts;
 }
 
 /** A DNS name: labels of 1-63 letters, digits, `-` or `_` (no `-` at either end), at most 253 characters; one trailing dot allowed. */
@@ -147,13 +152,14 @@ function checkJsonExtract(rules: JsonExtractRule[] | undefined): JsonExtractRule
     }
     if (seen.has(r.metric)) throw invalid(`"json_extract.${i}.metric" repeats a metric of an earlier rule.`);
     seen.add(r.metric);
-    const path = normaliseJsonPath(r.path);
-    if (path === null) {
-      throw invalid(
+    if (parseJsonPath(r.path) === null) {
+      throw badRequest(
+        "invalid_json_path",
         `"json_extract.${i}.path" must be dot-separated names and array indexes (for example items.0.value or items[0].value), at most ${JSON_PATH_MAX_PARTS} parts.`,
       );
     }
-    return { metric: r.metric, path };
+    // Stored and answered exactly as sent: a client gets back the string it wrote.
+    return { metric: r.metric, path: r.path };
   });
 }
 

@@ -1,6 +1,6 @@
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
-import { isDnsName, normaliseJsonPath, URL_MONITOR_METRICS } from "../services/CheckService.js";
+import { isDnsName, parseJsonPath, URL_MONITOR_METRICS } from "../services/CheckService.js";
 import { bearer, folderScope, startInventoryKernel } from "./support.js";
 
 const MISSING = "00000000-0000-4000-8000-000000000000";
@@ -100,17 +100,7 @@ describe("with a store", () => {
       };
       const first = await putUrl(ids.nodeA, full);
       expect(first.status).toBe(200);
-      expect(first.body).toEqual(
-        expect.objectContaining({
-          ...full,
-          node_id: ids.nodeA,
-          json_extract: [
-            { metric: "queue_depth", path: "items.0.value" },
-            { metric: "app:latency_ms", path: "stats.p95" },
-            { metric: "_root", path: "2.1.n" },
-          ],
-        }),
-      );
+      expect(first.body).toEqual(expect.objectContaining({ ...full, node_id: ids.nodeA }));
       const got = await k.http.get(urlPath(ids.nodeA)).set(bearer(tokens.viewer));
       expect(got.status).toBe(200);
       expect(got.body).toEqual(first.body);
@@ -133,6 +123,23 @@ describe("with a store", () => {
       expect(second.body.updated_at >= first.body.updated_at).toBe(true);
       const count = await rawQuery<{ n: number }>(k.databaseUrl!, "SELECT count(*)::int AS n FROM inventory.url_checks");
       expect(count[0].n).toBe(1);
+    });
+
+    it("returns each json_extract path exactly as sent, in either spelling", async () => {
+      const json_extract = [
+        { metric: "bracket", path: "items[0].value" },
+        { metric: "dotted", path: "items.0.value" },
+        { metric: "leading_index", path: "[2][1].n" },
+        { metric: "mixed", path: "a[1].2[3].b-c.$d" },
+        { metric: "plain", path: "stats.p95" },
+      ];
+      const put = await putUrl(ids.nodeA, { url: "https://a.example/", json_extract });
+      expect(put.status).toBe(200);
+      expect(put.body.json_extract).toEqual(json_extract);
+      const got = await k.http.get(urlPath(ids.nodeA)).set(bearer(tokens.viewer));
+      expect(got.body.json_extract).toEqual(json_extract);
+      const rows = await rawQuery<{ json_extract: unknown }>(k.databaseUrl!, "SELECT json_extract FROM inventory.url_checks WHERE node_id = $1", [ids.nodeA]);
+      expect(rows[0].json_extract).toEqual(json_extract);
     });
 
     it("accepts each method, status kind and body match mode", async () => {
@@ -214,32 +221,44 @@ describe("with a store", () => {
           ],
         },
       ],
-      ...[
-        "",
-        "a..b",
-        "a.",
-        ".a",
-        "a[x]",
-        "a[",
-        "a[0",
-        "a]",
-        "a b",
-        "a[-1]",
-        "a[01]",
-        "a.01",
-        "a[0]b",
-        "a.[0]",
-        "a[0].",
-        "a".repeat(33).split("").join("."),
-      ].map(
-        (path) => [`json_extract bad path "${path.slice(0, 20)}"`, { url: "https://a.example/", json_extract: [{ metric: "m", path }] }] as [string, unknown],
-      ),
+      ["json_extract empty path", { url: "https://a.example/", json_extract: [{ metric: "m", path: "" }] }],
+      ["json_extract path over 512", { url: "https://a.example/", json_extract: [{ metric: "m", path: "a".repeat(513) }] }],
       ["credential_id not a uuid", { url: "https://a.example/", credential_id: "web basic" }],
       ["unknown field", { url: "https://a.example/", interval: 60 }],
     ])("answers 400 validation_failed: %s", async (_label, body) => {
       const res = await putUrl(ids.nodeA, body);
       expectError(res, 400, "validation_failed");
       expect(res.body.error.message).not.toContain("passwd");
+      expect((await rawQuery(k.databaseUrl!, "SELECT 1 FROM inventory.url_checks")).length).toBe(0);
+    });
+
+    it.each([
+      "a..b",
+      "a.",
+      ".a",
+      "a[x]",
+      "a[",
+      "a[0",
+      "a]",
+      "a b",
+      "a[-1]",
+      "a[01]",
+      "a.01",
+      "a[0]b",
+      "a.[0]",
+      "a[0].",
+      "items[0]..value",
+      "a".repeat(33).split("").join("."),
+    ])("answers 400 invalid_json_path for the malformed path %s, naming the rule", async (path) => {
+      const res = await putUrl(ids.nodeA, {
+        url: "https://a.example/",
+        json_extract: [
+          { metric: "ok", path: "items[0].value" },
+          { metric: "m", path },
+        ],
+      });
+      expectError(res, 400, "invalid_json_path");
+      expect(res.body.error.message).toContain("json_extract.1.path");
       expect((await rawQuery(k.databaseUrl!, "SELECT 1 FROM inventory.url_checks")).length).toBe(0);
     });
 
@@ -447,13 +466,13 @@ describe("with a store", () => {
   });
 
   describe("helpers", () => {
-    it("normalises json paths to the dot form", () => {
-      expect(normaliseJsonPath("items[0].value")).toBe("items.0.value");
-      expect(normaliseJsonPath("items.0.value")).toBe("items.0.value");
-      expect(normaliseJsonPath("[3]")).toBe("3");
-      expect(normaliseJsonPath("a[1][2].b-c.$d")).toBe("a.1.2.b-c.$d");
-      expect(normaliseJsonPath("a[b]")).toBeNull();
-      expect(normaliseJsonPath("a.")).toBeNull();
+    it("parses json paths in either spelling into the same parts", () => {
+      expect(parseJsonPath("items[0].value")).toEqual(["items", "0", "value"]);
+      expect(parseJsonPath("items.0.value")).toEqual(["items", "0", "value"]);
+      expect(parseJsonPath("[3]")).toEqual(["3"]);
+      expect(parseJsonPath("a[1][2].b-c.$d")).toEqual(["a", "1", "2", "b-c", "$d"]);
+      expect(parseJsonPath("a[b]")).toBeNull();
+      expect(parseJsonPath("a.")).toBeNull();
     });
 
     it("recognises DNS names", () => {
