@@ -3,7 +3,7 @@ import tseslint from "typescript-eslint";
 import nms from "./eslint/plugin-boundaries.js";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "data/**", "coverage/**", "test/fixtures/external/node_modules/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "data/**", "coverage/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -16,9 +16,14 @@ export default {
   moduleNameMapper: {
     "^nms-core$": "<rootDir>/core/index.ts",
     "^nms-core/bus$": "<rootDir>/core/bus/EventBus.ts",
+    "^nms-core/tsed$": "<rootDir>/core/tsed.ts",
+    "^nms-core/testing$": "<rootDir>/core/testing/index.ts",
+    "^nms-core/contracts/([a-z-]+)$": "<rootDir>/plugins/$1/contract.ts",
     "^(\\.{1,2}/.*)\\.js$": "$1",
   },
   testMatch: ["<rootDir>/core/**/*.test.ts", "<rootDir>/plugins/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  // Example plugins are packages of their own, tested with their own runner (scripts/test-examples.mjs).
+  testPathIgnorePatterns: ["/node_modules/", "<rootDir>/examples/"],
   globalSetup: "<rootDir>/test/support/globalSetup.mjs",
   globalTeardown: "<rootDir>/test/support/globalTeardown.mjs",
   testTimeout: 60000,

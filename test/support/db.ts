@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { createDatabase } from "../../core/testing/index.js";
 
 export function adminDatabaseUrl(): string {
   const url = process.env.NMS_TEST_ADMIN_DATABASE_URL;
@@ -8,19 +8,8 @@ export function adminDatabaseUrl(): string {
 }
 
 /** A new, empty database on the run's server; returns its URL. */
-export async function createTestDatabase(prefix = "nms_t"): Promise<string> {
-  const admin = adminDatabaseUrl();
-  const name = `${prefix}_${randomBytes(6).toString("hex")}`;
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return url.toString();
+export function createTestDatabase(prefix = "nms_t"): Promise<string> {
+  return createDatabase(adminDatabaseUrl(), prefix);
 }
 
 /** Runs one query on a database URL with a short-lived client (raw reads in tests). */

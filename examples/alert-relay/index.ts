@@ -1,0 +1,21 @@
+import { definePlugin, sqlMigrationsFrom } from "nms-core";
+import { alertRelayConfigSchema } from "./context.js";
+import { DeliveryController } from "./controllers/DeliveryController.js";
+import { DeliveryRepository } from "./repositories/DeliveryRepository.js";
+import { RelayService } from "./services/RelayService.js";
+
+export type { AlertRelayConfig } from "./context.js";
+
+export const alertRelayPlugin = definePlugin({
+  id: "alert-relay",
+  version: "0.1.0",
+  kernel: "^0.1.0",
+  description: "Relays alert transitions to a chat webhook and keeps a delivery log",
+  dependsOn: { alerts: "^0.1.0" },
+  controllers: [DeliveryController],
+  providers: [RelayService, DeliveryRepository],
+  migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
+  config: alertRelayConfigSchema,
+  start: (ctx) => ctx.get(RelayService).start(),
+  stop: (ctx) => ctx.get(RelayService).stop(),
+});
