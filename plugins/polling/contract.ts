@@ -57,6 +57,29 @@ export const RAW_COUNTER_METRICS: ReadonlySet<string> = new Set([
   "if_hc_out_octets",
 ]);
 
+/** The IF-MIB object names of the raw counters, each with its metric name in RAW_COUNTER_METRICS. */
+export const RAW_COUNTER_MIB_NAMES: Readonly<Record<string, string>> = Object.freeze({
+  ifInOctets: "if_in_octets",
+  ifOutOctets: "if_out_octets",
+  ifInErrors: "if_in_errors",
+  ifOutErrors: "if_out_errors",
+  ifInDiscards: "if_in_discards",
+  ifOutDiscards: "if_out_discards",
+  ifHCInOctets: "if_hc_in_octets",
+  ifHCOutOctets: "if_hc_out_octets",
+});
+
+const RAW_COUNTER_NAMES_LOWER: ReadonlySet<string> = new Set([...RAW_COUNTER_METRICS, ...Object.keys(RAW_COUNTER_MIB_NAMES).map((n) => n.toLowerCase())]);
+
+/**
+ * Whether `name` names a raw monotonic counter, in either spelling and in any case: the
+ * metric name (`if_hc_in_octets`, `IF_HC_IN_OCTETS`) or the IF-MIB object name
+ * (`ifHCInOctets`, `ifhcinoctets`). Rates (`if_in_bps`, …) are not raw counters.
+ */
+export function isRawCounterMetric(name: string): boolean {
+  return RAW_COUNTER_NAMES_LOWER.has(name.toLowerCase());
+}
+
 export interface ReachabilityEvent {
   node_id: string;
   reachable: boolean;

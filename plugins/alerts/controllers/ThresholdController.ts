@@ -7,7 +7,7 @@ import { METRIC_PATTERN, ThresholdBody, ThresholdView } from "../models/Threshol
 import { ThresholdService } from "../services/ThresholdService.js";
 
 const VALIDATION =
-  "validation_failed: metric not an identifier or a raw monotonic counter, scope_level or direction outside its vocabulary, " +
+  "validation_failed: metric not an identifier or a raw monotonic counter (if_in_octets or ifInOctets, any case), scope_level or direction outside its vocabulary, " +
   "a target that is not a uuid (or for an interface rule not exactly one `<node uuid>:<ifindex>`), more than 32 or repeated scope_ids, " +
   "row_match on an interface rule, no bound, critical less severe than warning, below bounds not under above bounds, dwell_samples outside 1 to 1000";
 

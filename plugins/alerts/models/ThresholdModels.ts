@@ -31,7 +31,9 @@ export class ThresholdBody {
   @MinLength(1)
   @MaxLength(128)
   @Pattern(METRIC_PATTERN)
-  @Description("Metric the rule watches: an identifier (letters, digits, _; not starting with a digit); raw monotonic counters are refused")
+  @Description(
+    "Metric the rule watches: an identifier (letters, digits, _; not starting with a digit); raw monotonic counters are refused by their metric or IF-MIB names in any case (if_hc_in_octets, ifHCInOctets)",
+  )
   metric: string;
 
   @Required()

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import { badRequest, decodeCursor, notFound, page } from "../../../core/index.js";
-import { RAW_COUNTER_METRICS } from "../../polling/contract.js";
+import { isRawCounterMetric } from "../../polling/contract.js";
 import { boundsProblem, primaryPair, resolveBounds } from "../lib/bands.js";
 import { parsePort, type ScopeLevel } from "../lib/rules.js";
 import { DWELL_DEFAULT, type ThresholdBody, type ThresholdView } from "../models/ThresholdModels.js";
@@ -90,7 +90,8 @@ function toView(r: StoredThreshold): ThresholdView {
 
 /**
  * The rule a body stands for, or 400 validation_failed:
- * - the metric must not be a raw monotonic counter (the polling contract lists them);
+ * - the metric must not be a raw monotonic counter, by its metric or IF-MIB name in any
+ *   case (the polling contract decides: isRawCounterMetric);
  * - targets: scope_ids when it names any, else [scope_id] when sent, else none; a
  *   global rule stores none whatever was sent; a profile, folder or node rule
  *   without targets is a global rule (the spec: omitted or empty = global); profile,
@@ -102,7 +103,7 @@ function toView(r: StoredThreshold): ThresholdView {
  * - row_match: an empty pattern is none; dwell_samples defaults to 1.
  */
 export function normalise(body: ThresholdBody): ThresholdRow {
-  if (RAW_COUNTER_METRICS.has(body.metric) || RAW_COUNTER_METRICS.has(body.metric.toLowerCase())) {
+  if (isRawCounterMetric(body.metric)) {
     throw invalid(`metric names a raw monotonic counter; set thresholds on its rate instead (for example if_in_bps rather than if_in_octets).`);
   }
   let level: ScopeLevel = body.scope_level;

@@ -190,6 +190,7 @@ describe("full mode", () => {
       ["raw counter if_hc_out_octets", { ...base, metric: "if_hc_out_octets" }],
       ["raw counter if_in_errors", { ...base, metric: "if_in_errors" }],
       ["raw counter if_out_discards", { ...base, metric: "if_out_discards" }],
+      ["raw counter in capitals IF_HC_IN_OCTETS", { ...base, metric: "IF_HC_IN_OCTETS" }],
       ["scope_level missing", { ...base, scope_level: undefined }],
       ["scope_level outside the vocabulary", { ...base, scope_level: "site" }],
       ["scope_level in capitals", { ...base, scope_level: "GLOBAL" }],
@@ -226,6 +227,23 @@ describe("full mode", () => {
     ];
     it.each(cases)("answers 400 validation_failed for %s", async (_name, body) => {
       expectError(await post(body), 400, "validation_failed");
+    });
+
+    const MIB_COUNTERS = ["ifInOctets", "ifOutOctets", "ifHCInOctets", "ifHCOutOctets", "ifInErrors", "ifOutErrors", "ifInDiscards", "ifOutDiscards"];
+    it.each(MIB_COUNTERS.flatMap((name) => [name, name.toLowerCase(), name.toUpperCase()]))(
+      "answers 400 validation_failed for the IF-MIB raw counter name %s, as for its snake_case name",
+      async (metric) => {
+        const res = await post({ ...base, metric });
+        expectError(res, 400, "validation_failed");
+        expect(res.body.error.message).toContain("raw monotonic counter");
+        expect((await list({ limit: 1000, metric })).body).toEqual([]);
+      },
+    );
+
+    it("still accepts the rates of those counters and other if-prefixed identifiers", async () => {
+      for (const metric of ["if_in_bps", "ifInBps", "if_in_errors_ps", "ifInOctetsRate", "if_hc_in_octets_total"]) {
+        expect(await created({ ...base, metric })).toMatchObject({ metric });
+      }
     });
 
     it("answers 400 for a missing or non-JSON body", async () => {
@@ -287,6 +305,8 @@ describe("full mode", () => {
     it("validates a replacement like a creation", async () => {
       const id = (await post(base)).body.id;
       expectError(await put(id, { ...base, metric: "if_in_octets" }), 400, "validation_failed");
+      expectError(await put(id, { ...base, metric: "ifHCInOctets" }), 400, "validation_failed");
+      expectError(await put(id, { ...base, metric: "IFOUTDISCARDS" }), 400, "validation_failed");
       expectError(await put(id, { ...base, scope_level: "interface", scope_ids: [NODE] }), 400, "validation_failed");
       expect((await get(id)).body).toMatchObject({ metric: "cpu_load_pct", scope_level: "global" });
     });
