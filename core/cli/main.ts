@@ -13,6 +13,7 @@ import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
 import { migratePlugin } from "../store/Migrator.js";
 import { createPool, Store } from "../store/Store.js";
+import { scaffoldPlugin } from "./scaffold.js";
 
 const USAGE = `Usage: nms <command> [options]   (npm run nms -- <command> [options])
 
@@ -23,6 +24,7 @@ PostgreSQL in NMS_DATA_DIR; the service must not be running on that data dir).
   accounts list
   tokens create --name N --role viewer|operator|admin [--scope JSON] [--expires-at RFC3339]
   tokens list
+  plugin new <id> [--dir DIR] [--nms-core SPEC]   write a plugin package to start from (no store needed)
   <plugin command> ...   commands of the loaded plugins (e.g. poller)
 
 --scope is "All" (default) or '{"folders":["<uuid>",...]}'. Without --password a
@@ -86,6 +88,19 @@ async function main(argv: string[]): Promise<void> {
   const [noun, verb, ...rest] = argv;
   if (!noun || noun === "help" || noun === "--help") {
     process.stdout.write(USAGE + "\n");
+    return;
+  }
+  if (noun === "plugin") {
+    if (verb !== "new") fail(`unknown command "plugin ${verb ?? ""}": did you mean "plugin new <id>"?`);
+    const { values, positionals } = parseArgs({ args: rest, options: { dir: { type: "string" }, "nms-core": { type: "string" } }, allowPositionals: true });
+    if (positionals.length !== 1) fail("plugin new takes one plugin id, e.g. nms plugin new ticket-sync");
+    let dir: string;
+    try {
+      dir = scaffoldPlugin({ id: positionals[0], dir: values.dir, nmsCore: values["nms-core"] });
+    } catch (err) {
+      fail((err as Error).message);
+    }
+    process.stdout.write(`wrote plugin "${positionals[0]}" to ${dir}\nnext: cd ${dir} && npm install && npm test\n`);
     return;
   }
   if (noun !== "accounts" && noun !== "tokens") {

@@ -1,4 +1,4 @@
-import { decodeCursor, isoTimestamp, page } from "nms-core";
+import { decodeCursor, isoTimestamp, isUuid, page } from "nms-core";
 import { Inject, Injectable } from "nms-core/tsed";
 import { ALERT_RELAY_CONTEXT, type AlertRelayContext } from "../context.js";
 import type { DeliveryKind, DeliveryView } from "../models/DeliveryModels.js";
@@ -24,7 +24,8 @@ export class DeliveryRepository {
   }
 
   async list(limit: number, cursor?: string): Promise<{ rows: DeliveryView[]; next: string | null }> {
-    const after = cursor ? decodeCursor(cursor, 2) : null;
+    // A cursor part that would fail its SQL cast is refused (400 invalid_cursor), never answered with a 500.
+    const after = cursor ? decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) : null;
     const { rows } = await this.ctx.store.query<DeliveryView>(
       `SELECT id, ${isoTimestamp("at")} AS at, kind, incident_key, severity, ok, http_status, error
          FROM ${this.ctx.store.table("deliveries")}

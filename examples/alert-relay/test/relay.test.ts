@@ -127,9 +127,13 @@ describe("alert-relay", () => {
       (second.body as { kind: string }[]).map((r) => r.kind),
       ["fired"],
     );
-    const bad = await k.request("GET", "/alert-relay/deliveries?cursor=nonsense");
-    assert.equal(bad.status, 400);
-    assert.equal((bad.body as { error: { code: string } }).error.code, "invalid_cursor");
+    // Not a cursor at all, and a well-formed one whose parts would fail their SQL casts: both 400, never 500.
+    const forged = Buffer.from(JSON.stringify(["yesterday", "x"])).toString("base64url");
+    for (const cursor of ["nonsense", forged]) {
+      const bad = await k.request("GET", `/alert-relay/deliveries?cursor=${cursor}`);
+      assert.equal(bad.status, 400);
+      assert.equal((bad.body as { error: { code: string } }).error.code, "invalid_cursor");
+    }
   });
 
   it("keeps its routes to the roles and scopes they allow", async () => {
