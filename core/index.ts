@@ -30,11 +30,18 @@ export { ApiError, badRequest, conflict, forbidden, notFound, notImplemented, st
 export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";
 export { Body } from "./http/params.js";
 export { decodeCursor, encodeCursor, page, NEXT_CURSOR_HEADER, ReturnsPage } from "./http/pagination.js";
+export { invalidCursor } from "./http/pagination.js";
 export { EventBus } from "./bus/EventBus.js";
 export type { BusEvents } from "./bus/EventBus.js";
 export { Secrets } from "./secrets/Secrets.js";
 export { Store, PluginStore, ident, isoTimestamp } from "./store/Store.js";
 export type { Queryable } from "./store/Store.js";
+export { PG_ERROR, pgErrorCode, isPgError, pgConstraint } from "./store/pgErrors.js";
+export type { PgErrorCode } from "./store/pgErrors.js";
+export { UUID_PATTERN, isUuid } from "./util/uuid.js";
+export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./util/pools.js";
+export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, formatIp, parseCidr, prefixContains } from "./util/net.js";
+export type { IpFamily, IpAddress, IpPrefix } from "./util/net.js";
 export { sqlMigrationsFrom } from "./store/Migrator.js";
 export type { Migration } from "./store/Migrator.js";
 export type { Logger } from "./logging/Logger.js";

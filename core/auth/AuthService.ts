@@ -2,7 +2,9 @@ import { timingSafeEqual } from "node:crypto";
 import type { KernelConfig } from "../config/Config.js";
 import { ApiError, badRequest, conflict, notFound, unauthorized } from "../http/errors.js";
 import type { Logger } from "../logging/Logger.js";
+import { isPgError, PG_ERROR } from "../store/pgErrors.js";
 import type { Store } from "../store/Store.js";
+import { isUuid } from "../util/uuid.js";
 import { AuthRepository, type AccountRow, type TokenRow } from "./AuthRepository.js";
 import type { Caller, Role, Scope } from "./Caller.js";
 import { LoginRateLimiter } from "./LoginRateLimiter.js";
@@ -33,7 +35,7 @@ const toTokenView = (t: TokenRow): TokenView => ({ ...t });
 const isUnrestrictedAdmin = (a: AccountRow) => a.role === "admin" && a.scope === "All";
 
 function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === "23505";
+  return isPgError(err, PG_ERROR.uniqueViolation);
 }
 
 /** Accounts, sessions and API tokens; who a bearer token is. */
@@ -203,8 +205,6 @@ export class AuthService {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function validateScope(scope: unknown): asserts scope is Scope {
   if (scope === "All") return;
   const folders = (scope as { folders?: unknown })?.folders;
@@ -215,7 +215,7 @@ export function validateScope(scope: unknown): asserts scope is Scope {
     Array.isArray(folders) &&
     folders.length > 0 &&
     folders.length <= 256 &&
-    folders.every((f) => typeof f === "string" && UUID.test(f)) &&
+    folders.every(isUuid) &&
     new Set(folders).size === folders.length
   ) {
     return;

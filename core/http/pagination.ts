@@ -1,6 +1,6 @@
 import type { Type } from "@tsed/core";
 import { Returns } from "@tsed/schema";
-import { badRequest } from "./errors.js";
+import { badRequest, type ApiError } from "./errors.js";
 
 /**
  * Keyset cursors for growing lists: an opaque token carrying the sort key of the
@@ -14,15 +14,26 @@ export function encodeCursor(parts: readonly string[]): string {
   return Buffer.from(JSON.stringify(parts), "utf8").toString("base64url");
 }
 
-/** The cursor's parts, or 400 `invalid_cursor` when it is not one this service issued with `arity` parts. */
-export function decodeCursor(token: string, arity: number): string[] {
+/** 400 `invalid_cursor`: the one answer for a cursor this service did not issue (or that no longer reads). */
+export function invalidCursor(): ApiError {
+  return badRequest("invalid_cursor", `The cursor is not valid; pass back the ${NEXT_CURSOR_HEADER} value of the previous page.`);
+}
+
+/**
+ * The cursor's parts, or 400 `invalid_cursor` when it is not one this service issued with `arity`
+ * parts, or when `valid` (a check of the parts, e.g. that the last one is a uuid) refuses them: a
+ * part that would fail its SQL cast must be refused here, not answered with a 500.
+ */
+export function decodeCursor(token: string, arity: number, valid?: (parts: string[]) => boolean): string[] {
+  let parts: unknown;
   try {
-    const parts = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(parts) && parts.length === arity && parts.every((p) => typeof p === "string")) return parts as string[];
+    parts = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
   } catch {
-    // fall through
+    throw invalidCursor();
   }
-  throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+  if (!Array.isArray(parts) || parts.length !== arity || !parts.every((p) => typeof p === "string")) throw invalidCursor();
+  if (valid && !valid(parts as string[])) throw invalidCursor();
+  return parts as string[];
 }
 
 /** Given `limit + 1` rows, keeps `limit` and returns the next cursor when there were more. */
