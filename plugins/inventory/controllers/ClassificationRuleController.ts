@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { ClassificationRuleBody, ClassificationRuleView } from "../models/ClassificationRuleModels.js";
 import { ClassificationRuleService } from "../services/ClassificationRuleService.js";
@@ -14,14 +14,17 @@ export class ClassificationRuleController {
 
   @Get("/")
   @Permission("ManageConfig")
-  // The spec answers "an array of classification rules in evaluation order": the default page is the cap (1000),
-  // so a client that ignores X-Next-Cursor still gets every rule of any realistic rule set.
-  @Summary("Classification rules in evaluation order: priority ascending, then id (keyset pagination, default page 1000)")
+  // The spec answers "an array of classification rules in evaluation order" and takes no parameters, and nothing caps
+  // the number of rules: without `limit` the answer is every rule. `limit` and `cursor` page it only when asked.
+  @Summary("Every classification rule in evaluation order: priority ascending, then id")
+  @Description(
+    "Without `limit`, the whole list (no X-Next-Cursor). Optional keyset paging: `limit` (1 to 1000) answers one page and X-Next-Cursor when more may follow.",
+  )
   @ReturnsPage(ClassificationRuleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
   async list(
     @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 1000,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("Page size; omitted = every rule") limit?: number,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<ClassificationRuleView[]> {
     const { rows, next } = await this.rules.list(limit, cursor);

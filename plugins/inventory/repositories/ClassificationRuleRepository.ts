@@ -13,12 +13,12 @@ export class ClassificationRuleRepository {
   @Inject(INVENTORY_CONTEXT)
   private ctx: InventoryContext;
 
-  /** Up to `limit` rules after the keyset (priority, id), in evaluation order. */
-  async list(limit: number, after: { priority: number; id: string } | null): Promise<ClassificationRuleView[]> {
+  /** Up to `limit` rules (every one when null) after the keyset (priority, id), in evaluation order. */
+  async list(limit: number | null, after: { priority: number; id: string } | null): Promise<ClassificationRuleView[]> {
     const { rows } = await this.ctx.store.query<ClassificationRuleView>(
       `SELECT ${COLUMNS} FROM inventory.classification_rules
         WHERE $1::int IS NULL OR (priority, id) > ($1::int, $2::uuid)
-        ORDER BY priority, id LIMIT $3`,
+        ORDER BY priority, id LIMIT $3::int`,
       [after?.priority ?? null, after?.id ?? null, limit],
     );
     return rows;

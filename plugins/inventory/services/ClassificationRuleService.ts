@@ -16,8 +16,12 @@ export class ClassificationRuleService {
   @Inject(ClassificationRuleRepository)
   private repo: ClassificationRuleRepository;
 
-  /** Rules in evaluation order: priority ascending, then id. */
-  async list(limit: number, cursor: string | undefined): Promise<{ rows: ClassificationRuleView[]; next: string | null }> {
+  /**
+   * Rules in evaluation order: priority ascending, then id. Without `limit`, every rule (after the
+   * cursor, if any) and no next cursor: the spec's list is the whole evaluation order, and the
+   * number of rules has no cap. With `limit`, one keyset page.
+   */
+  async list(limit: number | undefined, cursor: string | undefined): Promise<{ rows: ClassificationRuleView[]; next: string | null }> {
     let after: { priority: number; id: string } | null = null;
     if (cursor !== undefined) {
       const [priority, id] = decodeCursor(cursor, 2);
@@ -25,6 +29,7 @@ export class ClassificationRuleService {
       if (!(p >= INT32_MIN && p <= INT32_MAX) || !isUuid(id)) throw badRequest("invalid_cursor", INVALID_CURSOR);
       after = { priority: p, id };
     }
+    if (limit === undefined) return { rows: await this.repo.list(null, after), next: null };
     const found = await this.repo.list(limit + 1, after);
     return page(found, limit, (r) => [String(r.priority), r.id]);
   }

@@ -176,6 +176,32 @@ describe("full mode", () => {
       expect(pages).toBe(Math.ceil(expected.length / 2));
     });
 
+    it("answers every rule in evaluation order, beyond 1000, when no limit is asked (the spec's list has no cap)", async () => {
+      // 1205 rules in one INSERT, priorities repeating out of order so that ties fall back to the id.
+      await rawQuery(
+        db,
+        `INSERT INTO inventory.classification_rules (priority, profile_id, sysobjectid_prefix, vendor)
+         SELECT (i * 7919) % 97 - 48, $1, '1.3.6.1.4.1.' || i, 'bulk' FROM generate_series(1, 1205) AS i`,
+        [profile],
+      );
+      try {
+        const expected = (await rawQuery<{ id: string }>(db, "SELECT id FROM inventory.classification_rules ORDER BY priority, id")).map((r) => r.id);
+        expect(expected.length).toBeGreaterThanOrEqual(1205);
+        const res = await list({}, operator);
+        expect(res.status).toBe(200);
+        expect(res.headers["x-next-cursor"]).toBeUndefined();
+        expect(res.body.map((r: { id: string }) => r.id)).toEqual(expected);
+        // Asked for pages, the walk gives the same order.
+        const first = await list({ limit: 1000 }, operator);
+        expect(first.body).toHaveLength(1000);
+        const rest = await list({ cursor: first.headers["x-next-cursor"] }, operator);
+        expect(rest.headers["x-next-cursor"]).toBeUndefined();
+        expect([...first.body, ...rest.body].map((r: { id: string }) => r.id)).toEqual(expected);
+      } finally {
+        await rawQuery(db, "DELETE FROM inventory.classification_rules WHERE vendor = 'bulk'");
+      }
+    });
+
     it("is readable by a folder-scoped operator (rules are global, writes are not)", async () => {
       expect((await list({}, scopedOperator)).status).toBe(200);
     });
