@@ -8,6 +8,8 @@ import {
   INTERFACE_TOP_DESCRIPTION,
   INTERFACE_TOP_METRIC_NAMES,
   InterfaceTopResult,
+  type InterfaceTopAgg,
+  type InterfaceTopMetric,
   MetricHistory,
   NodeInterfaceView,
 } from "../models/MetricsModels.js";
@@ -27,11 +29,13 @@ export class MetricsController {
   @Returns(200, InterfaceTopResult)
   @(Returns(400, ErrorEnvelope).Description("validation_failed: metric missing or outside the list, agg unsupported, limit not an integer"))
   interfaceTop(
+    // Declared `string` (a union alias would emit Object as the parameter's type metadata and change how it is read).
     @QueryParams("metric") @Required() @Enum(...INTERFACE_TOP_METRIC_NAMES) metric: string,
     @QueryParams("agg") @Enum(...INTERFACE_TOP_AGG_NAMES) @Description("Default latest") agg?: string,
     @QueryParams("limit") @Integer() @Description("Clamped to 1..100; default 10") limit?: number,
   ): Promise<InterfaceTopResult> {
-    return this.metrics.interfaceTop(metric, agg, limit);
+    // The enums are the only check of metric and agg (the spec names no code for them): a value outside is 400 validation_failed.
+    return this.metrics.interfaceTop(metric as InterfaceTopMetric, agg as InterfaceTopAgg | undefined, limit);
   }
 
   @Get("/nodes/:id/interfaces")

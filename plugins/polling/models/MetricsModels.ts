@@ -42,7 +42,7 @@ export const INTERFACE_TOP_DESCRIPTION =
   "avg_15m, max_15m, avg_1h, max_1h (average or maximum over that trailing window of the sample history; for throughput, " +
   "errors and discards the maximum is that of the in + out sums of one poll). `limit`: clamped to 1..100, default 10. " +
   "if_speed_bps is the configured speed (ifHighSpeed, else ifSpeed). A folder-scoped caller sees only nodes filed under its folders, " +
-  "and `partial` is then true; it is false for unrestricted callers. 400 for a metric outside the list or an unsupported agg.";
+  "and `partial` is then true; it is false for unrestricted callers. 400 validation_failed for a metric outside the list or an unsupported agg.";
 
 export class InterfaceTopEntry {
   @Required() @Format("uuid") node_id: string;

@@ -7,6 +7,8 @@ import {
   INTERFACE_TOP_LIMIT,
   INTERFACE_TOP_METRICS,
   LATEST_MAX_AGE_SECS,
+  type InterfaceTopAgg,
+  type InterfaceTopMetric,
   type InterfaceTopResult,
   type MetricHistory,
   type NodeInterfaceView,
@@ -51,18 +53,12 @@ export class MetricsService {
   @Inject(MetricsRepository)
   private repo: MetricsRepository;
 
-  async interfaceTop(metric: string, agg: string | undefined, limit: number | undefined): Promise<InterfaceTopResult> {
-    if (!Object.hasOwn(INTERFACE_TOP_METRICS, metric)) {
-      throw badRequest("invalid_metric", `metric must be one of ${Object.keys(INTERFACE_TOP_METRICS).join(", ")}.`);
-    }
-    const aggName = agg ?? "latest";
-    if (!Object.hasOwn(INTERFACE_TOP_AGGS, aggName)) {
-      throw badRequest("unsupported_agg", `agg must be one of ${Object.keys(INTERFACE_TOP_AGGS).join(", ")}.`);
-    }
+  /** `metric` and `agg` come checked by the route's enums (a value outside them is 400 validation_failed there). */
+  async interfaceTop(metric: InterfaceTopMetric, agg: InterfaceTopAgg | undefined, limit: number | undefined): Promise<InterfaceTopResult> {
     const folders = scopeFolders();
     const entries = await this.repo.interfaceTop({
-      metrics: INTERFACE_TOP_METRICS[metric as keyof typeof INTERFACE_TOP_METRICS],
-      window: INTERFACE_TOP_AGGS[aggName as keyof typeof INTERFACE_TOP_AGGS],
+      metrics: INTERFACE_TOP_METRICS[metric],
+      window: INTERFACE_TOP_AGGS[agg ?? "latest"],
       latestMaxAgeSecs: LATEST_MAX_AGE_SECS,
       folders,
       limit: clampLimit(limit),

@@ -215,13 +215,28 @@ describe("GET /metrics/interface-top", () => {
     expect(b.body.entries.every((e: { node_id: string }) => e.node_id === ids.edge)).toBe(true);
   });
 
-  it("400 for a missing or unknown metric or an unsupported agg; 401 without a token", async () => {
-    expect((await top({})).status).toBe(400);
-    expect((await top({ metric: "bogus" })).status).toBe(400);
-    expect((await top({ metric: "throughput", agg: "p95_1h" })).status).toBe(400);
-    expect((await top({ metric: "throughput", agg: "avg_24h" })).status).toBe(400);
-    expect((await top({ metric: "throughput", limit: "many" })).status).toBe(400);
+  it("400 validation_failed for a missing or unknown metric, an unsupported agg or a non-integer limit; 401 without a token", async () => {
+    expectError(await top({}), 400, "validation_failed");
+    expectError(await top({ limit: 5 }), 400, "validation_failed");
+    expectError(await top({ metric: "throughput", limit: "many" }), 400, "validation_failed");
     expect((await k.http.get("/api/v1/metrics/interface-top?metric=throughput")).status).toBe(401);
+  });
+
+  // The spec names no code for these ("400 metric not in the list or agg unsupported"): the route's enums answer them,
+  // as validation_failed naming the parameter; no route-specific code (invalid_metric, unsupported_agg) exists for them.
+  it.each([
+    ["an unknown metric", { metric: "bogus" }, "metric"],
+    ["a metric in the wrong case", { metric: "Throughput" }, "metric"],
+    ["a history metric name", { metric: "if_in_bps" }, "metric"],
+    ["an unsupported agg", { metric: "throughput", agg: "p95_1h" }, "agg"],
+    ["a day-long agg", { metric: "throughput", agg: "avg_24h" }, "agg"],
+    ["an empty agg", { metric: "throughput", agg: "" }, "agg"],
+    ["a bad metric and a bad agg", { metric: "bogus", agg: "bogus" }, "metric"],
+  ])("400 validation_failed for %s, naming the parameter", async (_label, query, param) => {
+    const res = await top(query);
+    expectError(res, 400, "validation_failed");
+    expect(res.body.error.message).toContain(`"${param}"`);
+    expect(res.body.error.message).not.toContain("bogus");
   });
 });
 
