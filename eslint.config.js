@@ -31,6 +31,11 @@ export default tseslint.config(
     rules: { "no-restricted-imports": "off" },
   },
   {
+    // Type tests name values only to take their types.
+    files: ["test/types/**"],
+    rules: { "@typescript-eslint/no-unused-vars": "off" },
+  },
+  {
     // Plugins reach each other through contracts, and their services through the plugin context (ctx.get), never
     // through Ts.ED's global container.
     files: ["plugins/**/*.ts", "examples/**/*.ts"],
