@@ -1,6 +1,5 @@
-import { isIP } from "node:net";
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, badRequest, notFound, type Queryable } from "../../../core/index.js";
+import { ApiError, badRequest, isIpAddress, isPgError, notFound, PG_ERROR, pgConstraint, type Queryable } from "../../../core/index.js";
 import type { BodyMatch, DnsCheckBody, DnsCheckView, ExpectedStatus, JsonExtractRule, UrlCheckBody, UrlCheckView } from "../models/CheckModels.js";
 import { CheckRepository, type DnsCheckRecord, type UrlCheckRecord } from "../repositories/CheckRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
@@ -165,9 +164,8 @@ function checkJsonExtract(rules: JsonExtractRule[] | undefined): JsonExtractRule
 
 /** A foreign-key failure despite the row locks (cannot happen in one transaction, but never a 500). */
 function mapForeignKey(err: unknown): never {
-  const e = err as { code?: string; constraint?: string };
-  if (e?.code === "23503") {
-    if (e.constraint?.includes("credential")) throw badRequest("unknown_reference", '"credential_id" names no stored credential of kind http.');
+  if (isPgError(err, PG_ERROR.foreignKeyViolation)) {
+    if (pgConstraint(err)?.includes("credential")) throw badRequest("unknown_reference", '"credential_id" names no stored credential of kind http.');
     throw notFound("No such node.");
   }
   throw err;
@@ -238,7 +236,7 @@ export class CheckService {
       throw invalid('"name" must be a DNS name: dot-separated labels of 1 to 63 letters, digits, - or _, at most 253 characters.');
     }
     const resolver = body.resolver_ip ?? null;
-    if (resolver !== null && (isIP(resolver) === 0 || resolver.includes("%"))) {
+    if (resolver !== null && !isIpAddress(resolver)) {
       throw invalid('"resolver_ip" must be an IPv4 or IPv6 address, or null for the system resolver.');
     }
     return {

@@ -1,14 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, decodeCursor, notFound, page } from "../../../core/index.js";
-import { isUuid } from "../lib/validation.js";
+import { badRequest, decodeCursor, invalidCursor, isPgError, isUuid, notFound, page, PG_ERROR } from "../../../core/index.js";
 import { INT32_MAX, INT32_MIN, RULE_PRIORITY_DEFAULT, type ClassificationRuleBody, type ClassificationRuleView } from "../models/ClassificationRuleModels.js";
 import { ClassificationRuleRepository, type ClassificationRuleRow } from "../repositories/ClassificationRuleRepository.js";
-
-const INVALID_CURSOR = "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.";
-
-function pgCode(err: unknown): string | undefined {
-  return (err as { code?: string } | null)?.code;
-}
 
 /** Classification rules (CRUD). Which rule wins for a device is ClassifierService's business. */
 @Injectable()
@@ -24,9 +17,9 @@ export class ClassificationRuleService {
   async list(limit: number | undefined, cursor: string | undefined): Promise<{ rows: ClassificationRuleView[]; next: string | null }> {
     let after: { priority: number; id: string } | null = null;
     if (cursor !== undefined) {
-      const [priority, id] = decodeCursor(cursor, 2);
+      const [priority, id] = decodeCursor(cursor, 2, ([, last]) => isUuid(last));
       const p = /^-?[0-9]{1,10}$/.test(priority) ? Number(priority) : NaN;
-      if (!(p >= INT32_MIN && p <= INT32_MAX) || !isUuid(id)) throw badRequest("invalid_cursor", INVALID_CURSOR);
+      if (!(p >= INT32_MIN && p <= INT32_MAX)) throw invalidCursor();
       after = { priority: p, id };
     }
     if (limit === undefined) return { rows: await this.repo.list(null, after), next: null };
@@ -86,7 +79,7 @@ export class ClassificationRuleService {
     try {
       return await fn();
     } catch (err) {
-      if (pgCode(err) === "23503") throw badRequest("unknown_reference", "profile_id names no profile.");
+      if (isPgError(err, PG_ERROR.foreignKeyViolation)) throw badRequest("unknown_reference", "profile_id names no profile.");
       throw err;
     }
   }

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, decodeCursor, notFound, page } from "../../../core/index.js";
-import { isUuid } from "../lib/validation.js";
+import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR } from "../../../core/index.js";
 import type {
   CredentialBody,
   CredentialKind,
@@ -57,10 +56,6 @@ const KIND_FIELDS: readonly (SettingField | SecretField)[] = [
   "token",
 ];
 
-function pgCode(err: unknown): string | undefined {
-  return (err as { code?: string } | null)?.code;
-}
-
 function describe(kind: CredentialKind, settings: CredentialSettingsValue): string {
   if (kind === "snmp_v3" && settings.security_level) return `snmp_v3 with security_level ${settings.security_level}`;
   if (kind === "http" && settings.mode) return `http with mode ${settings.mode}`;
@@ -82,8 +77,7 @@ export class CredentialService {
   async list(limit: number, cursor: string | undefined, kind: CredentialKind | undefined): Promise<{ rows: CredentialView[]; next: string | null }> {
     let after: { key: string; id: string } | null = null;
     if (cursor !== undefined) {
-      const [key, id] = decodeCursor(cursor, 2);
-      if (!isUuid(id)) throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+      const [key, id] = decodeCursor(cursor, 2, ([, last]) => isUuid(last));
       after = { key, id };
     }
     const found = await this.repo.list(limit + 1, after, kind ?? null);
@@ -126,7 +120,9 @@ export class CredentialService {
       try {
         await this.repo.delete(id, db);
       } catch (err) {
-        if (pgCode(err) === "23503") throw conflict("credential_in_use", "The credential is still in use; point its users elsewhere first.");
+        if (isPgError(err, PG_ERROR.foreignKeyViolation)) {
+          throw conflict("credential_in_use", "The credential is still in use; point its users elsewhere first.");
+        }
         throw err;
       }
     });
@@ -219,7 +215,9 @@ export class CredentialService {
     try {
       return await fn();
     } catch (err) {
-      if (pgCode(err) === "23505") throw conflict("name_taken", "A credential with this name already exists (names are compared case-insensitively).");
+      if (isPgError(err, PG_ERROR.uniqueViolation)) {
+        throw conflict("name_taken", "A credential with this name already exists (names are compared case-insensitively).");
+      }
       throw err;
     }
   }

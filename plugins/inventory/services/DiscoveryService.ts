@@ -1,6 +1,5 @@
-import { isIP } from "node:net";
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, badRequest, callerScope } from "../../../core/index.js";
+import { ApiError, badRequest, callerScope, isIpAddress, isPgError, PG_ERROR } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
 import type { DiscoveryFiled, DiscoveryImportBody, DiscoveryImportResult } from "../models/DiscoveryModels.js";
 import { DiscoveryRepository, type NodeInsertRow } from "../repositories/DiscoveryRepository.js";
@@ -13,11 +12,6 @@ type FilingOutcome = keyof DiscoveryFiled;
 /** A row after validation: trimmed text, and its group_id in three states (undefined = follow the request). */
 interface ImportRow extends Omit<NodeInsertRow, "group_id"> {
   group_id: string | null | undefined;
-}
-
-/** An IP address as inet takes it and as people write it: IPv4 or IPv6 text, no prefix length, no zone (%eth0), no leading zeros. */
-function isIpAddress(value: string): boolean {
-  return isIP(value) !== 0 && !value.includes("%");
 }
 
 /** Ids compare lower-case, as PostgreSQL prints them; keeps null and undefined as they are. */
@@ -146,7 +140,7 @@ export class DiscoveryService {
       });
     } catch (err) {
       // The addresses were checked above; should PostgreSQL still refuse one as inet, it is the caller's input, not a 500.
-      if (!(err instanceof ApiError) && (err as { code?: string }).code === "22P02") {
+      if (!(err instanceof ApiError) && isPgError(err, PG_ERROR.invalidTextRepresentation)) {
         throw badRequest("validation_failed", "An address is not an IPv4 or IPv6 address.");
       }
       throw err;

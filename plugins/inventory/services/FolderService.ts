@@ -1,88 +1,43 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isIP } from "node:net";
-import { ApiError, badRequest, callerScope, conflict, decodeCursor, notFound, page, requireCaller, type Queryable, type Scope } from "../../../core/index.js";
+import {
+  ApiError,
+  assertPoolName,
+  badRequest,
+  callerScope,
+  conflict,
+  decodeCursor,
+  isPgError,
+  isUuid,
+  notFound,
+  page,
+  parseCidr,
+  PG_ERROR,
+  requireCaller,
+  type Queryable,
+  type Scope,
+} from "../../../core/index.js";
 import type { FolderEvent } from "../contract.js";
-import { assertPool, isUuid, normaliseTags } from "../lib/validation.js";
+import { normaliseTags } from "../lib/validation.js";
 import type { FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderRepository, type FolderRecord, type FolderTreeRow } from "../repositories/FolderRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
-/** A parsed CIDR range with its host bits cleared. */
-export interface Cidr {
-  family: 4 | 6;
-  /** The network address as an unsigned integer (32 or 128 bits). */
-  network: bigint;
-  prefix: number;
-  /** Text PostgreSQL's cidr accepts: "10.1.2.0/24", "2001:db8:0:0:0:0:0:0/32". */
-  text: string;
-}
-
-function ipv4ToBigInt(addr: string): bigint {
-  return addr.split(".").reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
-}
-
-function ipv6ToBigInt(addr: string): bigint {
-  let text = addr;
-  // An embedded dotted quad (::ffff:10.0.0.1) becomes two hextets.
-  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const v4 = ipv4ToBigInt(dotted[2]);
-    text = `${dotted[1]}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const [head, tail] = text.split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail === undefined ? [] : tail ? tail.split(":") : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
-  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
-}
-
-function formatNetwork(family: 4 | 6, network: bigint): string {
-  if (family === 4) return [24n, 16n, 8n, 0n].map((s) => ((network >> s) & 0xffn).toString()).join(".");
-  const groups: string[] = [];
-  for (let s = 112n; s >= 0n; s -= 16n) groups.push(((network >> s) & 0xffffn).toString(16));
-  return groups.join(":");
-}
-
 /**
- * Parses "address/prefix" (IPv4 or IPv6; a bare address is a single host) and clears the
- * host bits, as PostgreSQL's cidr type refuses them: "10.1.2.3/24" → 10.1.2.0/24.
- * Returns null for anything else (zone ids, leading zeros, prefixes out of range).
+ * Validated, normalised, de-duplicated CIDR list (first occurrence kept), or 400 validation_failed naming the bad
+ * entry's position. Host bits are cleared ("10.1.2.3/24" is 10.1.2.0/24; docs/adr/0007); a bare address is one host.
  */
-export function parseCidr(input: string): Cidr | null {
-  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(input.trim());
-  if (!m || m[1].includes("%")) return null;
-  const kind = isIP(m[1]);
-  if (kind !== 4 && kind !== 6) return null;
-  const family = kind;
-  const width = family === 4 ? 32 : 128;
-  const prefix = m[2] === undefined ? width : Number(m[2]);
-  if (prefix > width) return null;
-  const address = family === 4 ? ipv4ToBigInt(m[1]) : ipv6ToBigInt(m[1]);
-  const hostBits = BigInt(width - prefix);
-  const network = (address >> hostBits) << hostBits;
-  return { family, network, prefix, text: `${formatNetwork(family, network)}/${prefix}` };
-}
-
-/** Validated, normalised, de-duplicated CIDR list (first occurrence kept), or 400 validation_failed naming the bad entry's position. */
 export function normaliseRanges(ranges: readonly string[] | undefined): string[] {
-  const out: string[] = [];
-  const seen = new Set<string>();
+  const out = new Set<string>();
   (ranges ?? []).forEach((raw, i) => {
     const cidr = parseCidr(raw);
     if (!cidr) {
       throw badRequest("validation_failed", `ip_ranges[${i}] is not a CIDR range (an IPv4 or IPv6 address, optionally with /prefix).`);
     }
-    const key = `${cidr.family}/${cidr.network}/${cidr.prefix}`;
-    if (!seen.has(key)) {
-      seen.add(key);
-      out.push(cidr.text);
-    }
+    out.add(cidr.text);
   });
-  return out;
+  return [...out];
 }
-
-const isPgError = (err: unknown, code: string) => (err as { code?: unknown })?.code === code;
 
 const scopeFolders = (scope: Scope): string[] | null => (scope === "All" ? null : scope.folders);
 
@@ -107,8 +62,7 @@ export class FolderService {
 
   async list(query: FolderListQuery): Promise<{ rows: FolderView[]; next: string | null }> {
     const scope = callerScope();
-    const after = query.cursor ? (decodeCursor(query.cursor, 2) as [string, string]) : null;
-    if (after && !isUuid(after[1])) throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+    const after = query.cursor ? (decodeCursor(query.cursor, 2, ([, id]) => isUuid(id)) as [string, string]) : null;
     // Listing the children of a folder the caller cannot see answers 404, as that folder does not exist for it.
     if (query.parent_id) await this.scope.assertFolderVisible(query.parent_id, this.ctx.store, scope);
     const rows = await this.repo.list({
@@ -192,7 +146,7 @@ export class FolderService {
   /** Sets or clears (null, empty, omitted) the folder's own pool; nodes beneath without a pool follow. */
   async setPool(id: string, pool: string | null | undefined): Promise<void> {
     const value = pool === undefined || pool === "" ? null : pool;
-    assertPool(value);
+    assertPoolName(value);
     const scope = callerScope();
     const event = await this.ctx.store.tx(async (db) => {
       await this.scope.assertFolderVisible(id, db, scope);
@@ -218,7 +172,7 @@ export class FolderService {
         if (!(await this.repo.delete(id, db))) throw notFound("No such folder.");
       } catch (err) {
         // A node or sub-folder filed here meanwhile (foreign key): still not empty.
-        if (isPgError(err, "23503")) throw notEmpty();
+        if (isPgError(err, PG_ERROR.foreignKeyViolation)) throw notEmpty();
         throw err;
       }
       return event;
@@ -230,7 +184,7 @@ export class FolderService {
     const name = body.name.trim();
     if (!name) throw badRequest("validation_failed", "name must not be blank.");
     const pool = body.pool === "" || body.pool === undefined ? null : body.pool;
-    assertPool(pool);
+    assertPoolName(pool);
     const groupType = (body.group_type ?? "folder").trim();
     if (!groupType) throw badRequest("validation_failed", "group_type must not be blank.");
     return {
@@ -249,9 +203,11 @@ export class FolderService {
 
   private mapWriteError(err: unknown): unknown {
     // The parent was deleted between the check and the write.
-    if (isPgError(err, "23503")) return badRequest("unknown_reference", "parent_id names no folder you can see.");
+    if (isPgError(err, PG_ERROR.foreignKeyViolation)) return badRequest("unknown_reference", "parent_id names no folder you can see.");
     // A value PostgreSQL refuses that the checks above let through (an address form cidr does not read).
-    if (isPgError(err, "22P02") || isPgError(err, "23514")) return badRequest("validation_failed", "A field holds a value this service cannot store.");
+    if (isPgError(err, PG_ERROR.invalidTextRepresentation, PG_ERROR.checkViolation)) {
+      return badRequest("validation_failed", "A field holds a value this service cannot store.");
+    }
     return err;
   }
 

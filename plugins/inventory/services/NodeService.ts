@@ -1,8 +1,21 @@
-import { isIP } from "node:net";
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, badRequest, callerScope, decodeCursor, notFound, type Queryable, type Scope } from "../../../core/index.js";
+import {
+  ApiError,
+  assertPoolName,
+  badRequest,
+  callerScope,
+  decodeCursor,
+  isIpAddress,
+  isPgError,
+  isUuid,
+  notFound,
+  PG_ERROR,
+  pgConstraint,
+  type Queryable,
+  type Scope,
+} from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
-import { assertPool, isUuid, normaliseTags } from "../lib/validation.js";
+import { normaliseTags } from "../lib/validation.js";
 import type { NodeFacts, NodeListFilter, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeRepository, type NodeRecord } from "../repositories/NodeRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
@@ -18,11 +31,6 @@ export interface NodeListQuery {
   limit: number;
 }
 
-/** An IP address as inet takes it: IPv4 or IPv6 text, no prefix length, no zone (%eth0). */
-export function isIpAddress(value: string): boolean {
-  return isIP(value) !== 0 && !value.includes("%");
-}
-
 const unknownReference = (field: string, what: string) => badRequest("unknown_reference", `${field} names no ${what} you can use.`);
 
 // A foreign key that fails despite the checks (a concurrent delete) is the same user mistake.
@@ -34,8 +42,8 @@ const FK_FIELDS: Record<string, [string, string]> = {
 };
 
 function mapStoreError(err: unknown): unknown {
-  const e = err as { code?: string; constraint?: string };
-  if (e?.code === "23503" && e.constraint && FK_FIELDS[e.constraint]) return unknownReference(...FK_FIELDS[e.constraint]);
+  const constraint = pgConstraint(err);
+  if (isPgError(err, PG_ERROR.foreignKeyViolation) && constraint && FK_FIELDS[constraint]) return unknownReference(...FK_FIELDS[constraint]);
   return err;
 }
 
@@ -52,13 +60,12 @@ export class NodeService {
   private repo: NodeRepository;
 
   async list(query: NodeListQuery): Promise<{ rows: NodeView[]; next: string | null }> {
-    if (query.pool !== undefined) assertPool(query.pool);
+    if (query.pool !== undefined) assertPoolName(query.pool);
     if (query.address !== undefined && !isIpAddress(query.address)) throw badRequest("validation_failed", "address must be an IPv4 or IPv6 address.");
     let after: { nameKey: string; id: string } | null = null;
     if (query.cursor !== undefined) {
-      const [nameKey, id] = decodeCursor(query.cursor, 2);
       // A cursor carrying a non-uuid must not reach SQL as a cast error.
-      if (!isUuid(id)) throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+      const [nameKey, id] = decodeCursor(query.cursor, 2, ([, last]) => isUuid(last));
       after = { nameKey, id };
     }
     const scope = callerScope();
@@ -153,7 +160,7 @@ export class NodeService {
     if (!name) throw badRequest("validation_failed", "name must hold a non-blank character.");
     const address = body.address.trim();
     if (!isIpAddress(address)) throw badRequest("validation_failed", "address must be an IPv4 or IPv6 address.");
-    assertPool(body.pool);
+    assertPoolName(body.pool);
     const blankToNull = (v: string | null | undefined) => (v === undefined || v === null || v.trim() === "" ? null : v);
     return {
       name,

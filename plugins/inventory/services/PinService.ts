@@ -1,11 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { conflict, notFound, requireCaller } from "../../../core/index.js";
+import { conflict, isPgError, notFound, PG_ERROR, requireCaller } from "../../../core/index.js";
 import type { PinnedFolder } from "../models/PinModels.js";
 import { PinRepository } from "../repositories/PinRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
-
-const isPgError = (err: unknown, code: string) => (err as { code?: unknown })?.code === code;
 
 /** A person's account id (the routes are person-only; a session always names one). */
 function personAccount(): { accountId: string; scopeFolders: string[] | null; scope: ReturnType<typeof requireCaller>["scope"] } {
@@ -49,7 +47,7 @@ export class PinService {
         await this.repo.insert(accountId, groupId, db);
       } catch (err) {
         // The account (its session) or the folder went away meanwhile.
-        if (isPgError(err, "23503")) throw notFound("No such folder or account.");
+        if (isPgError(err, PG_ERROR.foreignKeyViolation)) throw notFound("No such folder or account.");
         throw err;
       }
     });

@@ -1,13 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, decodeCursor, notFound, page, type Queryable } from "../../../core/index.js";
-import { isUuid } from "../lib/validation.js";
+import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR, type Queryable } from "../../../core/index.js";
 import { POLL_INTERVAL_DEFAULT, type ProfileBody, type ProfileView } from "../models/ProfileModels.js";
 import { ProfileRepository, type ProfileRow } from "../repositories/ProfileRepository.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
-
-function pgCode(err: unknown): string | undefined {
-  return (err as { code?: string } | null)?.code;
-}
 
 function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -28,8 +23,7 @@ export class ProfileService {
   async list(limit: number, cursor: string | undefined): Promise<{ rows: ProfileView[]; next: string | null }> {
     let after: { key: string; id: string } | null = null;
     if (cursor !== undefined) {
-      const [key, id] = decodeCursor(cursor, 2);
-      if (!isUuid(id)) throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+      const [key, id] = decodeCursor(cursor, 2, ([, last]) => isUuid(last));
       after = { key, id };
     }
     const found = await this.repo.list(limit + 1, after);
@@ -105,8 +99,10 @@ export class ProfileService {
     try {
       return await fn();
     } catch (err) {
-      if (pgCode(err) === "23505") throw conflict("name_taken", "A profile with this name already exists (names are compared case-insensitively).");
-      if (pgCode(err) === "23503") throw badRequest("unknown_reference", "parent_id names no profile.");
+      if (isPgError(err, PG_ERROR.uniqueViolation)) {
+        throw conflict("name_taken", "A profile with this name already exists (names are compared case-insensitively).");
+      }
+      if (isPgError(err, PG_ERROR.foreignKeyViolation)) throw badRequest("unknown_reference", "parent_id names no profile.");
       throw err;
     }
   }

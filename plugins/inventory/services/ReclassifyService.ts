@@ -1,7 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, page } from "../../../core/index.js";
+import { callerScope, decodeCursor, isUuid, page } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
-import { isUuid } from "../lib/validation.js";
 import type { ReclassifyPreviewRow, ReclassifyRequest, ReclassifyResult } from "../models/ReclassifyModels.js";
 import { ReclassifyRepository } from "../repositories/ReclassifyRepository.js";
 import { ClassifierService, pickRule } from "./ClassifierService.js";
@@ -87,8 +86,7 @@ export class ReclassifyService {
   async preview(query: { cursor?: string; limit: number }): Promise<{ rows: ReclassifyPreviewRow[]; next: string | null }> {
     let after: [string, string] | null = null;
     if (query.cursor !== undefined) {
-      const [nameKey, id] = decodeCursor(query.cursor, 2);
-      if (!isUuid(id)) throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+      const [nameKey, id] = decodeCursor(query.cursor, 2, ([, last]) => isUuid(last));
       after = [nameKey, id];
     }
     const visible = await this.scopes.visibleFolders(callerScope());

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import type { FolderEvent } from "../contract.js";
-import { parseCidr } from "../services/FolderService.js";
+import { normaliseRanges } from "../services/FolderService.js";
 import { bearer, folderScope, startInventoryKernel } from "./support.js";
 
 let k: TestKernel;
@@ -212,13 +212,19 @@ describe("full mode", () => {
       expect(row).toEqual({ t: "cidr[]", v4: true, v6: true, out: false });
     });
 
-    it("parses CIDR text exactly (unit)", () => {
-      expect(parseCidr("10.255.255.255/8")?.text).toBe("10.0.0.0/8");
-      expect(parseCidr("2001:db8::ffff/120")?.text).toBe("2001:db8:0:0:0:0:0:ff00/120");
-      expect(parseCidr("::1")).toMatchObject({ family: 6, prefix: 128 });
-      expect(parseCidr("1.2.3.4/32")).toMatchObject({ family: 4, network: 0x01020304n, prefix: 32 });
-      expect(parseCidr("1.2.3.4/24/8")).toBeNull();
-      expect(parseCidr("fe80::1%1")).toBeNull();
+    it("normalises ranges with the kernel's prefix parser (unit)", () => {
+      expect(normaliseRanges(["10.255.255.255/8", "2001:db8::ffff/120", "::1", "1.2.3.4/32", "10.0.0.0/8", "::ffff:10.0.0.0/104"])).toEqual([
+        "10.0.0.0/8",
+        "2001:db8::ff00/120",
+        "::1/128",
+        "1.2.3.4/32",
+        "::ffff:a00:0/104",
+      ]);
+      expect(normaliseRanges(undefined)).toEqual([]);
+      expect(() => normaliseRanges(["10.0.0.0/8", "1.2.3.4/24/8"])).toThrow(
+        expect.objectContaining({ code: "validation_failed", message: expect.stringContaining("ip_ranges[1]") }),
+      );
+      expect(() => normaliseRanges(["fe80::1%1"])).toThrow(expect.objectContaining({ code: "validation_failed" }));
     });
 
     it.each([
