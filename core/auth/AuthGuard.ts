@@ -7,7 +7,7 @@ import { setCaller } from "../http/requestContext.js";
 import { KernelRuntime } from "../kernel/KernelRuntime.js";
 import { AuthService } from "./AuthService.js";
 import { ANONYMOUS_VIEWER, hasPermission, type Caller } from "./Caller.js";
-import { RULE, type AccessRule } from "./decorators.js";
+import { RULE, type AccessRule } from "./rules.js";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 

@@ -6,18 +6,7 @@ import { ErrorEnvelope } from "../http/models.js";
 import { AuthGuard } from "./AuthGuard.js";
 import type { PermissionName } from "./Caller.js";
 import { SkeletonReadInterceptor } from "./SkeletonReadInterceptor.js";
-
-export const RULE = {
-  access: "nms:access",
-  person: "nms:person",
-  scopeUnsupported: "nms:scopeUnsupported",
-  dashboard: "nms:dashboard",
-  skeletonAnswer: "nms:skeletonAnswer",
-  withoutStore: "nms:withoutStore",
-} as const;
-
-/** `public` = no token; `authenticated` = any valid token; otherwise the permission the caller's role must grant. */
-export type AccessRule = { kind: "public" } | { kind: "authenticated" } | { kind: "permission"; permission: PermissionName };
+import { RULE, type AccessRule } from "./rules.js";
 
 function guarded(rule: AccessRule) {
   const decorators = [
