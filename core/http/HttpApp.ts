@@ -7,7 +7,7 @@ import { PlatformExpress } from "@tsed/platform-express";
 import type { PlatformBuilder } from "@tsed/platform-http";
 import { getOperationsRoutes } from "@tsed/schema";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { RULE } from "../auth/decorators.js";
+import { RULE } from "../auth/rules.js";
 import type { Logger } from "../logging/Logger.js";
 import { EnvelopeErrorFilter } from "./ErrorFilter.js";
 import { OpenApiController, OPENAPI_INFO, setOpenApiControllers } from "./OpenApiController.js";
