@@ -1,5 +1,5 @@
 import { Resolver } from "node:dns/promises";
-import { isIP } from "node:net";
+import { ipFamily, isIpAddress } from "../../../core/index.js";
 import type { DnsCheckSpec } from "../poller/types.js";
 import type { CheckMetric } from "./UrlProbe.js";
 
@@ -57,7 +57,7 @@ export async function runDnsCheck(spec: DnsCheckSpec): Promise<DnsProbeResult> {
 
   const resolver = new Resolver({ timeout: spec.timeout_ms, tries: 1 });
   if (spec.resolver_ip !== null) {
-    const family = isIP(spec.resolver_ip);
+    const family = ipFamily(spec.resolver_ip);
     if (!family) return down("resolver_ip is not an IP address", null);
     try {
       resolver.setServers([family === 6 ? `[${spec.resolver_ip}]:${spec.resolver_port}` : `${spec.resolver_ip}:${spec.resolver_port}`]);
@@ -78,7 +78,7 @@ export async function runDnsCheck(spec: DnsCheckSpec): Promise<DnsProbeResult> {
     for (;;) {
       let answers = 0;
       try {
-        answers = count(type === "PTR" && isIP(name) ? await resolver.reverse(name) : await resolver.resolve(name, type));
+        answers = count(type === "PTR" && isIpAddress(name) ? await resolver.reverse(name) : await resolver.resolve(name, type));
       } catch (err) {
         const code = (err as { code?: string }).code ?? "";
         if (timedOut) return down(REASONS.ETIMEOUT, null);

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { isIP, Socket } from "node:net";
+import { Socket } from "node:net";
+import { isIpAddress } from "../../../core/index.js";
 import type { PollTarget } from "../poller/types.js";
 import { snmpGet, SYSTEM_OIDS } from "./SnmpGet.js";
 
@@ -173,7 +174,7 @@ export class Liveness {
 
   async check(target: PollTarget): Promise<LivenessResult> {
     const first: LivenessMethod = this.icmp.available ? "icmp" : target.snmp ? "snmp" : "tcp";
-    if (!isIP(target.address)) return { reachable: false, method: first, rtt_ms: null };
+    if (!isIpAddress(target.address)) return { reachable: false, method: first, rtt_ms: null };
     const { timeoutMs, tcpPorts } = this.opts;
 
     if (this.icmp.available) {

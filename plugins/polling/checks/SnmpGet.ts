@@ -1,4 +1,4 @@
-import { isIP } from "node:net";
+import { isIpAddress } from "../../../core/index.js";
 import type { SnmpCredential } from "../poller/types.js";
 import { openSession, SnmpError, toNumber, toText } from "../snmp/session.js";
 
@@ -30,7 +30,7 @@ export type SnmpGetOutcome = { ok: true; values: (SnmpScalar | null)[]; rtt_ms: 
  * throws: a timeout, a refused or unusable credential is `{ok: false, reason}` (no secret in it).
  */
 export async function snmpGet(address: string, cred: SnmpCredential, oids: readonly string[], opts: SnmpGetOptions): Promise<SnmpGetOutcome> {
-  if (!isIP(address)) return { ok: false, reason: "not an IP address" };
+  if (!isIpAddress(address)) return { ok: false, reason: "not an IP address" };
   const started = performance.now();
   let session;
   try {

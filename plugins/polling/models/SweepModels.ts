@@ -31,7 +31,7 @@ export class SweepCreate {
   @MinLength(1)
   @MaxLength(64)
   @Description(
-    "IPv4 or IPv6 range as address/prefix with the host bits clear (a bare address is one host). IPv4 ranges wider than /31 skip the network and broadcast " +
+    "IPv4 or IPv6 range as address/prefix (a bare address is one host; host bits set name the network that holds them: 10.0.0.1/24 sweeps 10.0.0.0/24). IPv4 ranges wider than /31 skip the network and broadcast " +
       "addresses. At most pluginConfig.inventory.sweepSize addresses (default 4096, the most one discovery import takes), else 400 too_many_addresses",
   )
   cidr: string;

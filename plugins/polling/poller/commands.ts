@@ -1,11 +1,11 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { CommandDeclaration, KernelConfig } from "../../../core/index.js";
+import { isPoolName, type CommandDeclaration, type KernelConfig } from "../../../core/index.js";
 import type { LoopLogger } from "./PollLoop.js";
 import { defaultProbes } from "./probes.js";
 import { RemotePoller } from "./RemotePoller.js";
-import { POLLER_ID_PATTERN, POOL_PATTERN } from "./wire.js";
+import { POLLER_ID_PATTERN } from "./wire.js";
 
 const USAGE = `Usage:
   nms poller --pool NAME --core URL --token TOKEN [--id ID] [--buffer-dir DIR] [--buffer-max-bytes N]
@@ -69,7 +69,7 @@ interface Common {
 function common(values: Record<string, string | boolean | undefined>): Common {
   const pool = values.pool as string | undefined;
   if (!pool) throw new UsageError("--pool is required");
-  if (!POOL_PATTERN.test(pool)) throw new UsageError("--pool must be 1 to 63 letters, digits, _ or -");
+  if (!isPoolName(pool)) throw new UsageError("--pool must be 1 to 63 letters, digits, _ or -");
   const core = (values.core as string | undefined) ?? process.env.NMS_POLLER_CORE;
   if (!core) throw new UsageError("--core (or NMS_POLLER_CORE) is required: the core's base URL");
   try {

@@ -63,8 +63,6 @@ export interface HostTelemetry {
   disks: { mount: string; size_bytes: number; used_bytes: number }[];
 }
 
-/** Pool names: letters, digits, `_`, `-`, at most 63 (spec: invalid_pool). */
-export const POOL_PATTERN = /^[A-Za-z0-9_-]{1,63}$/;
 /** Poller ids (the pollers table's check). */
 export const POLLER_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
 /** Most samples one POST /pollers/{id}/samples may carry (a 1 MiB body holds about this many). */

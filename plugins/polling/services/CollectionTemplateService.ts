@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, decodeCursor, notFound, page } from "../../../core/index.js";
+import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR, pgConstraint } from "../../../core/index.js";
 import { METRICS, RAW_COUNTER_METRICS } from "../contract.js";
 import type {
   CollectionTemplateBody,
@@ -10,15 +10,9 @@ import type {
 import type { TemplateItem } from "../poller/types.js";
 import { CollectionTemplateRepository, type ItemRow, type ProfileItemRow } from "../repositories/CollectionTemplateRepository.js";
 
-const INVALID_CURSOR = "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.";
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BUILT_IN_METRICS: ReadonlySet<string> = new Set(Object.values(METRICS));
 const MAX_SUBID = 4294967295;
 const MAX_SUBIDS = 128;
-
-function pgError(err: unknown): { code?: string; constraint?: string } {
-  return (err as { code?: string; constraint?: string } | null) ?? {};
-}
 
 const noTemplate = () => notFound("No such collection template.");
 const noItem = () => notFound("No such collection template item.");
@@ -37,8 +31,7 @@ export class CollectionTemplateService {
   async list(limit: number, cursor: string | undefined): Promise<{ rows: CollectionTemplateView[]; next: string | null }> {
     let after: { key: string; id: string } | null = null;
     if (cursor !== undefined) {
-      const [key, id] = decodeCursor(cursor, 2);
-      if (!UUID.test(id)) throw badRequest("invalid_cursor", INVALID_CURSOR);
+      const [key, id] = decodeCursor(cursor, 2, ([, last]) => isUuid(last));
       after = { key, id };
     }
     const found = await this.repo.list(limit + 1, after);
@@ -68,8 +61,7 @@ export class CollectionTemplateService {
       deleted = await this.repo.delete(id);
     } catch (err) {
       // foreign_key_violation, or restrict_violation (profile links are ON DELETE RESTRICT)
-      const { code } = pgError(err);
-      if (code === "23503" || code === "23001") {
+      if (isPgError(err, PG_ERROR.foreignKeyViolation, PG_ERROR.restrictViolation)) {
         throw conflict("template_in_use", "Profiles use this collection template; detach it from them first.");
       }
       throw err;
@@ -125,7 +117,7 @@ export class CollectionTemplateService {
     try {
       await this.repo.attach(profileId, templateId);
     } catch (err) {
-      if (pgError(err).code === "23503") throw noTemplate();
+      if (isPgError(err, PG_ERROR.foreignKeyViolation)) throw noTemplate();
       throw err;
     }
   }
@@ -151,7 +143,7 @@ export class CollectionTemplateService {
 
   /** templatesForProfile for many profiles in one query (building a poller's assignment). */
   async templatesForProfiles(profileIds: readonly string[]): Promise<Map<string, TemplateItem[]>> {
-    const ids = [...new Set(profileIds.filter((id) => UUID.test(id)))];
+    const ids = [...new Set(profileIds.filter(isUuid))];
     const out = new Map<string, TemplateItem[]>(ids.map((id) => [id, []]));
     const seen = new Map<string, Set<string>>();
     for (const r of await this.repo.enabledItemsOfProfiles(ids)) {
@@ -182,12 +174,11 @@ export class CollectionTemplateService {
     try {
       return await fn();
     } catch (err) {
-      const { code, constraint } = pgError(err);
-      if (code === "23505" && constraint === "collection_templates_name_key") {
-        throw conflict("name_taken", "A collection template with this name exists already.");
+      if (isPgError(err, PG_ERROR.uniqueViolation)) {
+        if (pgConstraint(err) === "collection_templates_name_key") throw conflict("name_taken", "A collection template with this name exists already.");
+        throw conflict("metric_name_taken", "The template has an item with this metric_name already.");
       }
-      if (code === "23505") throw conflict("metric_name_taken", "The template has an item with this metric_name already.");
-      if (code === "23503") throw noTemplate();
+      if (isPgError(err, PG_ERROR.foreignKeyViolation)) throw noTemplate();
       throw err;
     }
   }

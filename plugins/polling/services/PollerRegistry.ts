@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, notFound, type Queryable } from "../../../core/index.js";
-import { POOL_PATTERN, type HostTelemetry } from "../poller/wire.js";
+import { assertPoolName, conflict, notFound, type Queryable } from "../../../core/index.js";
+import type { HostTelemetry } from "../poller/wire.js";
 import { GapRepository, type GapRow } from "../repositories/GapRepository.js";
 import { PollerRepository, type PollerBefore, type PollerRow } from "../repositories/PollerRepository.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
@@ -41,7 +41,7 @@ export class PollerRegistry {
   }
 
   async register(r: Registration): Promise<{ heartbeat_secs: number }> {
-    if (!POOL_PATTERN.test(r.pool)) throw badRequest("invalid_pool", "pool must be 1 to 63 letters, digits, _ or -.");
+    assertPoolName(r.pool);
     if (r.kind === "remote" && r.pool === "default" && this.ctx.config.embeddedPoller) {
       this.ctx.log.warn("a remote poller registered for pool default, which the embedded poller also polls: its nodes are polled twice", { poller_id: r.id });
     }

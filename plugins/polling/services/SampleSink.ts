@@ -1,4 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
+import { isPgError, PG_ERROR } from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the class is imported from its file.
 import { NodeService } from "../../inventory/contract.js";
 import type { Sample } from "../contract.js";
@@ -154,9 +155,8 @@ export class SampleSink {
     try {
       inserted = await this.writeAll(taken, samples, false);
     } catch (err) {
-      const e = err as Error & { code?: string };
-      // 23514: no partition for a row (another replica's retention dropped one we thought we had): reload and retry once.
-      if (e.code !== "23514") return this.fail(taken, e);
+      // check_violation: no partition for a row (another replica's retention dropped one we thought we had): reload and retry once.
+      if (!isPgError(err, PG_ERROR.checkViolation)) return this.fail(taken, err as Error);
       try {
         inserted = await this.writeAll(taken, samples, true);
       } catch (again) {

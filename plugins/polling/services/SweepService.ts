@@ -1,6 +1,18 @@
-import { isIP } from "node:net";
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, decodeCursor, notFound, page, requireCaller, type ChannelDeclaration, type JobDeclaration } from "../../../core/index.js";
+import {
+  assertPoolName,
+  badRequest,
+  decodeCursor,
+  formatIp,
+  isUuid,
+  notFound,
+  page,
+  parseCidr,
+  requireCaller,
+  type ChannelDeclaration,
+  type IpPrefix,
+  type JobDeclaration,
+} from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the classes are imported from their files.
 import { ClassifierService, CredentialService, InventoryLimits } from "../../inventory/contract.js";
 import { snmpGet, SYSTEM_OIDS } from "../checks/SnmpGet.js";
@@ -24,87 +36,36 @@ export const SWEEP_PROGRESS_MS = 500;
 /** A running sweep without progress for this long was cut off by a restart. */
 export const SWEEP_STALE_SECS = 600;
 
-const POOL = /^[A-Za-z0-9_-]{1,63}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 // ---- address ranges ---------------------------------------------------------------------------
 
-export interface SweepRange {
-  family: 4 | 6;
-  /** First address of the prefix. */
-  network: bigint;
-  prefix: number;
+export interface SweepRange extends IpPrefix {
   /** Normalised "network/prefix". */
   cidr: string;
   /** Addresses a sweep probes (IPv4 wider than /31 skips network and broadcast). */
   count: bigint;
+  /** The first address probed. */
   first: bigint;
 }
 
-function ipv4ToBigInt(text: string): bigint | null {
-  const parts = text.split(".");
-  if (parts.length !== 4) return null;
-  let n = 0n;
-  for (const p of parts) {
-    if (!/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255) return null;
-    n = (n << 8n) | BigInt(p);
-  }
-  return n;
-}
-
-function ipv6ToBigInt(text: string): bigint | null {
-  if (isIP(text) !== 6 || text.includes("%")) return null;
-  let s = text;
-  // an embedded IPv4 tail (::ffff:192.0.2.1) becomes two groups
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (v4) {
-    const n = ipv4ToBigInt(v4[1]);
-    if (n === null) return null;
-    s = s.slice(0, -v4[1].length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
-  }
-  const [head, tail] = s.split("::");
-  const h = head ? head.split(":") : [];
-  const t = tail ? tail.split(":") : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill("0"), ...t];
-  if (groups.length !== 8) return null;
-  return groups.reduce((acc, g) => (acc << 16n) | BigInt(`0x${g || "0"}`), 0n);
-}
-
-export function formatAddress(family: 4 | 6, n: bigint): string {
-  if (family === 4) return [24n, 16n, 8n, 0n].map((s) => ((n >> s) & 0xffn).toString()).join(".");
-  const groups: string[] = [];
-  for (let s = 112n; s >= 0n; s -= 16n) groups.push(((n >> s) & 0xffffn).toString(16));
-  return groups.join(":");
-}
-
-/** A range from "a.b.c.d/n", "x::/n" or a bare address; null when it does not parse or has host bits set. */
+/**
+ * A range from "a.b.c.d/n", "x::/n" or a bare address, read by the kernel's prefix parser: host bits
+ * set name the network that holds them ("10.0.0.1/24" sweeps 10.0.0.0/24, docs/adr/0007); null when
+ * it is not a prefix.
+ */
 export function parseSweepRange(text: string): SweepRange | null {
-  const [addr, len, extra] = text.trim().split("/");
-  if (extra !== undefined) return null;
-  const family = isIP(addr);
-  if (family !== 4 && family !== 6) return null;
-  const bits = family === 4 ? 32 : 128;
-  if (len !== undefined && !/^\d{1,3}$/.test(len)) return null;
-  const prefix = len === undefined ? bits : Number(len);
-  if (prefix > bits) return null;
-  const n = family === 4 ? ipv4ToBigInt(addr) : ipv6ToBigInt(addr);
-  if (n === null) return null;
-  const hostBits = BigInt(bits - prefix);
-  const size = 1n << hostBits;
-  if ((n & (size - 1n)) !== 0n) return null;
-  const skipEnds = family === 4 && prefix < 31;
+  const range = parseCidr(text);
+  if (!range) return null;
+  const skipEnds = range.family === 4 && range.prefix < 31;
   return {
-    family,
-    network: n,
-    prefix,
-    cidr: `${formatAddress(family, n)}/${prefix}`,
-    count: skipEnds ? size - 2n : size,
-    first: skipEnds ? n + 1n : n,
+    ...range,
+    cidr: range.text,
+    count: skipEnds ? range.size - 2n : range.size,
+    first: skipEnds ? range.network + 1n : range.network,
   };
 }
 
 function* addressesOf(range: SweepRange): Generator<string> {
-  for (let i = 0n; i < range.count; i++) yield formatAddress(range.family, range.first + i);
+  for (let i = 0n; i < range.count; i++) yield formatIp(range.family, range.first + i);
 }
 
 /** Settles with the first outcome, in list order, that is a hit, as soon as every earlier one has missed. */
@@ -195,16 +156,16 @@ export class SweepService {
 
   async create(body: SweepCreate): Promise<string> {
     const pool = body.pool === undefined || body.pool === null ? null : body.pool;
-    if (pool !== null && !POOL.test(pool)) throw badRequest("invalid_pool", "pool: letters, digits, _ and - only, at most 63 characters.");
+    assertPoolName(pool);
     const range = parseSweepRange(body.cidr);
-    if (!range) throw badRequest("invalid_cidr", "cidr must be an IPv4 or IPv6 address/prefix with the host bits clear (for example 192.0.2.0/24).");
+    if (!range) throw badRequest("invalid_cidr", "cidr must be an IPv4 or IPv6 address, optionally with /prefix (for example 192.0.2.0/24).");
     const cap = this.limits.sweepSize;
     if (range.count > BigInt(cap)) {
       throw badRequest("too_many_addresses", `One sweep covers at most ${cap} addresses (pluginConfig.inventory.sweepSize); split the range.`);
     }
     const ids = body.credential_ids.map((id) => id.toLowerCase());
     for (const [i, id] of ids.entries()) {
-      if (!UUID.test(id)) throw badRequest("validation_failed", `credential_ids[${i}] must be a uuid.`);
+      if (!isUuid(id)) throw badRequest("validation_failed", `credential_ids[${i}] must be a uuid.`);
     }
     if (new Set(ids).size !== ids.length) throw badRequest("validation_failed", "credential_ids must not repeat an id.");
     for (const [i, id] of ids.entries()) {
@@ -234,10 +195,7 @@ export class SweepService {
   async list(limit: number, cursor: string | undefined): Promise<{ rows: SweepView[]; next: string | null }> {
     let after: { created_at: string; id: string } | null = null;
     if (cursor !== undefined) {
-      const [created_at, id] = decodeCursor(cursor, 2);
-      if (!UUID.test(id) || Number.isNaN(Date.parse(created_at))) {
-        throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
-      }
+      const [created_at, id] = decodeCursor(cursor, 2, ([at, last]) => isUuid(last) && !Number.isNaN(Date.parse(at)));
       after = { created_at, id };
     }
     await this.repo.failStale(SWEEP_STALE_SECS);

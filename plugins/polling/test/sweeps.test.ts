@@ -271,7 +271,6 @@ describe("POST /discovery/sweeps refuses", () => {
     ["a pool with bad characters", { pool: "eu west" }, "invalid_pool"],
     ["a pool of 64 characters", { pool: "p".repeat(64) }, "invalid_pool"],
     ["an empty pool", { pool: "" }, "invalid_pool"],
-    ["host bits set", { cidr: "127.0.0.1/29" }, "invalid_cidr"],
     ["not a range", { cidr: "127.0.0.0/33" }, "invalid_cidr"],
     ["a name", { cidr: "localhost/32" }, "invalid_cidr"],
     ["more addresses than sweepSize (64 here)", { cidr: "10.0.0.0/25" }, "too_many_addresses"],
@@ -289,6 +288,12 @@ describe("POST /discovery/sweeps refuses", () => {
       Object.entries(over).map(([key, v]) => [key, Array.isArray(v) ? v.map((x) => (typeof x === "function" ? x() : x)) : v]),
     );
     expectError(await create(sweepBody(resolved)), 400, code);
+  });
+
+  it("a range written with host bits set sweeps the network that holds it (docs/adr/0007)", async () => {
+    const res = await create(sweepBody({ cidr: "127.0.1.77/29", credential_ids: [ids.wrong], timeout_ms: 100 }));
+    expect(res.status).toBe(201);
+    expect((await waitDone(res.body.id)) as Record<string, unknown>).toMatchObject({ cidr: "127.0.1.72/29", total: 6, probed: 6, status: "done" });
   });
 
   it("a range of exactly sweepSize addresses is accepted", async () => {
@@ -329,16 +334,16 @@ describe("parseSweepRange", () => {
     ["10.0.0.0/31", "10.0.0.0/31", 2n],
     ["10.0.0.7/32", "10.0.0.7/32", 1n],
     ["10.0.0.7", "10.0.0.7/32", 1n],
-    ["2001:db8::/126", "2001:db8:0:0:0:0:0:0/126", 4n],
-    ["::ffff:192.0.2.0/124", "0:0:0:0:0:ffff:c000:200/124", 16n],
+    ["2001:db8::/126", "2001:db8::/126", 4n],
+    ["::ffff:192.0.2.0/124", "::ffff:c000:200/124", 16n],
+    // host bits set: the network that holds the address (docs/adr/0007)
+    ["10.0.0.1/24", "10.0.0.0/24", 254n],
+    ["2001:db8::1/126", "2001:db8::/126", 4n],
   ])("%s", (text, cidr, count) => {
     expect(parseSweepRange(text)).toMatchObject({ cidr, count });
   });
 
-  it.each(["10.0.0.1/24", "10.0.0.0/33", "010.0.0.0/8", "10.0.0/24", "2001:db8::1/64", "fe80::1%eth0/128", "10.0.0.0/24/1", "10.0.0.0/x"])(
-    "refuses %s",
-    (text) => {
-      expect(parseSweepRange(text)).toBeNull();
-    },
-  );
+  it.each(["10.0.0.0/33", "010.0.0.0/8", "10.0.0/24", "fe80::1%eth0/128", "10.0.0.0/24/1", "10.0.0.0/x", "localhost/32", "::/129"])("refuses %s", (text) => {
+    expect(parseSweepRange(text)).toBeNull();
+  });
 });
