@@ -5,28 +5,15 @@ import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { MaintenanceWindowRow } from "../lib/maintenanceTime.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
-/** One history row as the engine writes it (recorded_at is the flush's). */
-export interface HistoryInsert {
+/**
+ * One history row as the engine writes it (recorded_at is the flush's): the incident's columns, the
+ * incident's fire time, and whether it is the clear. Built by lib/history.ts historyRow() only.
+ */
+export type HistoryInsert = Omit<ActiveRow, "fired_at_ms"> & {
   id: string;
   at_unix_ms: number;
-  incident_key: string;
-  check_id: string;
-  direction: string | null;
-  ifindex: number | null;
-  if_name: string | null;
-  metric: string | null;
-  node_id: string | null;
-  observed_value: number | null;
-  threshold_value: number | null;
   resolved: boolean;
-  row_key: number | null;
-  row_name: string | null;
-  severity: Severity;
-  state: NodeState;
-  subject_kind: "node" | "pool" | "netcloud_org";
-  subject_name: string | null;
-  title: string | null;
-}
+};
 
 /** One open incident (a row of active_alerts). */
 export interface ActiveRow {

@@ -2,12 +2,12 @@ import { Inject, Injectable } from "@tsed/di";
 import { type PluginContext } from "../../../core/index.js";
 import type { PollerEvent, ReachabilityEvent, Sample } from "../../polling/contract.js";
 import { classify, hitAtLevel, LEVEL_OF, levelOf, type BandHit, type Level } from "../lib/bands.js";
-import { LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
+import { isThresholdCheck, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
 import { dwellStep, newDwellState, type DwellState } from "../lib/dwell.js";
-import { timeOrderedUuid } from "../lib/ids.js";
+import { historyRow } from "../lib/history.js";
 import type { ThresholdRule } from "../lib/rules.js";
 import { poolOfflineTitle, thresholdTitle, unreachableTitle } from "../lib/titles.js";
-import type { ActiveRow, HistoryInsert } from "../repositories/IncidentRepository.js";
+import type { ActiveRow } from "../repositories/IncidentRepository.js";
 import type { DirectoryEntry } from "../repositories/ThresholdRepository.js";
 import { IncidentWriter, type PendingTransition } from "./IncidentWriter.js";
 import { RuleResolver } from "./RuleResolver.js";
@@ -40,7 +40,6 @@ const MAX_FLUSH_ATTEMPTS = 5;
 /** Above this many queued transitions (the store is down for long) the oldest are dropped, with an error logged. */
 const MAX_PENDING = 200_000;
 
-const isThresholdCheck = (checkId: string) => checkId !== LIVENESS_CHECK_ID && checkId !== POOL_CHECK_ID;
 const seriesKey = (nodeId: string, metric: string, ifindex: number | null, row: number | null) => `${nodeId}|${metric}|${ifindex ?? ""}|${row ?? ""}`;
 
 /**
@@ -339,55 +338,14 @@ export class AlertEngine {
   private queueOpen(inc: OpenIncident, muteMetric: string | null): void {
     this.open.set(inc.incident_key, inc);
     const { folder_path, ...active } = inc;
-    const row: HistoryInsert = {
-      id: timeOrderedUuid(),
-      at_unix_ms: inc.fired_at_ms,
-      incident_key: inc.incident_key,
-      check_id: inc.check_id,
-      direction: inc.direction,
-      ifindex: inc.ifindex,
-      if_name: inc.if_name,
-      metric: inc.metric,
-      node_id: inc.node_id,
-      observed_value: inc.observed_value,
-      threshold_value: inc.threshold_value,
-      resolved: false,
-      row_key: inc.row_key,
-      row_name: inc.row_name,
-      severity: inc.severity,
-      state: inc.state,
-      subject_kind: inc.subject_kind,
-      subject_name: inc.subject_name,
-      title: inc.title,
-    };
-    this.push({ row, active, folder_path, mute_metric: muteMetric });
+    this.push({ row: historyRow(active), active, folder_path, mute_metric: muteMetric });
   }
 
   /** Closes an incident; `observed` is the sample that committed the clear (threshold checks), `s` its sample for the port's current name. */
   private queueClear(inc: OpenIncident, observed: number | null, s: Sample | null): void {
     if (this.open.get(inc.incident_key) !== inc) return; // already closed (or replaced) in this window
     this.open.delete(inc.incident_key);
-    const row: HistoryInsert = {
-      id: timeOrderedUuid(),
-      at_unix_ms: inc.fired_at_ms,
-      incident_key: inc.incident_key,
-      check_id: inc.check_id,
-      direction: inc.direction,
-      ifindex: inc.ifindex,
-      if_name: s?.if_name ?? inc.if_name,
-      metric: inc.metric,
-      node_id: inc.node_id,
-      observed_value: isThresholdCheck(inc.check_id) ? observed : null,
-      threshold_value: inc.threshold_value,
-      resolved: true,
-      row_key: inc.row_key,
-      row_name: inc.row_name,
-      severity: inc.severity,
-      state: inc.state,
-      subject_kind: inc.subject_kind,
-      subject_name: inc.subject_name,
-      title: inc.title,
-    };
+    const row = historyRow(inc, { observed_value: observed, if_name: s?.if_name ?? null });
     const muteMetric = inc.subject_kind !== "node" ? null : inc.check_id === LIVENESS_CHECK_ID ? LIVENESS_MUTE_METRIC : inc.metric;
     this.push({ row, active: null, folder_path: inc.folder_path, mute_metric: muteMetric });
   }

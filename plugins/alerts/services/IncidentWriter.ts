@@ -1,5 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import type { AlertTransition } from "../contract.js";
+import { transitionOf } from "../lib/history.js";
 import { IncidentRepository, type ActiveRow, type HistoryInsert } from "../repositories/IncidentRepository.js";
 import { NodeStateService, type NodeStateChange } from "./NodeStateService.js";
 import { Suppression, suppressionKey, type SuppressionReason, type SuppressionSubject } from "./Suppression.js";
@@ -98,7 +99,7 @@ export class IncidentWriter {
 
     const transitions: AlertTransition[] = [];
     for (const p of pending) {
-      const t = toTransition(p, recordedAt!);
+      const t = transitionOf(p.row, recordedAt!, p.folder_path);
       transitions.push(t);
       this.ctx.realtime.publish("active", t.resolved ? "resolved" : "fired", t, { folders: t.folder_path });
       const reason: SuppressionReason | undefined =
@@ -109,31 +110,4 @@ export class IncidentWriter {
     await this.states.publish(stateChanges);
     return { recorded_at: recordedAt, transitions, states: stateChanges };
   }
-}
-
-export function toTransition(p: PendingTransition, recordedAt: string): AlertTransition {
-  const r = p.row;
-  return {
-    id: r.id,
-    incident_key: r.incident_key,
-    recorded_at: recordedAt,
-    at_unix_ms: r.at_unix_ms,
-    check: r.check_id,
-    direction: r.direction,
-    ifindex: r.ifindex,
-    if_name: r.if_name,
-    metric: r.metric,
-    node: r.node_id,
-    observed_value: r.observed_value,
-    threshold_value: r.threshold_value,
-    resolved: r.resolved,
-    row: r.row_key,
-    row_name: r.row_name,
-    severity: r.severity,
-    state: r.state,
-    subject_kind: r.subject_kind,
-    subject_name: r.subject_name,
-    title: r.title,
-    folder_path: p.folder_path,
-  };
 }
