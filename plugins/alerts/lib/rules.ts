@@ -9,6 +9,7 @@
  * rule without a pattern; a rule whose pattern does not match does not apply at
  * all. Between equals, the oldest rule (created_at, then id) wins.
  */
+import { isUuid } from "../../../core/index.js";
 import type { Bounds, Direction } from "./bands.js";
 
 export const SCOPE_LEVELS = ["global", "profile", "folder", "node", "interface"] as const;
@@ -64,11 +65,13 @@ export function portKey(nodeId: string, ifindex: number): string {
 
 /** Parses `<node uuid>:<ifindex>`; null when it is not one (ifindex 0 to 2^31-1). */
 export function parsePort(id: string): { node_id: string; ifindex: number } | null {
-  const m = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}):(0|[1-9][0-9]{0,9})$/.exec(id);
-  if (!m) return null;
-  const ifindex = Number(m[2]);
+  const colon = id.lastIndexOf(":");
+  const node = id.slice(0, colon);
+  const index = id.slice(colon + 1);
+  if (colon < 0 || !isUuid(node) || !/^(0|[1-9][0-9]{0,9})$/.test(index)) return null;
+  const ifindex = Number(index);
   if (ifindex > 2147483647) return null;
-  return { node_id: m[1].toLowerCase(), ifindex };
+  return { node_id: node.toLowerCase(), ifindex };
 }
 
 function byAge(a: CompiledRule, b: CompiledRule): number {

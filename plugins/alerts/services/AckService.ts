@@ -1,11 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, notFound, requireCaller } from "../../../core/index.js";
+import { badRequest, callerScope, isUuid, notFound, requireCaller } from "../../../core/index.js";
 import type { AckBroadcast, AckedIncident, AckRequest, AckResult } from "../models/AlertModels.js";
 import { ActiveAlertRepository, type IncidentRecord, type SubjectRef } from "../repositories/ActiveAlertRepository.js";
 import { ActiveAlertService } from "./ActiveAlertService.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SUBJECT = /^(node|pool|netcloud_org):(.+)$/s;
 
 /**
@@ -19,7 +18,7 @@ export function readSubject(body: Pick<AckRequest, "node" | "subject">): Subject
   if (!m) return null;
   const name = m[2].trim();
   if (!name) return null;
-  if (m[1] === "node") return UUID.test(name) ? { kind: "node", nodeId: name.toLowerCase() } : null;
+  if (m[1] === "node") return isUuid(name) ? { kind: "node", nodeId: name.toLowerCase() } : null;
   return { kind: m[1] as "pool" | "netcloud_org", name };
 }
 

@@ -1,12 +1,11 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, notFound, page, requireCaller, type Scope } from "../../../core/index.js";
+import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, requireCaller, type Scope } from "../../../core/index.js";
 import { isValidTimeZone, occurrenceAt, parseRfc3339, windowFromRow, type Recurrence } from "../lib/maintenanceTime.js";
 import type { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceRepository, type MaintenanceRecord } from "../repositories/MaintenanceRepository.js";
 import { ActiveAlertRepository } from "../repositories/ActiveAlertRepository.js";
 import { scopeFolders } from "./ActiveAlertService.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const invalid = (message: string) => badRequest("validation_failed", message);
 
 function view(r: MaintenanceRecord): MaintenanceWindowView {
@@ -62,9 +61,7 @@ export class MaintenanceService {
   async list(query: { cursor?: string; limit: number }): Promise<{ rows: MaintenanceWindowView[]; next: string | null }> {
     let before: { at: string; id: string } | null = null;
     if (query.cursor !== undefined) {
-      const [at, id] = decodeCursor(query.cursor, 2);
-      if (!parseRfc3339(at) || !UUID.test(id))
-        throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
+      const [at, id] = decodeCursor(query.cursor, 2, ([first, last]) => parseRfc3339(first) !== null && isUuid(last));
       before = { at, id };
     }
     const rows = await this.repo.list(scopeFolders(callerScope()), before, query.limit + 1);

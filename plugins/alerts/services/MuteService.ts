@@ -1,13 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, notFound, page, requireCaller, scopeCovers } from "../../../core/index.js";
+import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, requireCaller, scopeCovers } from "../../../core/index.js";
 import { parseRfc3339 } from "../lib/maintenanceTime.js";
 import type { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
 import { MuteRepository } from "../repositories/MuteRepository.js";
 import { ActiveAlertService, scopeFolders } from "./ActiveAlertService.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const invalidCursor = () => badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
 
 /**
  * Mutes: a node's metric muted until a time. The engine still records the metric's transitions in history
@@ -42,8 +39,7 @@ export class MuteService {
   async list(query: { node_id?: string; metric_name?: string; cursor?: string; limit: number }): Promise<{ rows: MuteView[]; next: string | null }> {
     let before: { at: string; id: string } | null = null;
     if (query.cursor !== undefined) {
-      const [at, id] = decodeCursor(query.cursor, 2);
-      if (!parseRfc3339(at) || !UUID.test(id)) throw invalidCursor();
+      const [at, id] = decodeCursor(query.cursor, 2, ([first, last]) => parseRfc3339(first) !== null && isUuid(last));
       before = { at, id };
     }
     const scope = callerScope();

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, decodeCursor, notFound, page } from "../../../core/index.js";
+import { badRequest, decodeCursor, isUuid, notFound, page } from "../../../core/index.js";
 import { isRawCounterMetric } from "../../polling/contract.js";
 import { boundsProblem, primaryPair, resolveBounds } from "../lib/bands.js";
 import { parsePort, type ScopeLevel } from "../lib/rules.js";
@@ -7,8 +7,6 @@ import { DWELL_DEFAULT, type ThresholdBody, type ThresholdView } from "../models
 import { ThresholdRepository, type StoredThreshold, type ThresholdRow } from "../repositories/ThresholdRepository.js";
 import { AlertEngine } from "./AlertEngine.js";
 import { RuleResolver } from "./RuleResolver.js";
-
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 const invalid = (message: string) => badRequest("validation_failed", message);
 
@@ -30,10 +28,7 @@ export class ThresholdService {
   async list(limit: number, cursor: string | undefined, metric: string | undefined): Promise<{ rows: ThresholdView[]; next: string | null }> {
     let after: { created_at: string; id: string } | null = null;
     if (cursor !== undefined) {
-      const [createdAt, id] = decodeCursor(cursor, 2);
-      if (!UUID.test(id) || Number.isNaN(Date.parse(createdAt))) {
-        throw badRequest("invalid_cursor", "The cursor is not valid; pass back the X-Next-Cursor value of the previous page.");
-      }
+      const [createdAt, id] = decodeCursor(cursor, 2, ([at, last]) => isUuid(last) && !Number.isNaN(Date.parse(at)));
       after = { created_at: createdAt, id };
     }
     const found = await this.repo.list(limit + 1, after, metric ?? null);
@@ -121,7 +116,7 @@ export function normalise(body: ThresholdBody): ThresholdRow {
   } else if (targets.length === 0) {
     level = "global";
   } else {
-    if (!targets.every((t) => UUID.test(t))) throw invalid(`Every ${level} target in scope_ids (or scope_id) must be a UUID.`);
+    if (!targets.every(isUuid)) throw invalid(`Every ${level} target in scope_ids (or scope_id) must be a UUID.`);
     targets = targets.map((t) => t.toLowerCase());
     if (new Set(targets).size !== targets.length) throw invalid("scope_ids must not repeat a target.");
   }
