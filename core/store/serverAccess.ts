@@ -139,9 +139,15 @@ export async function reachableBinaries(user: ServerUser, nativeDir: string, log
   for (const cache of cacheDirs) {
     const target = join(cache, name);
     try {
+      await mkdir(cache, { recursive: true, mode: 0o755 });
+      // Root runs what it finds here: in a shared folder like /tmp, someone else may have made this folder first.
+      const owner = await lstat(cache);
+      if (!owner.isDirectory() || owner.uid !== 0 || owner.mode & 0o022) {
+        tried.push(`${cache} (not a folder only root may write)`);
+        continue;
+      }
       if (existsSync(target) && !complete(target)) await rm(target, { recursive: true, force: true });
       if (!existsSync(target)) {
-        await mkdir(cache, { recursive: true, mode: 0o755 });
         const staging = await mkdtemp(join(cache, `.${name}-`));
         try {
           for (const sub of ["bin", "lib", "share"]) await cp(join(nativeDir, sub), join(staging, sub), { recursive: true, verbatimSymlinks: true });

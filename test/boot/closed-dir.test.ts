@@ -85,7 +85,10 @@ describe("embedded PostgreSQL from a folder the server user cannot enter", () =>
       const [cache, home] = [await openDir(), await openDir()];
       const dataDir = join(closed, "data");
       const { lines, log } = logger();
-      const options = { nativeDir, cacheDirs: [join(cache, "nested")], clusterHome: home };
+      // A cache folder others may write is passed over: root would run what someone put there.
+      const writable = await openDir();
+      await chmod(writable, 0o777);
+      const options = { nativeDir, cacheDirs: [writable, join(cache, "nested")], clusterHome: home };
 
       const first = new EmbeddedServer(dataDir, log, options);
       try {
@@ -100,6 +103,7 @@ describe("embedded PostgreSQL from a folder the server user cannot enter", () =>
       const copied = await stat(join(cache, "nested", copy));
       expect({ uid: copied.uid, mode: copied.mode & 0o777 }).toEqual({ uid: 0, mode: 0o755 });
       expect(lines.map((l) => l.msg)).toContain("copied the embedded PostgreSQL binaries where the server user can reach them");
+      expect(await readdir(writable)).toEqual([]);
       // The cluster: a folder of postgres's under the cluster home, linked from <dataDir>/pg.
       expect((await lstat(join(dataDir, "pg"))).isSymbolicLink()).toBe(true);
       const cluster = await readlink(join(dataDir, "pg"));
