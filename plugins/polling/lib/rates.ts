@@ -1,9 +1,11 @@
 /**
- * Counters to rates: pure functions, BigInt arithmetic on the raw counter strings (Counter64
- * values do not fit a double exactly). Handles the first reading (no rate yet), counter wrap
- * (2^32 or 2^64), agent restarts (sysUpTime went back, or advanced less than the wall clock
- * since the previous poll), missing counters and a change of counter width (32 ↔ 64 bits).
- * A rate is never negative: when the two readings cannot be compared, there is no rate.
+ * Counters to rates: the poller's one rate algorithm (counterRate), used for interface counters
+ * (computeRates) and collection-template counters alike. Pure functions, BigInt arithmetic on the
+ * raw counter strings (Counter64 values do not fit a double exactly). Handles the first reading
+ * (no rate yet), counter wrap (2^32 or 2^64), agent restarts (sysUpTime went back, or advanced
+ * less than the wall clock since the previous poll), missing counters and a change of counter
+ * width (32 ↔ 64 bits). A rate is never negative: when the two readings cannot be compared,
+ * there is no rate.
  */
 import { METRICS } from "../contract.js";
 import type { InterfaceReading, InterfaceState } from "../poller/types.js";
@@ -55,12 +57,6 @@ export function counterDelta(prev: string | null | undefined, cur: string | null
   return wrapped;
 }
 
-/** Per-second rate of a counter delta (× factor, e.g. 8 for octets → bits). */
-function perSecond(delta: bigint | null, seconds: number, factor = 1n): number | null {
-  if (delta === null) return null;
-  return Number(delta * factor) / seconds;
-}
-
 export interface RateSample {
   metric: string;
   value: number;
@@ -89,48 +85,53 @@ export function computeRates(prev: InterfaceState | null | undefined, reading: I
     at_unix_ms: atUnixMs,
   };
   if (!prev || prev.ifindex !== reading.ifindex) return { samples: [], state };
-  const seconds = elapsedSeconds(prev, state);
-  if (seconds === null) return { samples: [], state };
+
+  /** counterRate of one of the interface's counters; `octets` have the reading's width, the others are Counter32. */
+  const rateOf = (name: keyof InterfaceState["counters"], octets: boolean): number | null =>
+    counterRate(
+      { value: prev.counters[name], bits: octets ? prev.counter_bits : 32, uptime_ticks: prev.uptime_ticks, at_unix_ms: prev.at_unix_ms },
+      { value: reading.counters[name], bits: octets ? reading.counter_bits : 32, uptime_ticks: uptimeTicks, at_unix_ms: atUnixMs },
+    ).rate;
 
   const samples: RateSample[] = [];
   const push = (metric: string, value: number | null) => {
     if (value !== null && Number.isFinite(value) && value >= 0) samples.push({ metric, value, ifindex: reading.ifindex });
   };
-  const was = prev.counters;
-  const now = reading.counters;
-  if (prev.counter_bits === reading.counter_bits) {
-    const inBps = perSecond(counterDelta(was.in_octets, now.in_octets, reading.counter_bits), seconds, 8n);
-    const outBps = perSecond(counterDelta(was.out_octets, now.out_octets, reading.counter_bits), seconds, 8n);
-    push(METRICS.ifInBps, inBps);
-    push(METRICS.ifOutBps, outBps);
-    const speed = reading.if_speed_bps;
-    if (speed !== null && speed > 0) {
-      push(METRICS.ifUtilInPct, inBps === null ? null : (inBps / speed) * 100);
-      push(METRICS.ifUtilOutPct, outBps === null ? null : (outBps / speed) * 100);
-    }
+  const bits = (perSecond: number | null) => (perSecond === null ? null : perSecond * 8);
+  const inBps = bits(rateOf("in_octets", true));
+  const outBps = bits(rateOf("out_octets", true));
+  push(METRICS.ifInBps, inBps);
+  push(METRICS.ifOutBps, outBps);
+  const speed = reading.if_speed_bps;
+  if (speed !== null && speed > 0) {
+    push(METRICS.ifUtilInPct, inBps === null ? null : (inBps / speed) * 100);
+    push(METRICS.ifUtilOutPct, outBps === null ? null : (outBps / speed) * 100);
   }
-  push(METRICS.ifInErrorsPs, perSecond(counterDelta(was.in_errors, now.in_errors, 32), seconds));
-  push(METRICS.ifOutErrorsPs, perSecond(counterDelta(was.out_errors, now.out_errors, 32), seconds));
-  push(METRICS.ifInDiscardsPs, perSecond(counterDelta(was.in_discards, now.in_discards, 32), seconds));
-  push(METRICS.ifOutDiscardsPs, perSecond(counterDelta(was.out_discards, now.out_discards, 32), seconds));
+  push(METRICS.ifInErrorsPs, rateOf("in_errors", false));
+  push(METRICS.ifOutErrorsPs, rateOf("out_errors", false));
+  push(METRICS.ifInDiscardsPs, rateOf("in_discards", false));
+  push(METRICS.ifOutDiscardsPs, rateOf("out_discards", false));
   return { samples, state };
 }
 
-/** A raw counter as read (template counters): its value, width and when it was read. */
+/** One counter reading for counterRate: its raw value, width and when it was read. */
 export interface CounterState extends ReadingTime {
   value: string | null;
   bits: 32 | 64;
 }
 
 /**
- * Per-second rate of one counter (collection-template counters), with the same rules as the
- * interface counters: no rate on a first reading, a restart, a missing value or a width change.
+ * The rate algorithm: per-second growth of one counter between two readings, and the reading to
+ * keep for the next one. No rate on a first reading, an agent restart (elapsedSeconds), a missing
+ * or out-of-range value, a decrease that is no plausible wrap (counterDelta) or a change of width.
  */
 export function counterRate(prev: CounterState | undefined, cur: CounterState): { rate: number | null; state: CounterState } {
   const state = { ...cur };
   if (!prev || prev.bits !== cur.bits) return { rate: null, state };
   const seconds = elapsedSeconds(prev, cur);
   if (seconds === null) return { rate: null, state };
-  const rate = perSecond(counterDelta(prev.value, cur.value, cur.bits), seconds);
-  return { rate: rate !== null && Number.isFinite(rate) && rate >= 0 ? rate : null, state };
+  const delta = counterDelta(prev.value, cur.value, cur.bits);
+  if (delta === null) return { rate: null, state };
+  const rate = Number(delta) / seconds;
+  return { rate: Number.isFinite(rate) && rate >= 0 ? rate : null, state };
 }

@@ -1,5 +1,6 @@
 import type { Sample } from "../contract.js";
-import type { DnsCheckSpec, InterfaceReading, InterfaceState, PollTarget, SnmpPollResult, UrlCheckSpec } from "./types.js";
+import { computeRates, counterRate, type CounterState } from "../lib/rates.js";
+import type { DnsCheckSpec, InterfaceState, PollTarget, SnmpPollResult, UrlCheckSpec } from "./types.js";
 import { emptyBatch, type BatchSink, type FactsUpdate, type PollBatch } from "./wire.js";
 
 /** A metric value a probe measured (the loop adds node, time, pool and poller). */
@@ -24,35 +25,17 @@ export interface CounterReading {
   bits: 32 | 64;
 }
 
-export interface CounterState {
-  value: string | null;
-  bits: 32 | 64;
-  uptime_ticks: number | null;
-  at_unix_ms: number;
-}
-
-export type CounterRateFn = (prev: CounterState | undefined, cur: CounterState) => { rate: number | null; state: CounterState };
-
-export type RateFn = (
-  prev: InterfaceState | null,
-  reading: InterfaceReading,
-  uptimeTicks: number | null,
-  atUnixMs: number,
-) => { samples: MetricValue[]; state: InterfaceState };
-
 /**
- * The measuring parts a loop runs (snmp/, checks/, lib/rates.ts in production; tests may give
- * their own real stand-ins). A probe that throws counts as "no answer" for that poll.
+ * The measuring parts a loop runs (snmp/ and checks/ in production; tests may give their own real
+ * stand-ins). A probe that throws counts as "no answer" for that poll. Counters become rates in the
+ * loop, always with lib/rates.ts (wrap and restart aware): one algorithm, not a probe.
  */
 export interface Probes {
-  /** `template_counters` (when the engine gives them): every template counter, scalar and table, for counterRate. */
-  snmp: { poll(target: PollTarget): Promise<SnmpPollResult & { template_counters?: CounterReading[] }> } | null;
+  /** `template_counters`: every template counter, scalar and table, raw, for counterRate. */
+  snmp: { poll(target: PollTarget): Promise<SnmpPollResult & { template_counters: CounterReading[] }> } | null;
   liveness: { check(target: PollTarget): Promise<LivenessResult> };
   url: { run(spec: UrlCheckSpec): Promise<MetricValue[]> } | null;
   dns: { run(spec: DnsCheckSpec): Promise<MetricValue[]> } | null;
-  rates: RateFn;
-  /** Rates of template counters (wrap and restart aware); without it a plain difference of scalar counters is used. */
-  counterRate?: CounterRateFn;
 }
 
 export interface LoopLogger {
@@ -106,7 +89,6 @@ export class PollLoop {
   private readonly entries = new Map<string, Entry>();
   private readonly queue: Entry[] = [];
   private readonly states = new Map<string, Map<number, InterfaceState>>();
-  private readonly scalarState = new Map<string, Map<string, { value: bigint; at: number }>>();
   private readonly counterState = new Map<string, Map<string, CounterState>>();
   private readonly sentFacts = new Map<string, string>();
   private readonly writes = new Set<Promise<void>>();
@@ -137,7 +119,6 @@ export class PollLoop {
       if (keep.has(id)) continue;
       this.entries.delete(id);
       this.states.delete(id);
-      this.scalarState.delete(id);
       this.counterState.delete(id);
       this.sentFacts.delete(id);
     }
@@ -269,7 +250,7 @@ export class PollLoop {
 
   private snmpSamples(
     t: PollTarget,
-    r: SnmpPollResult & { template_counters?: CounterReading[] },
+    r: SnmpPollResult & { template_counters: CounterReading[] },
     batch: PollBatch,
     push: (metric: string, value: number, at: number, where?: Partial<Sample>) => void,
   ) {
@@ -289,18 +270,9 @@ export class PollLoop {
     const after = new Map<number, InterfaceState>();
     for (const reading of r.interfaces) {
       const where = { ifindex: reading.ifindex, if_name: reading.if_name };
-      const { samples, state } = this.opts.probes.rates(before?.get(reading.ifindex) ?? null, reading, uptime, at);
-      const got = new Map(samples.map((s) => [s.metric, s.value]));
+      const { samples, state } = computeRates(before?.get(reading.ifindex), reading, uptime, at);
       for (const s of samples) push(s.metric, s.value, at, where);
-      if (!got.has("if_oper_up") && reading.oper_up !== null) push("if_oper_up", reading.oper_up ? 1 : 0, at, where);
-      // Utilisation against the configured speed, where the rate part did not give it.
-      const speed = reading.if_speed_bps;
-      if (speed && speed > 0) {
-        const inBps = got.get("if_in_bps");
-        const outBps = got.get("if_out_bps");
-        if (inBps !== undefined && !got.has("if_util_in_pct")) push("if_util_in_pct", Math.min(100, (100 * inBps) / speed), at, where);
-        if (outBps !== undefined && !got.has("if_util_out_pct")) push("if_util_out_pct", Math.min(100, (100 * outBps) / speed), at, where);
-      }
+      if (reading.oper_up !== null) push("if_oper_up", reading.oper_up ? 1 : 0, at, where);
       after.set(reading.ifindex, state);
       batch.interfaces.push({
         node_id: t.node_id,
@@ -319,37 +291,15 @@ export class PollLoop {
 
     for (const row of r.rows) push(row.metric, row.value, at, { row: row.row, row_name: row.row_name });
 
-    const counterRate = this.opts.probes.counterRate;
-    if (counterRate && r.template_counters) {
-      let known = this.counterState.get(t.node_id);
-      if (!known) this.counterState.set(t.node_id, (known = new Map()));
-      for (const c of r.template_counters) {
-        const key = `${c.metric}|${c.row ?? ""}`;
-        const { rate, state } = counterRate(known.get(key), { value: c.value, bits: c.bits, uptime_ticks: uptime, at_unix_ms: at });
-        known.set(key, state);
-        if (rate !== null) push(c.metric, rate, at, c.row === null ? {} : { row: c.row, row_name: c.row_name });
-      }
-      for (const s of r.scalars) if (s.kind === "gauge") push(s.metric, Number(s.value), at);
-      return;
+    // Template counters (scalar and table): per-second rates from the previous reading.
+    let known = this.counterState.get(t.node_id);
+    if (!known) this.counterState.set(t.node_id, (known = new Map()));
+    for (const c of r.template_counters) {
+      const key = `${c.metric}|${c.row ?? ""}`;
+      const { rate, state } = counterRate(known.get(key), { value: c.value, bits: c.bits, uptime_ticks: uptime, at_unix_ms: at });
+      known.set(key, state);
+      if (rate !== null) push(c.metric, rate, at, c.row === null ? {} : { row: c.row, row_name: c.row_name });
     }
-
-    let scalars = this.scalarState.get(t.node_id);
-    if (!scalars) this.scalarState.set(t.node_id, (scalars = new Map()));
-    for (const s of r.scalars) {
-      if (s.kind === "gauge") {
-        push(s.metric, Number(s.value), at);
-        continue;
-      }
-      // Template counters: a per-second rate from the previous reading; a counter that went back (wrap, restart) starts over.
-      let value: bigint;
-      try {
-        value = BigInt(s.value);
-      } catch {
-        continue;
-      }
-      const prev = scalars.get(s.metric);
-      scalars.set(s.metric, { value, at });
-      if (prev && value >= prev.value && at > prev.at) push(s.metric, (Number(value - prev.value) * 1000) / (at - prev.at), at);
-    }
+    for (const s of r.scalars) if (s.kind === "gauge") push(s.metric, Number(s.value), at);
   }
 }

@@ -1,7 +1,6 @@
 import { DnsProbe } from "../checks/DnsProbe.js";
 import { Liveness } from "../checks/Liveness.js";
 import { UrlProbe } from "../checks/UrlProbe.js";
-import { computeRates, counterRate } from "../lib/rates.js";
 import { SnmpPoller } from "../snmp/SnmpPoller.js";
 import type { LoopLogger, Probes } from "./PollLoop.js";
 import type { PollTarget } from "./types.js";
@@ -14,7 +13,7 @@ export interface ProbeOptions {
   snmp?: { poll(target: PollTarget): ReturnType<SnmpPoller["poll"]> };
 }
 
-/** The production probes: net-snmp polling, ICMP/SNMP/TCP liveness, URL and DNS checks, rate computation. */
+/** The production probes: net-snmp polling, ICMP/SNMP/TCP liveness, URL and DNS checks. */
 export async function defaultProbes(opts: ProbeOptions): Promise<Probes> {
   const liveness = await Liveness.create({ timeoutMs: opts.snmpTimeoutMs });
   opts.log.info("liveness method", liveness.icmp.available ? { icmp: true } : { icmp: false, why: liveness.icmp.reason, fallback: "snmp and tcp" });
@@ -23,7 +22,5 @@ export async function defaultProbes(opts: ProbeOptions): Promise<Probes> {
     liveness,
     url: new UrlProbe((reason, url) => opts.log.debug("url check down", { url, reason })),
     dns: new DnsProbe((reason, name, type) => opts.log.debug("dns check down", { name, type, reason })),
-    rates: (prev, reading, uptime, at) => computeRates(prev ?? undefined, reading, uptime, at),
-    counterRate,
   };
 }

@@ -210,3 +210,65 @@ describe("counterRate (collection-template counters)", () => {
     expect(kept).toEqual(c("6000", 32, 1200, T0 + 2000));
   });
 });
+
+describe("counterRate: the one rate algorithm", () => {
+  const c = (value: string | null, bits: 32 | 64, uptime: number | null, at: number): CounterState => ({ value, bits, uptime_ticks: uptime, at_unix_ms: at });
+
+  it("wraps a 64-bit counter near the top, and takes a fall from low 64-bit values as a reset", () => {
+    expect(counterRate(c(String(TWO_64 - 100n), 64, 1000, T0), c("900", 64, 2000, T0 + 10_000)).rate).toBe(100);
+    expect(counterRate(c("5000000000", 64, 1000, T0), c("12", 64, 2000, T0 + 10_000)).rate).toBeNull();
+  });
+
+  it("detects a restart (sysUpTime back, or far behind the wall clock) and starts over from the new reading", () => {
+    const before = c("50000000", 32, 900_000, T0);
+    const restarted = counterRate(before, c("1000", 32, 1_500, T0 + 60_000));
+    expect(restarted.rate).toBeNull();
+    expect(counterRate(restarted.state, c("6000", 32, 2_500, T0 + 70_000)).rate).toBe(500);
+    // 300 s of wall clock, 20 s of uptime: rebooted in between
+    expect(counterRate(c("100", 32, 3_000, T0), c("200", 32, 5_000, T0 + 300_000)).rate).toBeNull();
+  });
+
+  it("falls back to the wall clock without uptime, and gives nothing when no time passed", () => {
+    expect(counterRate(c("0", 64, null, T0), c("3000", 64, null, T0 + 1_500)).rate).toBe(2000);
+    expect(counterRate(c("0", 64, null, T0), c("3000", 64, 100, T0 + 1_500)).rate).toBe(2000);
+    expect(counterRate(c("0", 64, 100, T0), c("3000", 64, 100, T0)).rate).toBeNull();
+    expect(counterRate(c("0", 64, null, T0), c("3000", 64, null, T0)).rate).toBeNull();
+  });
+
+  it("refuses values that are no counter of that width", () => {
+    expect(counterRate(c("0", 32, 100, T0), c(String(TWO_32), 32, 1100, T0 + 10_000)).rate).toBeNull();
+    expect(counterRate(c("0", 64, 100, T0), c("-1", 64, 1100, T0 + 10_000)).rate).toBeNull();
+    expect(counterRate(c("0", 64, 100, T0), c("1e3", 64, 1100, T0 + 10_000)).rate).toBeNull();
+    expect(counterRate(c("0", 64, 100, T0), c(null, 64, 1100, T0 + 10_000)).rate).toBeNull();
+  });
+
+  it("is what computeRates gives for every interface counter (bits/s = 8 × octets/s)", () => {
+    const values = ["0", "1", "1000", "4294967295", String(TWO_32 - 10n), "9007199254740993", String(TWO_64 - 7n), null, "junk"];
+    let seed = 11;
+    const pick = <T>(xs: readonly T[]) => xs[(seed = (seed * 1103515245 + 12345) % 2147483648) % xs.length];
+    const names = ["in_octets", "out_octets", "in_errors", "out_errors", "in_discards", "out_discards"] as const;
+    for (let i = 0; i < 1000; i++) {
+      const prevCounters = Object.fromEntries(names.map((n) => [n, pick(values)])) as Counters;
+      const curCounters = Object.fromEntries(names.map((n) => [n, pick(values)])) as Counters;
+      const prev = state({ counter_bits: pick([32, 64] as const), uptime_ticks: pick([null, 100, 50_000]), counters: prevCounters });
+      const cur = reading({ counter_bits: pick([32, 64] as const), if_speed_bps: null, counters: curCounters });
+      const uptime = pick([null, 100, 51_000]);
+      const at = T0 + pick([0, 1_000, 10_000]);
+      const got = byMetric(computeRates(prev, cur, uptime, at).samples);
+      const one = (name: (typeof names)[number], octets: boolean) =>
+        counterRate(
+          c(prev.counters[name], octets ? prev.counter_bits : 32, prev.uptime_ticks, prev.at_unix_ms),
+          c(cur.counters[name], octets ? cur.counter_bits : 32, uptime, at),
+        ).rate;
+      const bits = (r: number | null) => (r === null ? undefined : r * 8);
+      const plain = (r: number | null) => (r === null ? undefined : r);
+      expect([got.if_in_bps, got.if_out_bps]).toEqual([bits(one("in_octets", true)), bits(one("out_octets", true))]);
+      expect([got.if_in_errors_ps, got.if_out_errors_ps, got.if_in_discards_ps, got.if_out_discards_ps]).toEqual([
+        plain(one("in_errors", false)),
+        plain(one("out_errors", false)),
+        plain(one("in_discards", false)),
+        plain(one("out_discards", false)),
+      ]);
+    }
+  });
+});
