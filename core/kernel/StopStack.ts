@@ -21,6 +21,7 @@ export class StopStack {
   async unwind(): Promise<void> {
     for (let step = this.steps.pop(); step; step = this.steps.pop()) {
       try {
+        this.log.debug("stopping", { step: step.name });
         await step.stop();
       } catch (err) {
         this.log.error(`${step.name} stop failed`, { error: err });

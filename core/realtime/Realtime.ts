@@ -6,7 +6,7 @@ import type { AuthService } from "../auth/AuthService.js";
 import { ANONYMOUS_VIEWER, hasPermission, type Caller, type PermissionName } from "../auth/Caller.js";
 import { ApiError, unauthorized } from "../http/errors.js";
 import type { Logger } from "../logging/Logger.js";
-import type { Queryable } from "../store/Store.js";
+import { closePool, type Queryable } from "../store/Store.js";
 import type { PluginRealtime, PublishOptions } from "../pluginhost/manifest.js";
 
 export interface ChannelSpec {
@@ -186,7 +186,7 @@ export class Realtime {
     this.io.disconnectSockets(true);
     await new Promise<void>((resolve) => this.io!.close(() => resolve()));
     this.io = undefined;
-    await this.adapterPool?.end();
+    if (this.adapterPool) await closePool(this.adapterPool);
     this.adapterPool = undefined;
   }
 }

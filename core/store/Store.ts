@@ -60,7 +60,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
-    await this.pool?.end();
+    if (this.pool) await closePool(this.pool);
   }
 }
 
@@ -104,6 +104,28 @@ export function schemaName(pluginId: string): string {
 /** A pool whose idle-client errors (server restart, shutdown) are logged instead of crashing the process. */
 export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core"): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName });
+  const connected = new Set<pg.PoolClient>();
+  liveClients.set(pool, connected);
+  pool.on("connect", (client) => {
+    connected.add(client);
+    // The pool reports errors of idle clients; a client checked out for good (the Socket.IO adapter's LISTEN connection)
+    // reports them on itself, and without a listener the process dies when the server ends connections.
+    client.on("error", onError);
+  });
+  pool.on("remove", (client) => connected.delete(client));
   pool.on("error", onError);
   return pool;
+}
+
+const liveClients = new WeakMap<pg.Pool, Set<pg.PoolClient>>();
+
+/**
+ * Ends a pool and waits (up to `ms`) until its connections are really closed: `pool.end()` resolves once each client
+ * was asked to end, and a server stopped right then would end the rest itself, each an error in the log.
+ */
+export async function closePool(pool: pg.Pool, ms = 5000): Promise<void> {
+  await pool.end();
+  const connected = liveClients.get(pool);
+  const deadline = Date.now() + ms;
+  while (connected?.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }

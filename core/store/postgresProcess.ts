@@ -51,7 +51,15 @@ interface Spawned {
 function run(program: string, args: string[], dir: string, o: Spawned, locale: string): { child: ChildProcess; bin: string } {
   const bin = join(o.nativeDir, "bin", program);
   // The working directory is one the server user can enter: a child started inside a folder it cannot reach fails later, far from the cause.
-  const child = spawn(bin, args, { ...o.runAs, cwd: dirname(dir), env: { ...process.env, LC_MESSAGES: locale }, stdio: ["ignore", "pipe", "pipe"] });
+  // Its own process group: a terminal's Ctrl-C goes to the service alone, which stops the server last, after its pools are closed
+  // (in the same group the server would end every connection at once, under the service's feet).
+  const child = spawn(bin, args, {
+    ...o.runAs,
+    cwd: dirname(dir),
+    env: { ...process.env, LC_MESSAGES: locale },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   child.stdout!.on("data", (c: Buffer) => o.onLog(c.toString("utf8")));
   return { child, bin };
 }
@@ -110,7 +118,7 @@ export function startPostgres(o: StartOptions): Promise<ChildProcess> {
 
 /** SIGINT (PostgreSQL's fast shutdown), then waits for the exit, at most `ms`. */
 export async function stopPostgres(child: ChildProcess, ms = 15000): Promise<void> {
-  // A terminal's Ctrl-C reaches the server too (same process group): it may be gone already.
+  // It may be gone already (killed by hand, or crashed).
   if (child.exitCode !== null || child.signalCode !== null) return;
   let timer: NodeJS.Timeout | undefined;
   const exited = once(child, "exit").catch(() => undefined);

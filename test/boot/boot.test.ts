@@ -389,6 +389,26 @@ describe("embedded PostgreSQL in the data dir", () => {
     expect(k.stdout()).toContain("embedded PostgreSQL stopped");
     expectStoppedClean(k.dataDir);
   });
+
+  it("stops in order on a terminal's Ctrl-C (SIGINT to its whole process group): the server is stopped last, by the service", async () => {
+    const dataDir = newDataDir();
+    dirs.push(dataDir);
+    const k = await spawnKernel({
+      env: { NMS_BUILTIN_PLUGINS: "true", NMS__pluginConfig__polling__embeddedPoller: "false" },
+      dataDir,
+      timeoutMs: 45000,
+      ownGroup: true,
+    });
+    live.push(k);
+    expect((await health(k)).status).toBe(200);
+    process.kill(-k.child.pid!, "SIGINT");
+    expect(await within(k.exited, 30000)).toBe(true);
+    expect({ code: await k.exited, stderr: k.stderr().slice(-1500) }).toEqual({ code: 0, stderr: "" });
+    // Had the server got the signal too, it would have ended every connection under the service's feet.
+    expect(k.stdout()).not.toContain("connection lost");
+    expect(k.stdout()).toContain("embedded PostgreSQL stopped");
+    expectStoppedClean(dataDir);
+  });
 });
 
 // ---------------------------------------------------------------- other modes

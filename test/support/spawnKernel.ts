@@ -28,6 +28,8 @@ export interface SpawnOptions {
   dataDir?: string;
   /** ms to wait for the ready line (a fresh embedded cluster takes ~1-2 s). */
   timeoutMs?: number;
+  /** Start it as the leader of a process group of its own, as a shell does, so a test can signal the whole group (a terminal's Ctrl-C). */
+  ownGroup?: boolean;
 }
 
 /** Starts `node dist/core/main.js` as a real process on a free port; resolves at the ready line. */
@@ -45,6 +47,7 @@ export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKe
       ...options.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: options.ownGroup ?? false,
   });
   let out = "";
   let err = "";
