@@ -29,7 +29,7 @@ export type { Caller, Role, Scope, PermissionName } from "./auth/Caller.js";
 export { ApiError, badRequest, conflict, forbidden, notFound, notImplemented, storeUnavailable, unauthorized } from "./http/errors.js";
 export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";
 export { Body } from "./http/params.js";
-export { decodeCursor, encodeCursor, page, NEXT_CURSOR_HEADER, ReturnsPage } from "./http/pagination.js";
+export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, ReturnsPage } from "./http/pagination.js";
 export { invalidCursor } from "./http/pagination.js";
 export { EventBus } from "./bus/EventBus.js";
 export type { BusEvents } from "./bus/EventBus.js";

@@ -172,7 +172,7 @@ export class NoteService {
   }
 }
 `,
-    "controllers/NoteController.ts": `import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "nms-core";
+    "controllers/NoteController.ts": `import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, sendPage } from "nms-core";
 import { Context, Controller, Get, Inject, Integer, Maximum, MaxLength, Minimum, Post, QueryParams, Returns, Summary, type PlatformContext } from "nms-core/tsed";
 import { NoteBody, NoteView } from "../models/NoteModels.js";
 import { NoteService } from "../services/NoteService.js";
@@ -192,9 +192,7 @@ export class NoteController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<NoteView[]> {
-    const { rows, next } = await this.notes.list(limit, cursor);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.notes.list(limit, cursor));
   }
 
   @Post("/")

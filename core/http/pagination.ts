@@ -44,6 +44,15 @@ export function page<T>(rows: T[], limit: number, keyOf: (row: T) => readonly st
 }
 
 /**
+ * Answers one page of a keyset list from a controller: sets `X-Next-Cursor` when a next page may exist and
+ * returns the rows (`return sendPage(ctx, await this.service.list(limit, cursor))`).
+ */
+export function sendPage<T>(ctx: { response: { setHeader(name: string, value: string): unknown } }, page: { rows: T[]; next: string | null }): T[] {
+  if (page.next) ctx.response.setHeader(NEXT_CURSOR_HEADER, page.next);
+  return page.rows;
+}
+
+/**
  * Declares a keyset-paginated list answer: 200, an array of `model`, and the
  * X-Next-Cursor header in the OpenAPI document.
  */

@@ -1,4 +1,4 @@
-import { Body, conflict, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage, ScopeUnsupported } from "nms-core";
+import { Body, conflict, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "nms-core";
 import {
   Context,
   Controller,
@@ -38,9 +38,7 @@ export class DeliveryController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<DeliveryView[]> {
-    const { rows, next } = await this.deliveries.list(limit, cursor);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.deliveries.list(limit, cursor));
   }
 
   @Post("/test")

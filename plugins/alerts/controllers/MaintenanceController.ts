@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
 import { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceService } from "../services/MaintenanceService.js";
 
@@ -39,9 +39,7 @@ export class MaintenanceController {
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
   ): Promise<MaintenanceWindowView[]> {
-    const { rows, next } = await this.windows.list({ cursor, limit });
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.windows.list({ cursor, limit }));
   }
 
   @Get("/active")

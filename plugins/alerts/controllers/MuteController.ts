@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
 import { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
 import { MuteService } from "../services/MuteService.js";
 
@@ -35,9 +35,7 @@ export class MuteController {
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
   ): Promise<MuteView[]> {
-    const { rows, next } = await this.mutes.list({ node_id: nodeId, metric_name: metricName, cursor, limit });
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.mutes.list({ node_id: nodeId, metric_name: metricName, cursor, limit }));
   }
 
   @Delete("/:id")

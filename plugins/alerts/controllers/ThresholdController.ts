@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Pattern, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
 import { METRIC_PATTERN, ThresholdBody, ThresholdView } from "../models/ThresholdModels.js";
 import { ThresholdService } from "../services/ThresholdService.js";
 
@@ -32,9 +32,7 @@ export class ThresholdController {
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("metric") @MaxLength(128) @Pattern(METRIC_PATTERN) @Description("Only rules of this metric") metric?: string,
   ): Promise<ThresholdView[]> {
-    const { rows, next } = await this.thresholds.list(limit, cursor, metric);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.thresholds.list(limit, cursor, metric));
   }
 
   @Get("/:id")

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { ClassificationRuleBody, ClassificationRuleView } from "../models/ClassificationRuleModels.js";
 import { ClassificationRuleService } from "../services/ClassificationRuleService.js";
 
@@ -27,9 +27,7 @@ export class ClassificationRuleController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("Page size; omitted = every rule") limit?: number,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<ClassificationRuleView[]> {
-    const { rows, next } = await this.rules.list(limit, cursor);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.rules.list(limit, cursor));
   }
 
   @Get("/:id")

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { CREDENTIAL_KINDS, CredentialBody, CredentialView, type CredentialKind } from "../models/CredentialModels.js";
 import { CredentialService } from "../services/CredentialService.js";
 
@@ -27,9 +27,7 @@ export class CredentialController {
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("kind") @Enum(...CREDENTIAL_KINDS) kind?: CredentialKind,
   ): Promise<CredentialView[]> {
-    const { rows, next } = await this.credentials.list(limit, cursor, kind);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.credentials.list(limit, cursor, kind));
   }
 
   @Get("/:id")

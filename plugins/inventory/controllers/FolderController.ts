@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
 import { FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderService } from "../services/FolderService.js";
 
@@ -24,9 +24,7 @@ export class FolderController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
     @QueryParams("cursor") @MaxLength(2000) cursor?: string,
   ): Promise<FolderView[]> {
-    const { rows, next } = await this.folders.list({ parent_id: parentId, q, limit, cursor });
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.folders.list({ parent_id: parentId, q, limit, cursor }));
   }
 
   // Declared before /:id, which would otherwise take "tree" for an id.

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
 import { NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeService } from "../services/NodeService.js";
 
@@ -27,9 +27,7 @@ export class NodeController {
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
   ): Promise<NodeView[]> {
-    const { rows, next } = await this.nodes.list({ group_id: groupId, pool, profile_id: profileId, q, address, cursor, limit });
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.nodes.list({ group_id: groupId, pool, profile_id: profileId, q, address, cursor, limit }));
   }
 
   @Post("/")

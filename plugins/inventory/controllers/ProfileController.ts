@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { ProfileBody, ProfileView } from "../models/ProfileModels.js";
 import { ProfileService } from "../services/ProfileService.js";
 
@@ -22,9 +22,7 @@ export class ProfileController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<ProfileView[]> {
-    const { rows, next } = await this.profiles.list(limit, cursor);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.profiles.list(limit, cursor));
   }
 
   @Get("/:id")

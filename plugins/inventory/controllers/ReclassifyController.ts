@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, QueryParams } from "@tsed/platform-params";
 import { Description, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage } from "../../../core/index.js";
+import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
 import { ReclassifyPreviewRow, ReclassifyRequest, ReclassifyResult } from "../models/ReclassifyModels.js";
 import { ReclassifyService } from "../services/ReclassifyService.js";
 
@@ -35,8 +35,6 @@ export class ReclassifyController {
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
   ): Promise<ReclassifyPreviewRow[]> {
-    const { rows, next } = await this.reclassify.preview({ cursor, limit });
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.reclassify.preview({ cursor, limit }));
   }
 }

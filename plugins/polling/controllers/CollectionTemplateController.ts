@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, NEXT_CURSOR_HEADER, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
 import { CollectionTemplateBody, CollectionTemplateItemBody, CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
 import { CollectionTemplateService } from "../services/CollectionTemplateService.js";
 
@@ -25,9 +25,7 @@ export class CollectionTemplateController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<CollectionTemplateView[]> {
-    const { rows, next } = await this.templates.list(limit, cursor);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.templates.list(limit, cursor));
   }
 
   @Get("/collection-templates/:id")
@@ -92,9 +90,7 @@ export class CollectionTemplateController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 1000,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<CollectionTemplateItemView[]> {
-    const { rows, next } = await this.templates.listItems(id, limit, cursor);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.templates.listItems(id, limit, cursor));
   }
 
   @Get("/collection-templates/:id/items/:item_id")

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, NEXT_CURSOR_HEADER, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
 import { SweepCreate, SweepDetail, SweepView } from "../models/SweepModels.js";
 import { SweepService } from "../services/SweepService.js";
 
@@ -46,9 +46,7 @@ export class SweepController {
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(100) limit: number = 50,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<SweepView[]> {
-    const { rows, next } = await this.sweeps.list(limit, cursor);
-    if (next) ctx.response.setHeader(NEXT_CURSOR_HEADER, next);
-    return rows;
+    return sendPage(ctx, await this.sweeps.list(limit, cursor));
   }
 
   @Get("/:id")
