@@ -1,0 +1,44 @@
+/**
+ * The values each entry point of the `nms-core` package exports, by name: removing or renaming one breaks third-party
+ * plugins, so it must be a deliberate change of this list (and of the kernel's version). Types are pinned by
+ * test/types/plugin-api.ts, which `npm run typecheck` compiles.
+ */
+const names = async (path: string) => Object.keys((await import(path)) as object).sort();
+
+describe("the nms-core package's exported values", () => {
+  it("nms-core", async () => {
+    expect(await names("nms-core")).toEqual(
+      [
+        ...["definePlugin", "pluginContextToken", "sqlMigrationsFrom", "startKernel", "Kernel", "EventBus", "Secrets", "Store", "PluginStore"],
+        ...["Permission", "Authenticated", "Public", "PersonOnly", "ScopeUnsupported", "DashboardRead", "SkeletonRead", "WithoutStore"],
+        ...["callerScope", "requireCaller", "currentCaller", "scopeCovers", "hasPermission", "ROLES", "PERMISSIONS", "ROLE_PERMISSIONS"],
+        ...["ApiError", "badRequest", "conflict", "forbidden", "notFound", "notImplemented", "storeUnavailable", "unauthorized"],
+        ...["ErrorEnvelope", "CreatedId", "MutationOk", "Body"],
+        ...["decodeCursor", "encodeCursor", "page", "sendPage", "invalidCursor", "NEXT_CURSOR_HEADER", "ReturnsPage"],
+        ...["ident", "isoTimestamp", "PG_ERROR", "pgErrorCode", "isPgError", "pgConstraint"],
+        ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
+        ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "formatIp", "parseCidr", "prefixContains"],
+      ].sort(),
+    );
+  });
+
+  it("nms-core/testing", async () => {
+    expect(await names("nms-core/testing")).toEqual(["TEST_ADMIN_TOKEN", "createDatabase", "startTestKernel"]);
+  });
+
+  it("nms-core/tsed: the Ts.ED API plugins build with", async () => {
+    const tsed = await names("nms-core/tsed");
+    expect(tsed).toEqual(
+      expect.arrayContaining(["Controller", "Inject", "Injectable", "PathParams", "QueryParams", "Context", "Get", "Post", "Returns", "Required"]),
+    );
+  });
+
+  it("nms-core/contracts/<id>: the built-in plugins' contracts", async () => {
+    expect(await names("nms-core/contracts/inventory")).toEqual(
+      ["ClassifierService", "CredentialService", "InventoryLimits", "NODE_DIRECTORY_VIEW", "NodeService", "PROFILE_DIRECTORY_VIEW"].sort(),
+    );
+    expect(await names("nms-core/contracts/polling")).toEqual(["METRICS", "RAW_COUNTER_METRICS", "RAW_COUNTER_MIB_NAMES", "isRawCounterMetric"].sort());
+    // alerts' contract is types and bus events only.
+    expect(await names("nms-core/contracts/alerts")).toEqual([]);
+  });
+});
