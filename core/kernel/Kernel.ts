@@ -84,8 +84,15 @@ export class Kernel {
   private stopping?: Promise<void>;
 
   constructor(parts: KernelParts) {
-    ({ config: this.config, log: this.log, store: this.store, bus: this.bus, secrets: this.secrets, auth: this.auth } = parts);
-    ({ plugins: this.plugins, contexts: this.contexts, stops: this.stops } = parts);
+    this.config = parts.config;
+    this.log = parts.log;
+    this.store = parts.store;
+    this.bus = parts.bus;
+    this.secrets = parts.secrets;
+    this.auth = parts.auth;
+    this.plugins = parts.plugins;
+    this.contexts = parts.contexts;
+    this.stops = parts.stops;
     const addr = parts.server.address() as AddressInfo;
     this.port = addr.port;
     const host = this.config.host === "0.0.0.0" || this.config.host === "::" ? "127.0.0.1" : this.config.host;

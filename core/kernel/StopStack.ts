@@ -13,11 +13,6 @@ export class StopStack {
     this.steps.push({ name, stop });
   }
 
-  /** The names, in the order they will be undone. */
-  get order(): string[] {
-    return this.steps.map((s) => s.name).reverse();
-  }
-
   async unwind(): Promise<void> {
     for (let step = this.steps.pop(); step; step = this.steps.pop()) {
       try {
