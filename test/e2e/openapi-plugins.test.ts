@@ -1,12 +1,13 @@
 import { alertsPlugin } from "../../plugins/alerts/index.js";
 import { inventoryPlugin } from "../../plugins/inventory/index.js";
+import { notificationsPlugin } from "../../plugins/notifications/index.js";
 import { pollingPlugin } from "../../plugins/polling/index.js";
 import { responseProblems } from "../support/openapi.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
 
 let k: TestKernel;
 beforeAll(async () => {
-  k = await startTestKernel({ plugins: [inventoryPlugin, pollingPlugin, alertsPlugin] });
+  k = await startTestKernel({ plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, notificationsPlugin] });
 });
 afterAll(async () => {
   await k?.stop();
@@ -34,6 +35,10 @@ describe("OpenAPI document of the built-in plugins", () => {
       "/api/v1/alerts/top-nodes",
       "/api/v1/alerts/transitions",
       "/api/v1/mutes/bulk",
+      "/api/v1/routing-rules",
+      "/api/v1/notification-channels/builtin-template",
+      "/api/v1/notification-channels/{id}/test",
+      "/api/v1/notification-channels/{id}",
     ]) {
       expect(paths).toContain(p);
     }

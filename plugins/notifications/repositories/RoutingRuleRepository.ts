@@ -1,0 +1,65 @@
+import { Inject, Injectable } from "@tsed/di";
+import { isoTimestamp } from "../../../core/index.js";
+import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
+import type { RoutingRuleView } from "../models/RoutingRuleModels.js";
+
+const COLUMNS = `id, name, severity, channel_ids::text[] AS channel_ids, enabled, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("updated_at")} AS updated_at`;
+
+export type RuleWrite = Pick<RoutingRuleView, "name" | "severity" | "channel_ids" | "enabled">;
+
+/** SQL only: routing rules, listed oldest first. */
+@Injectable()
+export class RoutingRuleRepository {
+  @Inject(NOTIFICATIONS_CONTEXT)
+  private ctx: NotificationsContext;
+
+  private get t() {
+    return this.ctx.store.table("routing_rules");
+  }
+
+  async insert(rule: RuleWrite): Promise<string> {
+    const { rows } = await this.ctx.store.query<{ id: string }>(
+      `INSERT INTO ${this.t} (name, severity, channel_ids, enabled) VALUES ($1, $2, $3::uuid[], $4) RETURNING id`,
+      [rule.name, rule.severity, rule.channel_ids, rule.enabled],
+    );
+    return rows[0].id;
+  }
+
+  async get(id: string): Promise<RoutingRuleView | null> {
+    const { rows } = await this.ctx.store.query<RoutingRuleView>(`SELECT ${COLUMNS} FROM ${this.t} WHERE id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  async list(limit: number, after: readonly [string, string] | null): Promise<RoutingRuleView[]> {
+    const { rows } = await this.ctx.store.query<RoutingRuleView>(
+      `SELECT ${COLUMNS} FROM ${this.t} WHERE $1::timestamptz IS NULL OR (created_at, id) > ($1::timestamptz, $2::uuid) ORDER BY created_at, id LIMIT $3`,
+      [after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+    );
+    return rows;
+  }
+
+  async update(id: string, rule: RuleWrite): Promise<boolean> {
+    const { rowCount } = await this.ctx.store.query(
+      `UPDATE ${this.t} SET name = $2, severity = $3, channel_ids = $4::uuid[], enabled = $5, updated_at = clock_timestamp() WHERE id = $1`,
+      [id, rule.name, rule.severity, rule.channel_ids, rule.enabled],
+    );
+    return rowCount === 1;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const { rowCount } = await this.ctx.store.query(`DELETE FROM ${this.t} WHERE id = $1`, [id]);
+    return rowCount === 1;
+  }
+
+  /** The enabled channels of every enabled rule matching this severity (null = any), each once. */
+  async channelsFor(severity: string): Promise<{ id: string; name: string }[]> {
+    const { rows } = await this.ctx.store.query<{ id: string; name: string }>(
+      `SELECT DISTINCT c.id, c.name
+         FROM ${this.t} r
+         JOIN ${this.ctx.store.table("channels")} c ON c.id = ANY (r.channel_ids)
+        WHERE r.enabled AND (r.severity IS NULL OR r.severity = $1) AND c.enabled`,
+      [severity],
+    );
+    return rows;
+  }
+}
