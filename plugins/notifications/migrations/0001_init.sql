@@ -42,6 +42,8 @@ CREATE TABLE deliveries (
   attempts integer NOT NULL DEFAULT 0,
   next_attempt_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   lease_until timestamptz,
+  -- The replica that last claimed it (host:pid).
+  sent_by text,
   last_status integer,
   last_error text,
   last_error_class text,

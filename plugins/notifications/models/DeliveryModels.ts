@@ -23,6 +23,7 @@ export class DeliveryView {
   @Required() severity: string;
   @Required() test: boolean;
   @Required() @Description("queued, sending, delivered, failed or expired") status: string;
+  @Required() @Nullable(String) @Description("the replica that last took it (host:pid)") sent_by: string | null;
   @Required() attempts: number;
   @Required() @Nullable(String) next_attempt_at: string | null;
   @Required() @Nullable(Number) last_status: number | null;

@@ -5,7 +5,7 @@ import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js"
 import type { LifecyclePoint } from "../contract.js";
 import type { DeliveryAttemptView, DeliveryView } from "../models/DeliveryModels.js";
 
-const VIEW = `id, ${isoTimestamp("created_at")} AS created_at, transition_id, channel_id, channel_name, event, incident_key, severity, test, status,
+const VIEW = `id, ${isoTimestamp("created_at")} AS created_at, transition_id, channel_id, channel_name, event, incident_key, severity, test, status, sent_by,
   attempts, CASE WHEN status IN ('queued', 'sending') THEN ${isoTimestamp("next_attempt_at")} END AS next_attempt_at, last_status, last_error,
   last_error_class, ${isoTimestamp("finished_at")} AS finished_at`;
 
@@ -69,9 +69,9 @@ export class DeliveryRepository {
    * Claims up to `limit` due deliveries for `leaseMs`: queued ones whose time has come, and ones whose sender's lease
    * ran out (a replica killed mid-send). SKIP LOCKED lets replicas claim side by side without taking the same row.
    */
-  async claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claim(limit: number, leaseMs: number, by: string): Promise<ClaimedDelivery[]> {
     const { rows } = await this.ctx.store.query<ClaimedDelivery>(
-      `UPDATE ${this.t} d SET status = 'sending', lease_until = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
+      `UPDATE ${this.t} d SET status = 'sending', sent_by = $3, lease_until = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
         WHERE d.id IN (
           SELECT id FROM ${this.t}
            WHERE test = false AND next_attempt_at <= clock_timestamp()
@@ -81,7 +81,7 @@ export class DeliveryRepository {
            FOR UPDATE SKIP LOCKED)
         RETURNING d.id, d.transition_id, d.channel_id, d.event, d.incident_key, d.alert, d.test, d.attempts,
                   (extract(epoch FROM clock_timestamp() - d.created_at) * 1000)::bigint::float8 AS age_ms`,
-      [limit, leaseMs],
+      [limit, leaseMs, by],
     );
     return rows;
   }

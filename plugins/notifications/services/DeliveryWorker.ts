@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { Inject, Injectable } from "@tsed/di";
 import { circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, type CircuitBreakerPolicy } from "cockatiel";
 import type { AlertTransition } from "../../alerts/contract.js";
@@ -8,6 +9,9 @@ import { DeliveryRepository, type ClaimedDelivery } from "../repositories/Delive
 import { RoutingRuleRepository } from "../repositories/RoutingRuleRepository.js";
 import { ChannelService, sampleAlert } from "./ChannelService.js";
 import { Renderer } from "./Renderer.js";
+
+/** This replica, as the delivery log names it. */
+const INSTANCE = `${hostname()}:${process.pid}`;
 
 interface Attempted {
   ok: boolean;
@@ -97,7 +101,7 @@ export class DeliveryWorker {
   private async pass(): Promise<void> {
     const room = this.ctx.config.concurrency - this.inFlight.size;
     if (room <= 0) return;
-    const claimed = await this.deliveries.claim(room, this.ctx.config.leaseMs);
+    const claimed = await this.deliveries.claim(room, this.ctx.config.leaseMs, INSTANCE);
     for (const d of claimed) {
       const p = this.deliver(d)
         .catch((err: Error) => this.ctx.log.error("delivery failed unexpectedly", { delivery: d.id, error: err.message }))
