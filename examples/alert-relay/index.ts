@@ -1,6 +1,7 @@
 import { definePlugin, sqlMigrationsFrom } from "nms-core";
 import { alertRelayConfigSchema } from "./context.js";
 import { DeliveryController } from "./controllers/DeliveryController.js";
+import { chatKind } from "./kinds/chatKind.js";
 import { DeliveryRepository } from "./repositories/DeliveryRepository.js";
 import { RelayService } from "./services/RelayService.js";
 
@@ -11,9 +12,11 @@ export const alertRelayPlugin = definePlugin({
   version: "0.1.0",
   kernel: "^0.1.0",
   description: "Relays alert transitions to a chat webhook and keeps a delivery log",
-  dependsOn: { alerts: "^0.1.0" },
+  dependsOn: { alerts: "^0.1.0", notifications: "^0.1.0" },
   controllers: [DeliveryController],
   providers: [RelayService, DeliveryRepository],
+  // A channel kind for the notifications plugin: operators then route alerts to chats like to any channel.
+  contributes: { "notifications.kinds": [chatKind] },
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   config: alertRelayConfigSchema,
   start: (ctx) => ctx.get(RelayService).start(),

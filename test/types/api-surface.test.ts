@@ -40,5 +40,6 @@ describe("the nms-core package's exported values", () => {
     expect(await names("nms-core/contracts/polling")).toEqual(["METRICS", "RAW_COUNTER_METRICS", "RAW_COUNTER_MIB_NAMES", "isRawCounterMetric"].sort());
     // alerts' contract is types and bus events only.
     expect(await names("nms-core/contracts/alerts")).toEqual([]);
+    expect(await names("nms-core/contracts/notifications")).toEqual(["CHANNEL_KINDS_POINT", "DeliveryError", "LIFECYCLE_POINTS"]);
   });
 });

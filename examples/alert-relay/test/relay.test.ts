@@ -17,6 +17,7 @@ let k: TestKernel;
 let hook: Server;
 const received: Received[] = [];
 let answer = 200;
+let hookUrl = "";
 
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 10000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -57,6 +58,7 @@ before(async () => {
   });
   await new Promise<void>((r) => hook.listen(0, "127.0.0.1", r));
   const { port } = hook.address() as AddressInfo;
+  hookUrl = `http://127.0.0.1:${port}`;
   k = await startTestKernel({
     plugins: [alertRelayPlugin],
     overrides: {
@@ -134,6 +136,23 @@ describe("alert-relay", () => {
       assert.equal(bad.status, 400);
       assert.equal((bad.body as { error: { code: string } }).error.code, "invalid_cursor");
     }
+  });
+
+  it("adds a chat channel kind that the notifications plugin sends through, its URL kept secret", async () => {
+    const kinds = await k.request("GET", "/notification-channels/kinds");
+    assert.ok((kinds.body as { kind: string }[]).some((x) => x.kind === "chat"));
+    const created = await k.request("POST", "/notification-channels", {
+      body: { name: "team chat", kind: "chat", config: { url: `${hookUrl}/chat/secret-part` } },
+    });
+    assert.equal(created.status, 201);
+    const id = (created.body as { id: string }).id;
+    const view = await k.request("GET", `/notification-channels/${id}`);
+    assert.deepEqual([(view.body as { config: unknown }).config, (view.body as { secrets_set: string[] }).secrets_set], [{}, ["url"]]);
+    const sent = await k.request("POST", `/notification-channels/${id}/test`);
+    assert.deepEqual(sent.body, { delivered: true, closed: null, error: null });
+    const chat = received.filter((r) => r.path === "/chat/secret-part");
+    assert.equal(chat.length, 1);
+    assert.match(chat[0].body.text, /^\[TEST\] \[CRITICAL\] /);
   });
 
   it("keeps its routes to the roles and scopes they allow", async () => {
