@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { expectError } from "../../../test/support/assertions.js";
+import { closeAllSockets, connectSocket } from "../../../test/support/socketClient.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { startWebhookServer, type WebhookServer } from "../../../test/support/webhookServer.js";
@@ -48,6 +49,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  closeAllSockets();
   await k?.stop();
   await hook?.close();
 });
@@ -169,6 +171,22 @@ describe("delivery", () => {
     expect(logged[0]).toMatchObject({ channel_id: ch, event: "fire", attempts: 1, last_status: 200, test: false });
     await new Promise((r) => setTimeout(r, 300));
     expect(hook.received.filter((r) => (r.body as { id?: string }).id === t.id)).toHaveLength(1);
+  });
+
+  it("shows deliveries live on notifications.deliveries, to ManageSystem sockets only", async () => {
+    const admin = await connectSocket(k.url, k.adminToken);
+    expect(await admin.subscribe("notifications.deliveries")).toEqual({ ok: true, channel: "notifications.deliveries" });
+    const viewer = await connectSocket(k.url, await k.token("viewer"));
+    expect(await viewer.subscribe("notifications.deliveries")).toMatchObject({ ok: false });
+    const t = transition();
+    await k.kernel.context("alerts")!.bus.emit("alerts.fired", t);
+    const seen = (await admin.waitFor("notifications.delivery", (p) => (p as { transition_id: string }).transition_id === t.id, 10000)) as Record<
+      string,
+      unknown
+    >;
+    expect(seen).toMatchObject({ channel_id: ch, event: "fire", status: "delivered", attempts: 1, last_status: 200 });
+    admin.close();
+    viewer.close();
   });
 
   it("retries a 429 after its Retry-After and a 500 with backoff, then delivers; gives up after maxAttempts", async () => {
