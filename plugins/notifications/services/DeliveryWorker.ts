@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { Inject, Injectable } from "@tsed/di";
-import { circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, type CircuitBreakerPolicy } from "cockatiel";
+import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll, type CircuitBreakerPolicy } from "cockatiel";
 import type { AlertTransition } from "../../alerts/contract.js";
 import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
 import { DeliveryError, type ChannelForSend, type ChannelKind, type LifecyclePoint, type OutboundNotification } from "../contract.js";
@@ -130,16 +130,13 @@ export class DeliveryWorker {
     if (!found) return end("failed", "the channel was deleted", "channel_deleted");
     if (!found.row.enabled) return end("failed", "the channel is disabled", "channel_disabled");
     if (d.age_ms > this.ctx.config.maxAgeSecs * 1000) return end("expired", `not delivered within ${this.ctx.config.maxAgeSecs} s`, "expired");
-    const breaker = this.breaker(found.row.id);
-    if (breaker.state === CircuitState.Open) {
-      await this.deliveries.postpone(d.id, this.ctx.config.breakerOpenMs);
-      return;
-    }
     let result: Attempted;
     const started = Date.now();
     try {
-      result = await breaker.execute(() => this.attempt(d, found.kind, found.row.template, found.channel, d.event));
+      result = await this.breaker(found.row.id).execute(() => this.attempt(d, found.kind, found.row.template, found.channel, d.event));
     } catch (err) {
+      // The channel's circuit is open: nothing was sent, so no attempt is spent; try again when it may half-open.
+      if (err instanceof BrokenCircuitError) return this.deliveries.postpone(d.id, this.ctx.config.breakerOpenMs);
       result = failure(err);
     }
     await this.deliveries.recordAttempt(d.id, attempt, {
