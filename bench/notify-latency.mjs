@@ -15,6 +15,7 @@
 //   notify_latency_engine_p50_ms / _p99_ms       of which sample → alerts.fired/resolved on the bus (the engine's flush window)
 //   notify_latency_delivery_p50_ms / _p99_ms     of which alerts.fired/resolved → POST received (queue row, claim, render, send)
 //   notify_latency_samples                       measurements taken
+// BENCH_TRIALS=n sets the number of measurements (default 200), BENCH_FLUSH_MS=n the alert engine's flushMs (default 200).
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -28,6 +29,8 @@ const DIST = join(ROOT, "dist");
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 200);
 const NODES = 20;
 const TIMEOUT_MS = 10000;
+/** The alert engine's flush window; unset = its default (200 ms). */
+const FLUSH_MS = process.env.BENCH_FLUSH_MS ? Number(process.env.BENCH_FLUSH_MS) : undefined;
 
 const print = (key, value) => console.log(`${key}=${value}`);
 const pct = (xs, p) => {
@@ -92,7 +95,7 @@ try {
       mode: "full",
       builtinPlugins: false,
       logLevel: "error",
-      pluginConfig: { polling: { embeddedPoller: false } },
+      pluginConfig: { polling: { embeddedPoller: false }, ...(FLUSH_MS ? { alerts: { flushMs: FLUSH_MS } } : {}) },
     },
     plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, notificationsPlugin],
     print: () => undefined,
@@ -195,6 +198,7 @@ try {
   print("notify_latency_delivery_p99_ms", pct(deliveryMs, 99).toFixed(1));
   print("notify_latency_samples", all.length);
   print("notify_latency_posts", posts);
+  print("notify_latency_flush_ms", FLUSH_MS ?? "default(200)");
   print("notify_latency_load_after", loadavg()[0].toFixed(2));
 } finally {
   phase("stopping");

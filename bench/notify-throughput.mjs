@@ -17,6 +17,7 @@
 //   notify_retry_overhead       (requests received − deliveries) / deliveries
 //   notify_failed / _expired    deliveries that ended failed or expired
 //   notify_node_cpu_pct         CPU of this process (kernel and receiver) over the run, % of one core
+//   notify_db_xacts_per_delivery PostgreSQL transactions (committed + rolled back) per delivered row over the run
 // BENCH_CONCURRENCY=n sets notifications.concurrency (default 8), BENCH_TRANSITIONS=n the number of transitions.
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -160,7 +161,10 @@ try {
       folder_path: [],
     };
   };
+  const xacts = async () =>
+    (await nctx.store.query(`SELECT (xact_commit + xact_rollback)::float8 AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n;
   const ids = [];
+  const xact0 = await xacts();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < TRANSITIONS; i += EMIT_BATCH) {
@@ -187,6 +191,7 @@ try {
   );
   const settled = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const xactN = (await xacts()) - xact0;
   phase("queue settled");
   await sleep(1000); // a request still on the wire after its row settled would show here
 
@@ -220,6 +225,8 @@ try {
   print("notify_retry_base_ms", RETRY_BASE_MS);
   print("notify_concurrency", CONCURRENCY ?? "default(8)");
   // CPU of this process (kernel + receiver; PostgreSQL runs in processes of its own) over the run, % of one core
+  // statements run by the whole kernel (autocommit: one transaction each, status polls of this bench included) per delivery
+  print("notify_db_xacts_per_delivery", delivered ? (xactN / delivered).toFixed(1) : "n/a");
   print("notify_node_cpu_pct", Math.round(((cpu.user + cpu.system) / 1000 / settled) * 100));
   print("notify_load_after", loadavg()[0].toFixed(2));
 } finally {
