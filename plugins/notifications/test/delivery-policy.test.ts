@@ -31,7 +31,11 @@ function transition(extra: Partial<AlertTransition> = {}): AlertTransition {
   return { ...sampleAlert(node), id: randomUUID(), incident_key: `node:${node}:cpu`, ...extra };
 }
 
+/** A webhook channel at `path`, and a routing rule sending every alert there, and nowhere else (earlier rules removed). */
 async function routedChannel(path: string): Promise<string> {
+  for (const r of (await k.http.get("/api/v1/routing-rules?limit=1000").set(auth())).body as { id: string }[]) {
+    await k.http.delete(`/api/v1/routing-rules/${r.id}`).set(auth());
+  }
   const ch = await k.http
     .post("/api/v1/notification-channels")
     .set(auth())
