@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR } from "../../../core/index.js";
+import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR } from "../../../core/index.js";
 import type { AlertTransition } from "../../alerts/contract.js";
 import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
 import { LIFECYCLE_POINTS, type ChannelForSend, type ChannelKind, type TemplateItem } from "../contract.js";
@@ -7,7 +7,6 @@ import { checkTemplate } from "../lib/render.js";
 import type { ChannelCreate, ChannelPatch, ChannelTemplate, ChannelView } from "../models/ChannelModels.js";
 import { ChannelRepository, type ChannelRow } from "../repositories/ChannelRepository.js";
 import { KindRegistry } from "./KindRegistry.js";
-import { badRequest } from "../../../core/index.js";
 
 const nameTaken = () => conflict("name_taken", "A channel with this name already exists (names are compared case-insensitively).");
 const noChannel = () => notFound("No such notification channel.");
