@@ -124,8 +124,27 @@ const liveClients = new WeakMap<pg.Pool, Set<pg.PoolClient>>();
  * was asked to end, and a server stopped right then would end the rest itself, each an error in the log.
  */
 export async function closePool(pool: pg.Pool, ms = 5000): Promise<void> {
-  await pool.end();
   const connected = liveClients.get(pool);
+  const ended = pool.end();
+  if (!(await settlesWithin(ended, ms))) {
+    // A client still checked out holds end() forever: a library that took one and never gave it back (the Socket.IO
+    // adapter, closed while its LISTEN client was being set up). Destroy what is left rather than hang the shutdown.
+    for (const client of connected ?? []) {
+      try {
+        client.release(true);
+      } catch {
+        // already released
+      }
+    }
+    await settlesWithin(ended, ms);
+  }
   const deadline = Date.now() + ms;
   while (connected?.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([p.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  clearTimeout(timer);
+  return done;
 }
