@@ -54,6 +54,10 @@ export class DeliveryWorker {
   private unsubscribe: (() => void)[] = [];
 
   start(): void {
+    // A lease shorter than a send would let another replica take a delivery that is still being sent.
+    if (this.ctx.config.leaseMs <= this.ctx.config.sendTimeoutMs) {
+      throw new Error(`pluginConfig.notifications.leaseMs (${this.ctx.config.leaseMs}) must be longer than sendTimeoutMs (${this.ctx.config.sendTimeoutMs})`);
+    }
     const on = (event: LifecyclePoint) => (t: AlertTransition) => this.dispatch(event, t);
     this.unsubscribe = [
       this.ctx.bus.on("alerts.fired", on("fire")),

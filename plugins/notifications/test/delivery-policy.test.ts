@@ -233,3 +233,15 @@ describe("access on every route", () => {
     expect((await k.http.get("/api/v1/notification-channels").set({ Authorization: `Bearer ${await k.token("admin")}` })).status).toBe(200);
   });
 });
+
+describe("settings", () => {
+  it("refuse a lease no longer than a send, at boot, naming both keys", async () => {
+    await k.stop();
+    await expect(
+      startTestKernel({
+        plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, notificationsPlugin],
+        overrides: { pluginConfig: { notifications: { leaseMs: 5000, sendTimeoutMs: 5000 } } },
+      }),
+    ).rejects.toThrow('plugin "notifications": start failed: pluginConfig.notifications.leaseMs (5000) must be longer than sendTimeoutMs (5000)');
+  });
+});

@@ -17,7 +17,7 @@ import { notificationsPlugin } from "../index.js";
 import { sampleAlert } from "../services/ChannelService.js";
 
 const SECRET_KEY = randomBytes(32).toString("hex");
-const SETTINGS = { pollMs: 100, leaseMs: 3000, concurrency: 4, retryBaseMs: 100, retryMaxMs: 500, breakerFailures: 1000 };
+const SETTINGS = { pollMs: 100, leaseMs: 3000, sendTimeoutMs: 2500, concurrency: 4, retryBaseMs: 100, retryMaxMs: 500, breakerFailures: 1000 };
 
 let k: TestKernel;
 let replica: SpawnedKernel;
