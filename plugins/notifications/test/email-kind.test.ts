@@ -5,39 +5,12 @@ import { Ajv } from "ajv";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { selfSignedCert, type SelfSignedCert } from "../../../test/support/httpTarget.js";
 import { startSmtpServer, type SmtpTestServer } from "../../../test/support/smtpServer.js";
-import type { AlertTransition } from "../../alerts/contract.js";
 import { DeliveryError, type ChannelForSend, type OutboundNotification } from "../contract.js";
 import { emailKind } from "../kinds/email.js";
+import { alert } from "./fixtures.js";
 
 const USER = "nms-mailer";
 const PASSWORD = "s3cret-Pa55word!";
-
-function alert(over: Partial<AlertTransition> = {}): AlertTransition {
-  return {
-    id: "7f0c3c1e-1d1e-4f43-9a44-0f2b8a3c9d10",
-    incident_key: "node:11111111-2222-3333-4444-555555555555:cpu",
-    recorded_at: "2026-11-24T02:00:00.000Z",
-    at_unix_ms: Date.parse("2026-11-24T02:00:00.000Z"),
-    check: "cpu",
-    direction: null,
-    ifindex: null,
-    if_name: null,
-    metric: "cpu_load",
-    node: "11111111-2222-3333-4444-555555555555",
-    observed_value: 97,
-    threshold_value: 90,
-    resolved: false,
-    row: null,
-    row_name: null,
-    severity: "critical",
-    state: "critical",
-    subject_kind: "node",
-    subject_name: "core-sw1",
-    title: "CPU load above 90%",
-    folder_path: [],
-    ...over,
-  };
-}
 
 function notification(over: Partial<OutboundNotification> = {}): OutboundNotification {
   return {

@@ -6,41 +6,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@jest/glo
 import { Ajv } from "ajv";
 import { createServer, type AddressInfo } from "node:net";
 import { startPagerServer, type PagerServer } from "../../../test/support/pagerServer.js";
-import type { AlertTransition } from "../../alerts/contract.js";
 import { DeliveryError, type ChannelForSend, type OutboundNotification } from "../contract.js";
 import { httpFailure, networkFailure, parseRetryAfter } from "../kinds/http.js";
 import { PAGER_SUMMARY_MAX, pagerKind } from "../kinds/pager.js";
+import { alert, NODE, KEY } from "./fixtures.js";
 
 const ROUTING_KEY = "R0ut1ngKeyR0ut1ngKeyR0ut1ngKey42";
-const NODE = "11111111-2222-3333-4444-555555555555";
-const KEY = `node:${NODE}:cpu`;
-
-function alert(over: Partial<AlertTransition> = {}): AlertTransition {
-  return {
-    id: "7f0c3c1e-1d1e-4f43-9a44-0f2b8a3c9d10",
-    incident_key: KEY,
-    recorded_at: "2026-11-24T02:00:00.000Z",
-    at_unix_ms: Date.parse("2026-11-24T02:00:00.000Z"),
-    check: "cpu",
-    direction: null,
-    ifindex: null,
-    if_name: null,
-    metric: "cpu_load",
-    node: NODE,
-    observed_value: 97,
-    threshold_value: 90,
-    resolved: false,
-    row: null,
-    row_name: null,
-    severity: "critical",
-    state: "critical",
-    subject_kind: "node",
-    subject_name: "core-sw1",
-    title: "CPU load above 90%",
-    folder_path: [],
-    ...over,
-  };
-}
 
 function notification(over: Partial<OutboundNotification> = {}): OutboundNotification {
   return {
