@@ -1,4 +1,3 @@
-/* global fetch */
 // Notification throughput benchmark (`npm run bench:notify-throughput`; needs `npm run build` first).
 //
 // Runs the kernel in-process (dist build, embedded PostgreSQL in a fresh data dir, plugins inventory + polling
@@ -19,10 +18,10 @@
 //   notify_node_cpu_pct         CPU of this process (kernel and receiver) over the run, % of one core
 //   notify_db_xacts_per_delivery PostgreSQL transactions (committed + rolled back) per delivered row over the run
 // BENCH_CONCURRENCY=n sets notifications.concurrency (default 8), BENCH_TRANSITIONS=n the number of transitions.
-import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { createServer } from "node:http";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -47,7 +46,7 @@ if (!existsSync(join(DIST, "plugins/notifications/index.js"))) {
 }
 
 const imp = (p) => import(pathToFileURL(join(DIST, p)).href);
-const { startKernel } = await imp("core/kernel/Kernel.js");
+const { startTestKernel } = await imp("core/testing/index.js");
 const { inventoryPlugin } = await imp("plugins/inventory/index.js");
 const { pollingPlugin } = await imp("plugins/polling/index.js");
 const { alertsPlugin } = await imp("plugins/alerts/index.js");
@@ -87,42 +86,27 @@ const receiver = createServer((req, res) => {
 await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
 const hookUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-const token = randomBytes(24).toString("hex");
-const dataDir = mkdtempSync(join(tmpdir(), "nms-bench-notify-"));
-let kernel = null;
-process.on("SIGINT", () => {
-  rmSync(dataDir, { recursive: true, force: true });
-  process.exit(130);
-});
+let k = null;
 
 print("notify_machine", `${cpus().length}cpu,load=${loadavg()[0].toFixed(2)},node=${process.version}`);
 try {
-  kernel = await startKernel({
-    env: { NMS_BOOTSTRAP_TOKEN: token },
+  // nms-core/testing: a kernel in this process on an embedded PostgreSQL of its own (removed on stop), with the production
+  // job settings rather than the test ones.
+  k = await startTestKernel({
+    builtinPlugins: false,
+    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, notificationsPlugin],
     overrides: {
-      port: 0,
-      host: "127.0.0.1",
-      dataDir,
-      databaseUrl: null,
-      mode: "full",
-      builtinPlugins: false,
       logLevel: "error",
+      jobs: { drainMs: 10000, processEvery: "5 seconds", lockLifetimeMs: 600000 },
       pluginConfig: { polling: { embeddedPoller: false }, notifications: { retryBaseMs: RETRY_BASE_MS, ...(CONCURRENCY ? { concurrency: CONCURRENCY } : {}) } },
     },
-    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, notificationsPlugin],
-    print: () => undefined,
-    logSink: () => undefined,
   });
+  const kernel = k.kernel;
   phase("kernel ready");
   const api = async (method, path, body) => {
-    const res = await fetch(`${kernel.url}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-    return text ? JSON.parse(text) : null;
+    const res = await k.request(method, path.replace(/^\/api\/v1/, ""), { body });
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+    return res.body;
   };
   const channel = (await api("POST", "/api/v1/notification-channels", { name: "bench hook", kind: "webhook", config: { url: hookUrl } })).id;
   await api("POST", "/api/v1/routing-rules", { name: "everything", severity: null, channel_ids: [channel] });
@@ -231,9 +215,8 @@ try {
   print("notify_load_after", loadavg()[0].toFixed(2));
 } finally {
   phase("stopping");
-  await kernel?.stop();
+  await k?.stop();
   await new Promise((r) => receiver.close(() => r()));
-  rmSync(dataDir, { recursive: true, force: true });
 }
 // Agenda leaves a lock timer (half the lock lifetime) that nothing cancels: do not wait for it.
 process.exit(0);
