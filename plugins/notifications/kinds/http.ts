@@ -112,3 +112,19 @@ export function headerValue(headers: Record<string, string | string[] | undefine
   const v = headers[name];
   return Array.isArray(v) ? (v[0] ?? null) : (v ?? null);
 }
+
+/**
+ * A channel's http(s) URL, as the kinds' `validate` checks it: it must parse, be http or https, and carry no
+ * credentials (a URL is answered in the channel's view, so a password in it would leak; secrets go in secret fields).
+ */
+export function checkHttpUrl(value: unknown, credentialsHint = ""): URL {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new Error("config.url must be an http or https URL.");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("config.url must be an http or https URL.");
+  if (url.username || url.password) throw new Error(`config.url must not carry credentials${credentialsHint}.`);
+  return url;
+}

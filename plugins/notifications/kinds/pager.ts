@@ -16,7 +16,7 @@
 import { request } from "undici";
 import type { ChannelKind, OutboundNotification } from "../contract.js";
 import { idJsonTemplates } from "../lib/builtinTemplates.js";
-import { headerValue, httpFailure, networkFailure, sendSignal } from "./http.js";
+import { checkHttpUrl, headerValue, httpFailure, networkFailure, sendSignal } from "./http.js";
 
 /** PagerDuty's limit on `payload.summary`. */
 export const PAGER_SUMMARY_MAX = 1024;
@@ -58,14 +58,7 @@ export const pagerKind: ChannelKind = {
   },
   secretFields: ["routing_key"],
   validate(config) {
-    let url: URL;
-    try {
-      url = new URL(String(config.url));
-    } catch {
-      throw new Error("config.url must be an http or https URL.");
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("config.url must be an http or https URL.");
-    if (url.username || url.password) throw new Error("config.url must not carry credentials.");
+    checkHttpUrl(config.url);
   },
   opensIncidents: true,
   builtinTemplates: idJsonTemplates(),

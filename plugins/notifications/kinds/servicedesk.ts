@@ -23,7 +23,7 @@ import { request } from "undici";
 import type { ChannelForSend, ChannelKind, OutboundNotification, SendOutcome } from "../contract.js";
 import { DeliveryError } from "../contract.js";
 import { namedTextTemplates } from "../lib/builtinTemplates.js";
-import { headerValue, httpFailure, networkFailure, sendSignal } from "./http.js";
+import { checkHttpUrl, headerValue, httpFailure, networkFailure, sendSignal } from "./http.js";
 
 /** The incident states of the Table API's `incident` table that this kind writes. */
 export const SERVICEDESK_RESOLVED_STATE = "6";
@@ -214,14 +214,7 @@ export const servicedeskKind: ChannelKind = {
   },
   secretFields: ["password"],
   validate(config) {
-    let url: URL;
-    try {
-      url = new URL(String(config.url));
-    } catch {
-      throw new Error("config.url must be an http or https URL.");
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("config.url must be an http or https URL.");
-    if (url.username || url.password) throw new Error("config.url must not carry credentials (use username and password).");
+    const url = checkHttpUrl(config.url, " (use username and password)");
     if (url.search || url.hash) throw new Error("config.url must be the instance's base URL, without a query.");
   },
   opensIncidents: true,

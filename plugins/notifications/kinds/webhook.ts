@@ -8,7 +8,7 @@ import { createHmac } from "node:crypto";
 import { request } from "undici";
 import type { ChannelKind, OutboundNotification } from "../contract.js";
 import { idJsonTemplates } from "../lib/builtinTemplates.js";
-import { httpFailure, networkFailure } from "./http.js";
+import { checkHttpUrl, httpFailure, networkFailure } from "./http.js";
 
 /** The signature header a receiver checks: HMAC-SHA256 over `${timestamp}.${body}`, hex, prefixed `sha256=`. */
 export function webhookSignature(key: string, timestamp: string, body: string): string {
@@ -34,11 +34,7 @@ export const webhookKind: ChannelKind = {
   },
   secretFields: ["bearer_token", "hmac_key"],
   validate(config) {
-    try {
-      new URL(String(config.url));
-    } catch {
-      throw new Error("config.url must be an http or https URL.");
-    }
+    checkHttpUrl(config.url, " (use bearer_token or hmac_key)");
   },
   opensIncidents: false,
   builtinTemplates: idJsonTemplates(),

@@ -90,6 +90,8 @@ describe("channels", () => {
     expectError(await post({ name: "x", kind: "carrier-pigeon", config: {} }), 400, "unknown_channel_kind");
     expectError(await post({ name: "x", kind: "webhook", config: { url: "ftp://nope" } }), 400, "invalid_channel_config");
     expectError(await post({ name: "x", kind: "webhook", config: {} }), 400, "invalid_channel_config");
+    // A URL is answered in the channel's view: a password in it would leak, so it goes in a secret field instead.
+    expectError(await post({ name: "x", kind: "webhook", config: { url: "https://u:p@hooks.example/x" } }), 400, "invalid_channel_config");
     expectError(await post({ name: "x", kind: "webhook", config: { url: hook.url }, template: { fire: { subject: "{% if %}" } } }), 400, "invalid_template");
     expectError(await post({ name: "  ", kind: "webhook", config: { url: hook.url } }), 400, "validation_failed");
     await channel({ name: "Taken", kind: "webhook", config: { url: hook.url } });
