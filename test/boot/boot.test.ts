@@ -77,13 +77,26 @@ function alive(pid: number): boolean {
   }
 }
 
-/** PostgreSQL server (and initdb) processes working on `<dataDir>/pg`. */
+/**
+ * PostgreSQL server (and initdb) processes working on `<dataDir>/pg`. A backend the server has just forked still shows
+ * the server's own command line until it renames itself, so processes whose parent is one of them are not counted.
+ */
 function postgresPidsFor(dataDir: string): number[] {
   const pgDir = join(dataDir, "pg");
-  return allPids().filter((pid) => {
+  const found = allPids().filter((pid) => {
     const cmd = procCmdline(pid);
     return cmd.length > 0 && /(postgres|initdb)$/.test(cmd[0]) && cmd.some((a) => a === pgDir || a === `--pgdata=${pgDir}`);
   });
+  return found.filter((pid) => !found.includes(parentOf(pid) ?? -1));
+}
+
+function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
 }
 
 /** Kernel processes (node dist/core/main.js) started on this data dir, including ones a failed spawn left behind. */
@@ -103,14 +116,7 @@ function postmasterPid(dataDir: string): number | null {
 
 /** Direct children of a process (a postmaster's io workers, checkpointer, ...). */
 function childrenOf(ppid: number): number[] {
-  return allPids().filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === ppid;
-    } catch {
-      return false;
-    }
-  });
+  return allPids().filter((pid) => parentOf(pid) === ppid);
 }
 
 async function waitGone(pids: number[], ms: number): Promise<boolean> {
