@@ -41,8 +41,13 @@ export class HostSampler {
 
   /** CPU % since the previous call (at least 200 ms apart; sooner answers the previous figure). */
   cpuPct(): number | null {
+    if (Date.now() - this.last.at < 200) return this.lastPct;
+    return this.measure();
+  }
+
+  /** CPU % since the previous measurement, whatever the window. */
+  private measure(): number | null {
     const now = Date.now();
-    if (now - this.last.at < 200) return this.lastPct;
     const cur = cpuTimes();
     const total = cur.total - this.last.total;
     const idle = cur.idle - this.last.idle;
@@ -70,9 +75,10 @@ export class HostSampler {
     }
     let pct = this.cpuPct();
     if (pct === null) {
-      // First measurement: sample a short window so the first answer is not empty.
+      // First measurement: sample a short window so the first answer is not empty. A timer may
+      // fire a millisecond before Date.now() shows 200 ms gone, so measure without the age check.
       await new Promise((r) => setTimeout(r, 200));
-      pct = this.cpuPct();
+      pct = this.measure();
     }
     return {
       cpu_pct: pct,
