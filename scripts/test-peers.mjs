@@ -17,7 +17,7 @@ function fail(line) {
 function loadPeers() {
   try {
     const { packages } = JSON.parse(readFileSync(LIST, "utf8"));
-    return Object.entries(packages).map(([pkg, { programs }]) => ({ pkg, programs }));
+    return Object.entries(packages).map(([pkg, { programs, files = [] }]) => ({ pkg, programs, files }));
   } catch (err) {
     fail(`test peers: cannot read ${LIST}: ${err.message}`);
   }
@@ -48,8 +48,19 @@ function which(program) {
   return null;
 }
 
+function exists(path) {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Per package, the programs not on the PATH and the files (a plugin of a program, say) not there: both are reported as "programs". */
 function missingPeers(peers) {
-  return peers.map(({ pkg, programs }) => ({ pkg, programs: programs.filter((p) => !which(p)) })).filter((m) => m.programs.length > 0);
+  return peers
+    .map(({ pkg, programs, files }) => ({ pkg, programs: [...programs.filter((p) => !which(p)), ...files.filter((f) => !exists(f))] }))
+    .filter((m) => m.programs.length > 0);
 }
 
 /** The line of apt-get's output that says why it failed (its "E:" lines), else its last line. */

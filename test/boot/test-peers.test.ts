@@ -3,15 +3,18 @@
  * programs "are installed", and a stand-in apt-get records what it would install, so the machine is never changed.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SCRIPT = join(ROOT, "scripts/test-peers.mjs");
-const peers = JSON.parse(readFileSync(join(ROOT, "test/peers.json"), "utf8")) as { packages: Record<string, { programs: string[] }> };
-const PACKAGES = Object.keys(peers.packages);
+const peers = JSON.parse(readFileSync(join(ROOT, "test/peers.json"), "utf8")) as { packages: Record<string, { programs: string[]; files?: string[] }> };
+// With nothing on the PATH every package naming a program is missing; one that names only files is missing when a file is.
+const PACKAGES = Object.entries(peers.packages)
+  .filter(([, p]) => p.programs.length > 0 || (p.files ?? []).some((f) => !existsSync(f)))
+  .map(([name]) => name);
 const PROGRAMS = Object.values(peers.packages).flatMap((p) => p.programs);
 const asRoot = process.getuid?.() === 0;
 
