@@ -1,0 +1,317 @@
+/**
+ * The SNMP trap listener (`traps.udp`): v1, v2c and v3 traps and informs on net-snmp's receiver.
+ *
+ * net-snmp does the decoding, community/USM checks and inform acknowledgements. Around it this
+ * module owns the socket (net-snmp cannot bind port 0, and we want the datagram's bytes), checks
+ * the BER envelope first (net-snmp accepts truncated messages), classifies every datagram as
+ * delivered, dropped (unknown community or user, failed digest or decryption) or malformed, and
+ * bounds the v3 localized-key cache (see usmKeys.ts).
+ */
+import { createDecipheriv } from "node:crypto";
+import dgram, { type RemoteInfo, type Socket } from "node:dgram";
+import snmp from "net-snmp";
+import type { BoundListener, Inbound, ListenerCounters, TrapMessage } from "../lib/types.js";
+import { messageVersion, rawHex } from "./ber.js";
+import { MalformedTrap, type Origin, type RawPdu, toTrapMessage } from "./convert.js";
+import { LocalizedKeyCache } from "./usmKeys.js";
+
+export type TrapAuthProtocol = "md5" | "sha" | "sha224" | "sha256" | "sha384" | "sha512";
+/** `aes192`/`aes256` use Blumenthal key extension, as Net-SNMP's AES-192/AES-256 do. */
+export type TrapPrivProtocol = "des" | "aes" | "aes192" | "aes256";
+
+export interface TrapUser {
+  name: string;
+  level: "noAuthNoPriv" | "authNoPriv" | "authPriv";
+  authProtocol?: TrapAuthProtocol;
+  authKey?: string;
+  privProtocol?: TrapPrivProtocol;
+  privKey?: string;
+}
+
+/** Where the listener logs; never given secrets. */
+export interface TrapLog {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface TrapListenerOptions {
+  host: string;
+  /** 0 binds any free port (see the returned listener's `port`). */
+  port: number;
+  /** v1/v2c communities accepted; empty accepts none. */
+  communities: string[];
+  /** v3 USM users accepted; empty accepts no v3 notification. */
+  users: TrapUser[];
+  /** Most localized USM keys kept (one per sender engine ID and user key); default 1024. */
+  engineIdCacheSize?: number;
+  /** This receiver's SNMP engine ID in hex (what v3 inform senders are configured with); random when absent. */
+  engineId?: string;
+  /** SO_RCVBUF to ask for, absorbing bursts (default 4 MiB; the kernel caps it). */
+  recvBufferBytes?: number;
+  /** Called synchronously for every delivered or malformed datagram; the pipeline queues it. */
+  onMessage: (m: Inbound) => void;
+  log?: TrapLog;
+}
+
+export interface TrapListener extends BoundListener {
+  /** Localized USM keys currently cached (at most engineIdCacheSize). */
+  engineCacheSize(): number;
+}
+
+const LISTENER = "traps.udp";
+const MIN_KEY_LENGTH = 8; // RFC 3414 §11.2: shorter passwords are refused (Net-SNMP does the same)
+const REPORT_PDU = 168;
+const USM_UNKNOWN_ENGINE_ID = "1.3.6.1.6.3.15.1.1.4.0";
+
+// AES-192 has no constant in net-snmp; its algorithm table takes another id (the polling plugin registers the same entry).
+const AES192_BLUMENTHAL = 10;
+
+/** Whether OpenSSL offers DES-CBC (OpenSSL 3 moved it to the legacy provider): without it every DES trap would fail to decrypt. */
+function desAvailable(): boolean {
+  try {
+    createDecipheriv("des-cbc", Buffer.alloc(8), Buffer.alloc(8));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function privProtocol(p: TrapPrivProtocol): number {
+  switch (p) {
+    case "des":
+      if (!desAvailable()) throw new Error("DES privacy is not available in this runtime (OpenSSL 3 without its legacy provider)");
+      return snmp.PrivProtocols.des;
+    case "aes":
+      return snmp.PrivProtocols.aes;
+    case "aes256":
+      return snmp.PrivProtocols.aes256b;
+    case "aes192": {
+      const algorithms = (snmp as unknown as { Encryption?: { algorithms?: Record<number, Record<string, unknown>> } }).Encryption?.algorithms;
+      const aes256b = algorithms?.[snmp.PrivProtocols.aes256b];
+      if (!algorithms || !aes256b) throw new Error("AES-192 privacy is not available in this net-snmp version");
+      algorithms[AES192_BLUMENTHAL] ??= { ...aes256b, CRYPTO_ALGORITHM: "aes-192-cfb", KEY_LENGTH: 24 };
+      return AES192_BLUMENTHAL;
+    }
+    default:
+      throw new Error(`unknown SNMPv3 privacy protocol ${String(p)}`);
+  }
+}
+
+/** The net-snmp user for a configured one; throws on an incomplete or weak definition (at start, not per trap). */
+function netSnmpUser(u: TrapUser): snmp.User {
+  if (!u.name) throw new Error("SNMPv3 trap user without a name");
+  const level = snmp.SecurityLevel[u.level];
+  if (level === undefined) throw new Error(`SNMPv3 trap user ${u.name}: unknown security level`);
+  const user: snmp.User = { name: u.name, level };
+  if (u.level !== "noAuthNoPriv") {
+    const authProtocol = snmp.AuthProtocols[u.authProtocol ?? "sha"];
+    if (authProtocol === undefined || u.authProtocol === ("none" as TrapAuthProtocol)) throw new Error(`SNMPv3 trap user ${u.name}: unknown auth protocol`);
+    if (!u.authKey || u.authKey.length < MIN_KEY_LENGTH)
+      throw new Error(`SNMPv3 trap user ${u.name}: auth key of at least ${MIN_KEY_LENGTH} characters needed`);
+    user.authProtocol = authProtocol;
+    user.authKey = u.authKey;
+  }
+  if (u.level === "authPriv") {
+    if (!u.privKey || u.privKey.length < MIN_KEY_LENGTH)
+      throw new Error(`SNMPv3 trap user ${u.name}: priv key of at least ${MIN_KEY_LENGTH} characters needed`);
+    user.privProtocol = privProtocol(u.privProtocol ?? "aes") as snmp.PrivProtocols;
+    user.privKey = u.privKey;
+  }
+  return user;
+}
+
+/** IPv4 for a v4-mapped IPv6 address, else the address as given. */
+export function sourceIp(address: string): string {
+  return address.length > 7 && address.slice(0, 7).toLowerCase() === "::ffff:" && address.includes(".") ? address.slice(7) : address;
+}
+
+/** The parts of net-snmp's receiver we drive (internal API of net-snmp 3.x). */
+interface NetSnmpReceiver {
+  onMsg(socket: Socket, buffer: Buffer, rinfo: RemoteInfo): void;
+  listener: { send(message: SentMessage, rinfo: RemoteInfo, socket: Socket): void };
+}
+interface SentMessage {
+  pdu?: { type?: number; varbinds?: { oid?: string }[] };
+}
+
+/** The outcome of the datagram being handled. */
+interface Current {
+  buf: Buffer;
+  rinfo: RemoteInfo;
+  version: number;
+  /** An outcome was counted (delivered, dropped or malformed). */
+  settled: boolean;
+  /** net-snmp answered a v3 discovery probe: neither a notification nor an error. */
+  discovery: boolean;
+}
+
+/** Binds the trap listener. Rejects when the address cannot be bound or the configuration is invalid. */
+export async function startTrapListener(opts: TrapListenerOptions): Promise<TrapListener> {
+  const users = opts.users.map(netSnmpUser);
+  const userNames = new Set(users.map((u) => u.name));
+  const keys = new LocalizedKeyCache(opts.engineIdCacheSize ?? 1024);
+  const counters: ListenerCounters = { received: 0, dropped: 0, malformed: 0 };
+  const family = opts.host.includes(":") ? "udp6" : "udp4";
+  const log = opts.log;
+  let socket: Socket | null = null;
+  let cur: Current | null = null;
+
+  const emit = (m: Inbound) => {
+    try {
+      opts.onMessage(m);
+    } catch (err) {
+      counters.dropped++;
+      log?.warn("trap consumer failed; message dropped", { error: String(err) });
+    }
+  };
+
+  const malformed = (buf: Buffer, rinfo: RemoteInfo, why: string) => {
+    counters.malformed++;
+    log?.debug("malformed trap datagram", { source_ip: sourceIp(rinfo.address), reason: why });
+    emit({
+      kind: "trap",
+      transport: "udp",
+      listener: LISTENER,
+      source_ip: sourceIp(rinfo.address),
+      received_at_ms: Date.now(),
+      syslog: null,
+      trap: null,
+      raw: rawHex(buf),
+      malformed: true,
+    });
+  };
+
+  const dropped = (rinfo: RemoteInfo, why: string) => {
+    counters.dropped++;
+    log?.debug("trap refused", { source_ip: sourceIp(rinfo.address), reason: why });
+  };
+
+  const deliver = (c: Current, pdu: RawPdu) => {
+    const origin: Origin =
+      c.version === 3
+        ? { version: "v3", community: null, user: pdu.user ?? "" }
+        : { version: c.version === 0 ? "v1" : "v2c", community: pdu.community ?? null, user: null };
+    // net-snmp accepts a noAuthNoPriv v3 message with an empty user name even with no users configured.
+    if (origin.version === "v3" && !userNames.has(origin.user as string)) return dropped(c.rinfo, "unknown v3 user");
+    let trap: TrapMessage;
+    try {
+      trap = toTrapMessage(pdu, origin);
+    } catch (err) {
+      if (err instanceof MalformedTrap) return malformed(c.buf, c.rinfo, err.message);
+      throw err;
+    }
+    emit({
+      kind: "trap",
+      transport: "udp",
+      listener: LISTENER,
+      source_ip: sourceIp(c.rinfo.address),
+      received_at_ms: Date.now(),
+      syslog: null,
+      trap,
+      raw: null,
+      malformed: false,
+    });
+  };
+
+  // net-snmp calls this synchronously from onMsg for every notification or refusal; socket errors come without a datagram.
+  const callback = (error: (Error & { name?: string }) | null, data?: { pdu: RawPdu }) => {
+    const c = cur;
+    if (!c) {
+      if (error) log?.warn("trap socket error", { error: error.message });
+      return;
+    }
+    c.settled = true;
+    if (!error) return deliver(c, data!.pdu);
+    // ProcessingError: the bytes did not decode; RequestInvalidError: not a notification PDU.
+    // RequestFailedError: unknown community or user; ResponseInvalidError: wrong digest or undecryptable.
+    if (error.name === "ProcessingError" || error.name === "RequestInvalidError") return malformed(c.buf, c.rinfo, error.name);
+    dropped(c.rinfo, error.name === "RequestFailedError" ? "unknown community or user" : "authentication failed");
+  };
+
+  const dgramModule = {
+    createSocket(type: "udp4" | "udp6") {
+      const s = dgram.createSocket({ type, ipv6Only: false });
+      s.bind = (() => s) as Socket["bind"]; // we bind below, to the port asked for (net-snmp turns 0 into 162)
+      socket = s;
+      return s;
+    },
+  };
+  const receiver = snmp.createReceiver(
+    { transport: family, address: opts.host, port: opts.port || 162, includeAuthentication: true, engineID: opts.engineId, dgramModule },
+    callback,
+  ) as NetSnmpReceiver;
+  const authorizer = (receiver as unknown as { authorizer: { addCommunity(c: string): void; addUser(u: snmp.User): void } }).authorizer;
+  for (const c of opts.communities) authorizer.addCommunity(c);
+  for (const u of users) authorizer.addUser(u);
+
+  // Reports tell the outcome of datagrams that got no callback: discovery, or a USM refusal of a reportable message.
+  const send = receiver.listener.send.bind(receiver.listener);
+  receiver.listener.send = (message, rinfo, s) => {
+    if (cur && message.pdu?.type === REPORT_PDU) {
+      if (message.pdu.varbinds?.[0]?.oid === USM_UNKNOWN_ENGINE_ID) cur.discovery = true;
+      else if (!cur.settled) {
+        cur.settled = true;
+        dropped(rinfo, "refused with a USM report");
+      }
+    }
+    send(message, rinfo, s);
+  };
+
+  const sock = socket as Socket | null;
+  if (!sock) throw new Error("net-snmp did not create its socket through dgramModule");
+  sock.removeAllListeners("message");
+  sock.removeAllListeners("error");
+  delete (sock as Partial<Socket>).bind; // back to dgram's own
+
+  sock.on("message", (buf: Buffer, rinfo: RemoteInfo) => {
+    counters.received++;
+    const version = messageVersion(buf);
+    if (version === null) return malformed(buf, rinfo, "not a well-formed SNMP message");
+    const c: Current = { buf, rinfo, version, settled: false, discovery: false };
+    cur = c;
+    try {
+      keys.run(() => receiver.onMsg(sock, buf, rinfo));
+    } catch (err) {
+      if (!c.settled) {
+        c.settled = true;
+        malformed(buf, rinfo, `net-snmp failed: ${(err as Error)?.name ?? "error"}`);
+      }
+    } finally {
+      cur = null;
+    }
+    if (!c.settled && !c.discovery) dropped(rinfo, "no outcome from net-snmp");
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    sock.once("error", reject);
+    sock.bind({ port: opts.port, address: opts.host, exclusive: true }, () => {
+      sock.off("error", reject);
+      resolve();
+    });
+  }).catch((err: unknown) => {
+    sock.close();
+    throw err;
+  });
+  sock.on("error", (err) => log?.warn("trap socket error", { error: err.message }));
+  try {
+    sock.setRecvBufferSize(opts.recvBufferBytes ?? 4 << 20);
+  } catch {
+    // the kernel's cap applies; not fatal
+  }
+  const bound = sock.address();
+
+  let closed: Promise<void> | null = null;
+  return {
+    name: LISTENER,
+    stream: "trap",
+    protocol: "udp",
+    address: bound.address,
+    port: bound.port,
+    counters,
+    engineCacheSize: () => keys.size,
+    close() {
+      closed ??= new Promise<void>((resolve) => sock.close(() => resolve()));
+      return closed;
+    },
+  };
+}
