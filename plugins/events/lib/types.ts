@@ -1,0 +1,101 @@
+/**
+ * Shapes shared by the events plugin's receivers (syslog, traps), its rule engine and its store.
+ * The receivers produce `Inbound` records; the pipeline attributes them to a node, matches them
+ * against the rules and writes them.
+ */
+
+/** The passive streams of the spec ("Events" 4). Flow belongs to the flows plugin. */
+export type EventKind = "syslog" | "trap";
+export const EVENT_KINDS: readonly EventKind[] = ["syslog", "trap"];
+
+/** How a record arrived. `http` is the ingest source; `poller` a batch a remote poller forwarded. */
+export type Transport = "udp" | "tcp" | "tls" | "http";
+
+/** One structured-data element of RFC 5424 (several per message; a param name may repeat). */
+export interface SdElement {
+  id: string;
+  params: [string, string][];
+}
+
+/** A syslog message as parsed. Fields the sender did not give (or the format has not) are null. */
+export interface SyslogMessage {
+  /** Which grammar read it: strict RFC 5424, RFC 3164 (BSD), a Cisco IOS line, or `raw` when only the PRI (or nothing) parsed. */
+  format: "rfc5424" | "rfc3164" | "cisco" | "raw";
+  facility: number | null;
+  /** 0 (emergency) to 7 (debug). */
+  severity: number | null;
+  /** RFC 3339 text of the sender's timestamp, normalised to UTC with millisecond precision; null when absent or unparseable. */
+  timestamp: string | null;
+  hostname: string | null;
+  app_name: string | null;
+  procid: string | null;
+  msgid: string | null;
+  structured_data: SdElement[];
+  message: string;
+  /** Cisco IOS `%FAC-SEV-MNEMONIC` parts and the sequence number, when the line carries them. */
+  cisco: { seq: number | null; facility: string; severity: number; mnemonic: string } | null;
+}
+
+/** One SNMP variable binding, as text-friendly values (Counter64 and other big values as decimal strings, octet strings as text or hex). */
+export interface Varbind {
+  oid: string;
+  type: string;
+  value: string | number | null;
+}
+
+/** A received notification, in SNMPv2 form (a v1 trap is mapped per RFC 3584 §3.1). */
+export interface TrapMessage {
+  version: "v1" | "v2c" | "v3";
+  pdu: "trap" | "inform";
+  /** v1/v2c community (never stored in events: it is a secret); v3 user name. */
+  community: string | null;
+  user: string | null;
+  trap_oid: string;
+  /** sysUpTime.0 of the sender in hundredths of a second, when given. */
+  uptime: number | null;
+  /** v1 only: agent-addr, enterprise, generic and specific trap numbers as received. */
+  v1: { agent_addr: string; enterprise: string; generic: number; specific: number } | null;
+  /** Variable bindings after sysUpTime.0 and snmpTrapOID.0. */
+  varbinds: Varbind[];
+}
+
+/** What a receiver hands to the pipeline. */
+export interface Inbound {
+  kind: EventKind;
+  transport: Transport;
+  /** The listener's name (`syslog.udp`, `traps.udp`, or an ingest source id). */
+  listener: string;
+  /** The sender's address (IPv4, or IPv6 text; a v4-mapped IPv6 address is given as IPv4). */
+  source_ip: string;
+  received_at_ms: number;
+  syslog: SyslogMessage | null;
+  trap: TrapMessage | null;
+  /** The bytes as text (UTF-8, invalid sequences replaced, NULs removed, cut at the max size) when the message did not parse. */
+  raw: string | null;
+  /** True when the bytes did not parse as the stream's format (stored as raw, counted as malformed). */
+  malformed: boolean;
+  /** Fields an HTTP ingest client sent with the event (stored under `data.fields`). */
+  extra?: Record<string, unknown> | null;
+}
+
+/** Counters every listener keeps. */
+export interface ListenerCounters {
+  /** Messages read off the wire (including malformed ones). */
+  received: number;
+  /** Messages refused or lost here: over a limit, the pipeline's queue full, unknown community/user. */
+  dropped: number;
+  /** Messages that did not parse (stored as raw where possible). */
+  malformed: number;
+}
+
+/** A bound listener: stop it with close(). */
+export interface BoundListener {
+  /** `syslog.udp`, `syslog.tcp`, `syslog.tls`, `traps.udp`. */
+  name: string;
+  stream: EventKind;
+  protocol: "udp" | "tcp" | "tls";
+  address: string;
+  port: number;
+  counters: ListenerCounters;
+  close(): Promise<void>;
+}
