@@ -184,6 +184,31 @@ describe("trap listener with Net-SNMP senders", () => {
     expect(l.counters.dropped + l.counters.malformed).toBe(0);
   });
 
+  test("a v3 inform to a configured engine ID needs no discovery", async () => {
+    const { l, got, target } = await listen({ engineId: "0x80001f8880aabbccdd" });
+    const r = await snmpinform([...V3_ARGS, "-e", "0x80001f8880aabbccdd", "-r1", "-t2", target, "", LINK_DOWN]);
+    expect(r).toMatchObject({ code: 0 });
+    await settled(l, 1);
+    expect(got[0].trap).toMatchObject({ version: "v3", pdu: "inform", user: "trapuser" });
+    expect(l.counters).toEqual({ received: 1, dropped: 0, malformed: 0 });
+    await expect(listen({ engineId: "zz" })).rejects.toThrow(/engineId/);
+  });
+
+  test("a consumer that throws loses the record (counted as dropped), and the listener carries on", async () => {
+    let calls = 0;
+    const { l, target } = await listen({
+      onMessage: () => {
+        calls++;
+        throw new Error("queue full");
+      },
+    });
+    await snmptrap(["-v2c", "-c", "public", target, "", LINK_DOWN]);
+    await snmptrap(["-v2c", "-c", "public", target, "", LINK_DOWN]);
+    await settled(l, 2);
+    expect(calls).toBe(2);
+    expect(l.counters).toEqual({ received: 2, dropped: 2, malformed: 0 });
+  });
+
   test("other v3 security settings: authNoPriv SHA-256, authPriv MD5/AES-256 and SHA-512/AES-192", async () => {
     const users: TrapListenerOptions["users"] = [
       { name: "sha256user", level: "authNoPriv", authProtocol: "sha256", authKey: "sha256authpass" },

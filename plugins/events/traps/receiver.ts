@@ -132,6 +132,7 @@ interface NetSnmpReceiver {
 }
 interface SentMessage {
   pdu?: { type?: number; varbinds?: { oid?: string }[] };
+  toBuffer(): Buffer;
 }
 
 /** The outcome of the datagram being handled. */
@@ -147,6 +148,7 @@ interface Current {
 
 /** Binds the trap listener. Rejects when the address cannot be bound or the configuration is invalid. */
 export async function startTrapListener(opts: TrapListenerOptions): Promise<TrapListener> {
+  if (opts.engineId !== undefined && !/^(0x)?([0-9a-f]{2}){5,32}$/i.test(opts.engineId)) throw new Error("engineId must be 5 to 32 bytes of hex");
   const users = opts.users.map(netSnmpUser);
   const userNames = new Set(users.map((u) => u.name));
   const keys = new LocalizedKeyCache(opts.engineIdCacheSize ?? 1024);
@@ -156,12 +158,13 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
   let socket: Socket | null = null;
   let cur: Current | null = null;
 
+  // A consumer that throws loses the record: counted as dropped, unless it was already counted as malformed.
   const emit = (m: Inbound) => {
     try {
       opts.onMessage(m);
     } catch (err) {
-      counters.dropped++;
-      log?.warn("trap consumer failed; message dropped", { error: String(err) });
+      if (!m.malformed) counters.dropped++;
+      log?.warn("trap consumer failed; message lost", { error: String(err) });
     }
   };
 
@@ -244,8 +247,8 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
   for (const c of opts.communities) authorizer.addCommunity(c);
   for (const u of users) authorizer.addUser(u);
 
-  // Reports tell the outcome of datagrams that got no callback: discovery, or a USM refusal of a reportable message.
-  const send = receiver.listener.send.bind(receiver.listener);
+  // net-snmp sends inform acknowledgements and USM reports through this (its own logs failures to console.error).
+  // Reports also tell the outcome of datagrams that get no callback: discovery, or a USM refusal of a reportable message.
   receiver.listener.send = (message, rinfo, s) => {
     if (cur && message.pdu?.type === REPORT_PDU) {
       if (message.pdu.varbinds?.[0]?.oid === USM_UNKNOWN_ENGINE_ID) cur.discovery = true;
@@ -254,7 +257,9 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
         dropped(rinfo, "refused with a USM report");
       }
     }
-    send(message, rinfo, s);
+    s.send(message.toBuffer(), rinfo.port, rinfo.address, (err) => {
+      if (err) log?.debug("could not answer a trap sender", { source_ip: sourceIp(rinfo.address), error: err.message });
+    });
   };
 
   const sock = socket as Socket | null;
