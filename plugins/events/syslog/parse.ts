@@ -190,7 +190,7 @@ function parse5424(s: string, i: number, pri: number): SyslogMessage | null {
   let timestamp: string | null = null;
   if (!(e - i === 1 && s.charCodeAt(i) === DASH)) {
     const ms = parseIso(s, i, e, true);
-    timestamp = Number.isNaN(ms) ? null : new Date(ms).toISOString();
+    timestamp = Number.isNaN(ms) ? null : isoText(ms);
   }
   i = e + 1;
   e = s.indexOf(" ", i);
@@ -340,6 +340,33 @@ function parseIso(s: string, i: number, e: number, needOffset: boolean): number 
   return t - offsetMin * 60_000;
 }
 
+/** Last formatted time (module cache): a burst of messages mostly shares its timestamp, and Date formatting is the costliest step. */
+let isoMs = NaN;
+let isoStr = "";
+
+/** Epoch ms as RFC 3339 UTC text with milliseconds ("2026-11-24T10:00:00.123Z"). */
+function isoText(ms: number): string {
+  if (ms !== isoMs) {
+    isoStr = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoStr;
+}
+
+/** Start and end (epoch ms) of the UTC year last asked for (module cache), and that year. */
+let yearStart = 0;
+let yearEnd = -1;
+let yearValue = 1970;
+
+function utcYear(ms: number): number {
+  if (ms < yearStart || ms >= yearEnd) {
+    yearValue = new Date(ms).getUTCFullYear();
+    yearStart = Date.UTC(yearValue, 0, 1);
+    yearEnd = Date.UTC(yearValue + 1, 0, 1);
+  }
+  return yearValue;
+}
+
 function daysIn(year: number, month0: number): number {
   if (month0 === 1) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return month0 === 3 || month0 === 5 || month0 === 8 || month0 === 10 ? 30 : 31;
@@ -487,7 +514,7 @@ const FUTURE_SLACK_MS = 2 * 86_400_000;
  * Feb 29 goes back to the last leap year.
  */
 function nearestYear(month: number, day: number, hour: number, minute: number, second: number, ms: number, nowMs: number): number {
-  const y = new Date(nowMs).getUTCFullYear();
+  const y = utcYear(nowMs);
   for (let year = y + 1; year >= y - 8; year--) {
     if (day > daysIn(year, month)) continue;
     const t = Date.UTC(year, month, day, hour, minute, second, ms);
@@ -536,7 +563,7 @@ function parseCisco(s: string, i: number, pri: number, nowMs: number, host: stri
     const t = readBsdTime(s, i, nowMs, true);
     if (!Number.isNaN(t)) {
       if (s.charCodeAt(bsdEnd) !== COLON || s.charCodeAt(bsdEnd + 1) !== SP) return null;
-      timestamp = new Date(t).toISOString();
+      timestamp = isoText(t);
       i = bsdEnd + 2;
     } else {
       // An uptime stamp ("00:01:02:", "1w2d:", "3d04h:"): digits, ':' and unit letters, ending in ": ".
@@ -603,7 +630,7 @@ function parse3164(s: string, i: number, pri: number, nowMs: number): SyslogMess
     if (m < 0) return null;
     return newMessage("rfc3164", pri, null, null, tagApp, tagPid, null, [], messageFrom(s, m), null);
   }
-  const timestamp = new Date(t).toISOString();
+  const timestamp = isoText(t);
   if (i >= n) return newMessage("rfc3164", pri, timestamp, null, null, null, null, [], "", null);
   // The word after the time is the host, unless it already looks like a tag ("sshd[12]:", "kernel:").
   let host: string | null = null;

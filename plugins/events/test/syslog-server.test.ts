@@ -363,6 +363,43 @@ describe("limits", () => {
   });
 });
 
+describe("more limits and addresses", () => {
+  it("closes connections over the total limit, whatever their address", async () => {
+    const ls = await startSyslogListeners({ udp: null, tcp: 0, tls: null, maxConnections: 2, maxConnectionsPerAddress: 10, onMessage: () => undefined });
+    try {
+      const a = await openTcp(ls[0].port);
+      const b = await openTcp(ls[0].port);
+      a.write("<13>a\n");
+      b.write("<13>b\n");
+      await until(() => ls[0].counters.received === 2, "two messages");
+      const c = await openTcp(ls[0].port);
+      c.on("error", () => undefined);
+      await closed(c);
+      expect(ls[0].counters.dropped).toBe(1);
+      expect(a.destroyed || b.destroyed).toBe(false);
+      a.destroy();
+      b.destroy();
+    } finally {
+      await ls[0].close();
+    }
+  });
+
+  it("reports senders reaching a v4-mapped IPv6 socket as IPv4", async () => {
+    const inbox: Inbound[] = [];
+    const ls = await startSyslogListeners({ host: "::ffff:127.0.0.1", udp: 0, tcp: 0, tls: null, onMessage: (m) => inbox.push(m) });
+    try {
+      const u = mark();
+      const t = mark();
+      await sendWithLogger({ port: port("udp", ls), transport: "udp", format: "rfc5424", message: u });
+      await sendWithLogger({ port: port("tcp", ls), transport: "tcp", format: "rfc5424", message: t });
+      expect((await waitFor(u, inbox)).source_ip).toBe("127.0.0.1");
+      expect((await waitFor(t, inbox)).source_ip).toBe("127.0.0.1");
+    } finally {
+      await Promise.all(ls.map((l) => l.close()));
+    }
+  });
+});
+
 describe("start errors", () => {
   it("rejects naming the port when it is in use, and closes what it had bound", async () => {
     const blocker = createServer();
