@@ -179,6 +179,7 @@ describe("trap listener with Net-SNMP senders", () => {
     const r = await snmpinform([...V3_ARGS, "-r1", "-t2", target, "", LINK_DOWN, IF_INDEX_2, "i", "5"]);
     expect(r).toMatchObject({ code: 0 });
     await settled(l, 2); // the discovery probe, then the inform
+    expect(l.discoveryProbes()).toBe(1);
     expect(got).toHaveLength(1);
     expect(got[0].trap).toMatchObject({ version: "v3", pdu: "inform", user: "trapuser", trap_oid: LINK_DOWN });
     expect(l.counters.dropped + l.counters.malformed).toBe(0);
@@ -194,19 +195,21 @@ describe("trap listener with Net-SNMP senders", () => {
     await expect(listen({ engineId: "zz" })).rejects.toThrow(/engineId/);
   });
 
-  test("a consumer that throws loses the record (counted as dropped), and the listener carries on", async () => {
+  test("a consumer that refuses (queue full) or throws loses the record, counted as dropped; the listener carries on", async () => {
     let calls = 0;
     const { l, target } = await listen({
       onMessage: () => {
         calls++;
-        throw new Error("queue full");
+        if (calls === 1) return false;
+        throw new Error("boom");
       },
     });
     await snmptrap(["-v2c", "-c", "public", target, "", LINK_DOWN]);
     await snmptrap(["-v2c", "-c", "public", target, "", LINK_DOWN]);
-    await settled(l, 2);
-    expect(calls).toBe(2);
-    expect(l.counters).toEqual({ received: 2, dropped: 2, malformed: 0 });
+    await sendDatagrams(l.port, [Buffer.from("not snmp")]);
+    await settled(l, 3);
+    expect(calls).toBe(3);
+    expect(l.counters).toEqual({ received: 3, dropped: 2, malformed: 1 });
   });
 
   test("other v3 security settings: authNoPriv SHA-256, authPriv MD5/AES-256 and SHA-512/AES-192", async () => {
@@ -334,6 +337,7 @@ describe("trap listener with Net-SNMP senders", () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(got).toEqual([]);
     expect(l.counters).toEqual({ received: 8, dropped: 7, malformed: 0 });
+    expect(l.discoveryProbes()).toBe(1);
   });
 
   test("the crafted empty-user v3 trap decodes when a user of that name exists (the encoder is sound)", async () => {

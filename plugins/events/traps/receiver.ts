@@ -48,14 +48,23 @@ export interface TrapListenerOptions {
   engineId?: string;
   /** SO_RCVBUF to ask for, absorbing bursts (default 4 MiB; the kernel caps it). */
   recvBufferBytes?: number;
-  /** Called synchronously for every delivered or malformed datagram; the pipeline queues it. */
-  onMessage: (m: Inbound) => void;
+  /**
+   * Called synchronously for every delivered or malformed datagram; the pipeline queues it. Returning false (queue
+   * full) or throwing counts a delivered record as dropped; a malformed one stays counted as malformed only.
+   */
+  onMessage: (m: Inbound) => unknown;
   log?: TrapLog;
 }
 
+/**
+ * Every datagram read is counted in `received` and then exactly once as delivered, `dropped` or `malformed`, or, for
+ * an SNMPv3 engine-ID discovery probe (answered with a report, no notification), in discoveryProbes().
+ */
 export interface TrapListener extends BoundListener {
   /** Localized USM keys currently cached (at most engineIdCacheSize). */
   engineCacheSize(): number;
+  /** SNMPv3 discovery probes answered (a v3 inform sender sends one before its first inform). */
+  discoveryProbes(): number;
 }
 
 const LISTENER = "traps.udp";
@@ -158,14 +167,18 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
   let socket: Socket | null = null;
   let cur: Current | null = null;
 
-  // A consumer that throws loses the record: counted as dropped, unless it was already counted as malformed.
+  let probes = 0;
+
+  // A consumer that refuses or throws loses the record: counted as dropped, unless it was already counted as malformed.
   const emit = (m: Inbound) => {
+    let accepted: unknown = true;
     try {
-      opts.onMessage(m);
+      accepted = opts.onMessage(m);
     } catch (err) {
-      if (!m.malformed) counters.dropped++;
+      accepted = false;
       log?.warn("trap consumer failed; message lost", { error: String(err) });
     }
+    if (accepted === false && !m.malformed) counters.dropped++;
   };
 
   const malformed = (buf: Buffer, rinfo: RemoteInfo, why: string) => {
@@ -200,8 +213,7 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     try {
       trap = toTrapMessage(pdu, origin);
     } catch (err) {
-      if (err instanceof MalformedTrap) return malformed(c.buf, c.rinfo, err.message);
-      throw err;
+      return malformed(c.buf, c.rinfo, err instanceof MalformedTrap ? err.message : `not convertible: ${String(err)}`);
     }
     emit({
       kind: "trap",
@@ -284,7 +296,8 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     } finally {
       cur = null;
     }
-    if (!c.settled && !c.discovery) dropped(rinfo, "no outcome from net-snmp");
+    if (c.discovery) probes++;
+    else if (!c.settled) dropped(rinfo, "no outcome from net-snmp");
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -314,6 +327,7 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     port: bound.port,
     counters,
     engineCacheSize: () => keys.size,
+    discoveryProbes: () => probes,
     close() {
       closed ??= new Promise<void>((resolve) => sock.close(() => resolve()));
       return closed;
