@@ -3,6 +3,7 @@
  * `dir` (pure JS, no `openssl` program needed) and reused on later starts, so senders that pin it
  * keep working across restarts.
  */
+import { X509Certificate, createPrivateKey } from "node:crypto";
 import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { generate } from "selfsigned";
@@ -19,7 +20,10 @@ const KEY_FILE = "syslog-tls.key";
 const COMMON_NAME = "nms-core syslog";
 const VALID_YEARS = 10;
 
-/** Returns the pair stored in `dir`, making it first when either file is missing or unreadable as PEM. */
+/**
+ * Returns the pair stored in `dir`, making a new one when either file is missing, unreadable, the two do
+ * not belong together (e.g. two starts raced) or the certificate has expired.
+ */
 export async function ensureSelfSignedPair(dir: string): Promise<SelfSignedPair> {
   const certPath = join(dir, CERT_FILE);
   const keyPath = join(dir, KEY_FILE);
@@ -62,7 +66,9 @@ export async function ensureSelfSignedPair(dir: string): Promise<SelfSignedPair>
 async function readPair(certPath: string, keyPath: string): Promise<SelfSignedPair | null> {
   try {
     const [cert, key] = await Promise.all([readFile(certPath, "utf8"), readFile(keyPath, "utf8")]);
-    if (!cert.includes("-----BEGIN CERTIFICATE-----") || !key.includes("PRIVATE KEY-----")) return null;
+    const x509 = new X509Certificate(cert);
+    if (!x509.checkPrivateKey(createPrivateKey(key))) return null;
+    if (Date.parse(x509.validTo) <= Date.now()) return null;
     return { cert, key, certPath, keyPath };
   } catch {
     return null;

@@ -3,9 +3,9 @@
  * octet-counting framing, RFC 5424 and 3164) and rsyslogd relaying over UDP, TCP and TLS; plus hostile
  * connections (junk, oversized, half frames), connection limits, idle timeout and bind errors.
  */
-import { randomUUID, X509Certificate } from "node:crypto";
+import { createPrivateKey, randomUUID, X509Certificate } from "node:crypto";
 import { createSocket } from "node:dgram";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -447,6 +447,20 @@ describe("helpers", () => {
     expect(x.subject).toContain("CN=nms-core syslog");
     const years = (Date.parse(x.validTo) - Date.parse(x.validFrom)) / (365.25 * 86_400_000);
     expect(years).toBeGreaterThan(9.9);
-    expect(x.checkPrivateKey((await import("node:crypto")).createPrivateKey(pair.key))).toBe(true);
+    expect(x.checkPrivateKey(createPrivateKey(pair.key))).toBe(true);
+  });
+
+  it("replaces a pair whose files do not belong together", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "nms-syslog-tls2-"));
+    try {
+      const other = await ensureSelfSignedPair(dir);
+      writeFileSync(other.keyPath, pair.key, { mode: 0o600 });
+      const fixed = await ensureSelfSignedPair(dir);
+      expect(fixed.cert).not.toBe(other.cert);
+      expect(new X509Certificate(fixed.cert).checkPrivateKey(createPrivateKey(fixed.key))).toBe(true);
+      expect(readFileSync(fixed.certPath, "utf8")).toBe(fixed.cert);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
