@@ -40,7 +40,7 @@ const BINARY_SHARE = 0.3;
 
 /**
  * Parses one syslog message (one datagram or one frame). Never throws.
- * `nowMs` resolves the year of BSD timestamps (which have none): the year putting the time nearest to now.
+ * `nowMs` resolves the year of BSD timestamps (which have none): the latest year not putting the time in the future (see nearestYear).
  */
 export function parseSyslog(buf: Buffer, nowMs: number): ParseResult {
   let end = buf.length;
