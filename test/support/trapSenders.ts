@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -19,6 +19,12 @@ let persistentDir: string | null = null;
 export function senderEnv(): NodeJS.ProcessEnv {
   persistentDir ??= mkdtempSync(join(tmpdir(), "nms-snmptrap-"));
   return { ...process.env, MIBS: ":", MIBDIRS: "/nonexistent", SNMPCONFPATH: persistentDir, SNMP_PERSISTENT_DIR: persistentDir };
+}
+
+/** Removes the senders' temporary folder (call in afterAll). */
+export function removeSenderState(): void {
+  if (persistentDir) rmSync(persistentDir, { recursive: true, force: true });
+  persistentDir = null;
 }
 
 export interface SenderResult {

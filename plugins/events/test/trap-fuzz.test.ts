@@ -6,7 +6,7 @@
  */
 import type { Inbound } from "../lib/types.js";
 import { startTrapListener, type TrapListener } from "../traps/receiver.js";
-import { ber, captureDatagram, LOOPBACK, sendDatagrams, snmptrap } from "../../../test/support/trapSenders.js";
+import { ber, captureDatagram, LOOPBACK, removeSenderState, sendDatagrams, snmptrap } from "../../../test/support/trapSenders.js";
 
 const LINK_DOWN = "1.3.6.1.6.3.1.1.5.3";
 const TRAP_OID = "1.3.6.1.6.3.1.1.4.1.0";
@@ -58,6 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await listener?.close();
+  removeSenderState();
 });
 
 /** Sends `datagrams` and waits until the listener has read them all; returns what it delivered for them. */

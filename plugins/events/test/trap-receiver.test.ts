@@ -7,7 +7,7 @@ import { createSocket } from "node:dgram";
 import type { Inbound } from "../lib/types.js";
 import { startTrapListener, type TrapListener, type TrapListenerOptions } from "../traps/receiver.js";
 import { netSnmpGlobalKeyCount } from "../traps/usmKeys.js";
-import { ber, LOOPBACK, sendDatagrams, snmpinform, snmptrap } from "../../../test/support/trapSenders.js";
+import { ber, LOOPBACK, removeSenderState, sendDatagrams, snmpinform, snmptrap } from "../../../test/support/trapSenders.js";
 
 const USER = { name: "trapuser", level: "authPriv", authProtocol: "sha", authKey: "trapauthpass", privProtocol: "aes", privKey: "trapprivpass" } as const;
 const V3_ARGS = ["-v3", "-u", "trapuser", "-l", "authPriv", "-a", "SHA", "-A", "trapauthpass", "-x", "AES", "-X", "trapprivpass"];
@@ -17,6 +17,7 @@ const IF_INDEX_2 = "1.3.6.1.2.1.2.2.1.1.2";
 const listeners: TrapListener[] = [];
 afterAll(async () => {
   await Promise.all(listeners.map((l) => l.close()));
+  removeSenderState();
 });
 
 /** A listener on a free loopback port collecting what it delivers. */

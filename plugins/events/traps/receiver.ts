@@ -6,6 +6,10 @@
  * the BER envelope first (net-snmp accepts truncated messages), classifies every datagram as
  * delivered, dropped (unknown community or user, failed digest or decryption) or malformed, and
  * bounds the v3 localized-key cache (see usmKeys.ts).
+ *
+ * The community is a secret: it is never put in a varbind (no snmpTrapCommunity.0 on v1 mapping) and
+ * is overwritten in raw dumps; `TrapMessage.community` carries it for attribution only and must not
+ * be stored. Informs are acknowledged by net-snmp before the consumer sees them.
  */
 import { createDecipheriv } from "node:crypto";
 import dgram, { type RemoteInfo, type Socket } from "node:dgram";
