@@ -279,7 +279,7 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
   };
 
   const sock = socket as Socket | null;
-  if (!sock) throw new Error("net-snmp did not create its socket through dgramModule");
+  if (!sock || typeof receiver.onMsg !== "function") throw new Error("this net-snmp version's receiver internals are not the ones the trap listener drives");
   sock.removeAllListeners("message");
   sock.removeAllListeners("error");
   delete (sock as Partial<Socket>).bind; // back to dgram's own
