@@ -1,0 +1,261 @@
+/**
+ * Validates an event rule's body and compiles its patterns into matchers (the vocabularies and bounds are in vocab.ts).
+ */
+import type { Inbound, Varbind } from "../lib/types.js";
+import { compileSafeRegex } from "./regexSafety.js";
+import {
+  EVENT_TEXT_MAX,
+  MATCH_KINDS,
+  RULE_BOUNDS,
+  SEVERITIES,
+  SOURCE_KINDS,
+  TRAP_MATCH_KINDS,
+  type MatchKind,
+  type Severity,
+  type SourceKind,
+} from "./vocab.js";
+
+/** What a matcher looks at: one event, prepared once for all the rules. */
+export interface MatchSubject {
+  kind: "syslog" | "trap";
+  /** The event text, already cut at EVENT_TEXT_MAX. */
+  text: string;
+  /** The text lowercased (computed at most once per event). */
+  lower(): string;
+  trap_oid: string | null;
+  varbinds: Varbind[];
+}
+
+export type Matcher = (s: MatchSubject) => boolean;
+
+/** A valid rule, ready for the engine. */
+export interface CompiledRule {
+  /** The rule's id (the store's row id; compileRule's second argument). */
+  id: string;
+  name: string;
+  pattern: string;
+  match_kind: MatchKind;
+  severity: Severity;
+  clear_pattern: string | null;
+  enabled: boolean;
+  /** The normalised values (nulls replaced by their defaults, except ttl_secs). */
+  min_count: number;
+  window_secs: number;
+  ttl_secs: number | null;
+  node_id: string | null;
+  source_id: string | null;
+  source_kind: SourceKind | null;
+  /** True for the trap-only match kinds. */
+  traps_only: boolean;
+  match: Matcher;
+  clear: Matcher | null;
+  /** Equal for two rules whose matching and counting behave the same (the engine keeps their state across setRules). */
+  semantics: string;
+}
+
+export type CompileResult = { ok: true; rule: CompiledRule } | { ok: false; field: string; message: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A dotted OID: first arc 0-2, at least two arcs, at most 128, each arc below 2^32. */
+const OID = /^[0-2](\.(0|[1-9]\d{0,9}))+$/;
+
+/** An OID pattern without its leading dot, or null when it is not a dotted OID. */
+export function parseOid(text: string): string | null {
+  const oid = text.startsWith(".") ? text.slice(1) : text;
+  if (!OID.test(oid)) return null;
+  const arcs = oid.split(".");
+  if (arcs.length > 128 || arcs.some((a) => Number(a) > 0xffffffff)) return null;
+  return oid;
+}
+
+/** `oid` equals `prefix` or lies under it (whole arcs). */
+export const oidUnder = (oid: string, prefix: string) =>
+  oid === prefix || (oid.length > prefix.length && oid.startsWith(prefix) && oid.charCodeAt(prefix.length) === 46);
+
+const cut = (s: string) => (s.length > EVENT_TEXT_MAX ? s.slice(0, EVENT_TEXT_MAX) : s);
+
+/** A varbind's value as text: null as the empty text, numbers in decimal. */
+export const varbindText = (v: Varbind) => (v.value === null ? "" : String(v.value));
+
+/**
+ * The text that substring, exact and regex patterns match: a syslog message's message part (a raw record's raw text);
+ * a trap's `<trap_oid> <oid>=<value> ...`. Cut at EVENT_TEXT_MAX characters.
+ */
+export function eventText(e: Pick<Inbound, "kind" | "syslog" | "trap" | "raw">): string {
+  if (e.kind === "trap" && e.trap) {
+    let s = e.trap.trap_oid;
+    for (const v of e.trap.varbinds) {
+      if (s.length >= EVENT_TEXT_MAX) break;
+      s += ` ${v.oid}=${varbindText(v)}`;
+    }
+    return cut(s);
+  }
+  if (e.syslog) return cut(e.syslog.message);
+  return cut(e.raw ?? "");
+}
+
+type PatternResult = { ok: true; match: Matcher } | { ok: false; message: string };
+
+/** Compiles one pattern for its match kind. */
+export function compilePattern(kind: MatchKind, pattern: string): PatternResult {
+  switch (kind) {
+    case "substring": {
+      const p = pattern.toLowerCase();
+      return { ok: true, match: (s) => s.lower().includes(p) };
+    }
+    case "exact":
+      return { ok: true, match: (s) => s.text === pattern };
+    case "regex": {
+      const re = compileSafeRegex(pattern);
+      if (typeof re === "string") return { ok: false, message: re };
+      return { ok: true, match: (s) => re.test(s.text) };
+    }
+    case "trap_oid": {
+      const oid = parseOid(pattern);
+      if (!oid) return { ok: false, message: "is not a dotted OID (such as 1.3.6.1.6.3.1.1.5.3)" };
+      return { ok: true, match: (s) => s.trap_oid !== null && oidUnder(s.trap_oid, oid) };
+    }
+    case "varbind": {
+      const m = /^([^=~]*)([=~])([\s\S]*)$/.exec(pattern);
+      if (!m) return { ok: false, message: "is not a varbind pattern (OID=value or OID~regex)" };
+      const oid = parseOid(m[1]);
+      if (!oid) return { ok: false, message: `names no dotted OID before ${m[2]} (OID=value or OID~regex)` };
+      const value = m[3];
+      let test: (text: string) => boolean;
+      if (m[2] === "=") test = (t) => t === value;
+      else {
+        const re = compileSafeRegex(value);
+        if (typeof re === "string") return { ok: false, message: `value regex ${re}` };
+        test = (t) => re.test(cut(t));
+      }
+      return {
+        ok: true,
+        match: (s) => {
+          for (const v of s.varbinds) if (oidUnder(v.oid, oid) && test(varbindText(v))) return true;
+          return false;
+        },
+      };
+    }
+  }
+}
+
+const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
+
+/** Validates a rule body (the API's create/replace body) and compiles it. `id` is the rule's id, when it has one. */
+export function compileRule(body: unknown, id = ""): CompileResult {
+  const fail = (field: string, message: string): CompileResult => ({ ok: false, field, message });
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return fail("body", "must be an object");
+  const b = body as Record<string, unknown>;
+
+  const text = (field: "name" | "pattern", v: unknown): string | CompileResult => {
+    const { min, max } = RULE_BOUNDS[field];
+    if (v === undefined || v === null) return fail(field, "is required");
+    if (typeof v !== "string") return fail(field, "must be a string");
+    if (v.length < min || v.length > max || (field === "name" && v.trim() === ""))
+      return fail(field, `must be ${min} to ${max} characters${field === "name" ? ", not all blanks" : ""}`);
+    return v;
+  };
+  const name = text("name", b.name);
+  if (typeof name !== "string") return name;
+  const pattern = text("pattern", b.pattern);
+  if (typeof pattern !== "string") return pattern;
+
+  const kind = b.match_kind;
+  if (kind === undefined || kind === null) return fail("match_kind", "is required");
+  if (typeof kind !== "string" || !(MATCH_KINDS as readonly string[]).includes(kind)) return fail("match_kind", `must be one of ${MATCH_KINDS.join(", ")}`);
+  const match_kind = kind as MatchKind;
+
+  const sev = b.severity;
+  if (sev === undefined || sev === null) return fail("severity", "is required");
+  if (typeof sev !== "string" || !(SEVERITIES as readonly string[]).includes(sev)) return fail("severity", `must be one of ${SEVERITIES.join(", ")}`);
+
+  let clear_pattern: string | null = null;
+  if (b.clear_pattern !== undefined && b.clear_pattern !== null) {
+    const { min, max } = RULE_BOUNDS.pattern;
+    if (typeof b.clear_pattern !== "string") return fail("clear_pattern", "must be a string or null");
+    if (b.clear_pattern.length < min || b.clear_pattern.length > max) return fail("clear_pattern", `must be ${min} to ${max} characters`);
+    clear_pattern = b.clear_pattern;
+  }
+
+  let enabled = true;
+  if (b.enabled !== undefined && b.enabled !== null) {
+    if (typeof b.enabled !== "boolean") return fail("enabled", "must be a boolean");
+    enabled = b.enabled;
+  }
+
+  const int = (field: "min_count" | "window_secs" | "ttl_secs"): number | null | CompileResult => {
+    const v = b[field];
+    if (v === undefined || v === null) return null;
+    const { min, max } = RULE_BOUNDS[field];
+    if (!isInt(v)) return fail(field, "must be an integer or null");
+    if (v < min || v > max) return fail(field, `must be ${min} to ${max}`);
+    return v;
+  };
+  const min_count = int("min_count");
+  if (typeof min_count === "object" && min_count !== null) return min_count;
+  const window_secs = int("window_secs");
+  if (typeof window_secs === "object" && window_secs !== null) return window_secs;
+  const ttl_secs = int("ttl_secs");
+  if (typeof ttl_secs === "object" && ttl_secs !== null) return ttl_secs;
+
+  const uuid = (field: "node_id" | "source_id"): string | null | CompileResult => {
+    const v = b[field];
+    if (v === undefined || v === null) return null;
+    if (typeof v !== "string" || !UUID.test(v)) return fail(field, "must be a UUID or null");
+    return v.toLowerCase();
+  };
+  const node_id = uuid("node_id");
+  if (typeof node_id === "object" && node_id !== null) return node_id;
+  const source_id = uuid("source_id");
+  if (typeof source_id === "object" && source_id !== null) return source_id;
+
+  let source_kind: SourceKind | null = null;
+  if (b.source_kind !== undefined && b.source_kind !== null) {
+    if (typeof b.source_kind !== "string" || !(SOURCE_KINDS as readonly string[]).includes(b.source_kind))
+      return fail("source_kind", `must be one of ${SOURCE_KINDS.join(", ")}, or null`);
+    source_kind = b.source_kind as SourceKind;
+  }
+  const traps_only = TRAP_MATCH_KINDS.includes(match_kind);
+  if (traps_only && source_kind === "syslog") return fail("source_kind", `a ${match_kind} rule only sees traps, never the syslog source`);
+
+  const m = compilePattern(match_kind, pattern);
+  if (!m.ok) return fail("pattern", `${match_kind} pattern ${m.message}`);
+  let clear: Matcher | null = null;
+  if (clear_pattern !== null) {
+    const c = compilePattern(match_kind, clear_pattern);
+    if (!c.ok) return fail("clear_pattern", `${match_kind} pattern ${c.message}`);
+    clear = c.match;
+  }
+
+  const rule: Omit<CompiledRule, "semantics"> = {
+    id,
+    name,
+    pattern,
+    match_kind,
+    severity: sev as Severity,
+    clear_pattern,
+    enabled,
+    min_count: (min_count as number | null) ?? RULE_BOUNDS.min_count.default,
+    window_secs: (window_secs as number | null) ?? RULE_BOUNDS.window_secs.default,
+    ttl_secs: ttl_secs as number | null,
+    node_id: node_id as string | null,
+    source_id: source_id as string | null,
+    source_kind,
+    traps_only,
+    match: m.match,
+    clear,
+  };
+  const semantics = JSON.stringify([
+    rule.pattern,
+    rule.match_kind,
+    rule.clear_pattern,
+    rule.enabled,
+    rule.min_count,
+    rule.window_secs,
+    rule.ttl_secs,
+    rule.node_id,
+    rule.source_id,
+    rule.source_kind,
+  ]);
+  return { ok: true, rule: { ...rule, semantics } };
+}
