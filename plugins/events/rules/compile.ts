@@ -15,15 +15,50 @@ import {
   type SourceKind,
 } from "./vocab.js";
 
-/** What a matcher looks at: one event, prepared once for all the rules. */
+/** What a matcher looks at: one event, prepared once for all the rules (see Subject). */
 export interface MatchSubject {
   kind: "syslog" | "trap";
   /** The event text, already cut at EVENT_TEXT_MAX. */
   text: string;
   /** The text lowercased (computed at most once per event). */
   lower(): string;
+  /** False when the lowercased text surely holds no such pair of characters (a 4096-bit filter of its character pairs). */
+  mayHavePair(h: number): boolean;
   trap_oid: string | null;
   varbinds: Varbind[];
+}
+
+/** The filter slot of a pair of (lowercased) characters. */
+export const pairHash = (a: number, b: number) => ((a * 31) ^ b) & 4095;
+
+/** A MatchSubject: the text cut, the lowercased text and its pair filter computed lazily, once. */
+export class Subject implements MatchSubject {
+  readonly text: string;
+  private lowered: string | null = null;
+  private pairs: Uint32Array | null = null;
+  constructor(
+    readonly kind: "syslog" | "trap",
+    text: string,
+    readonly trap_oid: string | null = null,
+    readonly varbinds: Varbind[] = [],
+  ) {
+    this.text = text.length > EVENT_TEXT_MAX ? text.slice(0, EVENT_TEXT_MAX) : text;
+  }
+  lower(): string {
+    return (this.lowered ??= this.text.toLowerCase());
+  }
+  mayHavePair(h: number): boolean {
+    let bits = this.pairs;
+    if (bits === null) {
+      bits = this.pairs = new Uint32Array(128);
+      const t = this.lower();
+      for (let k = 1; k < t.length; k++) {
+        const x = pairHash(t.charCodeAt(k - 1), t.charCodeAt(k));
+        bits[x >>> 5] |= 1 << (x & 31);
+      }
+    }
+    return (bits[h >>> 5] & (1 << (h & 31))) !== 0;
+  }
 }
 
 export type Matcher = (s: MatchSubject) => boolean;
@@ -101,7 +136,12 @@ export function compilePattern(kind: MatchKind, pattern: string): PatternResult 
   switch (kind) {
     case "substring": {
       const p = pattern.toLowerCase();
-      return { ok: true, match: (s) => s.lower().includes(p) };
+      if (p.length < 2) return { ok: true, match: (s) => s.lower().includes(p) };
+      // Many substring rules run on every event: two character pairs of the pattern are looked up in the event's pair
+      // filter before the text is searched.
+      const first = pairHash(p.charCodeAt(0), p.charCodeAt(1));
+      const last = pairHash(p.charCodeAt(p.length - 2), p.charCodeAt(p.length - 1));
+      return { ok: true, match: (s) => s.mayHavePair(last) && s.mayHavePair(first) && s.lower().includes(p) };
     }
     case "exact":
       return { ok: true, match: (s) => s.text === pattern };

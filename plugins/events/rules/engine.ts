@@ -20,11 +20,11 @@
  * kind; a trap_oid or varbind rule only sees traps. Disabled rules see nothing.
  *
  * Memory: a (rule, node) window holds at most min_count timestamps; at most `maxStates` windows are kept (the least
- * recently matched are dropped first). Active alerts are kept apart and never dropped (they are bounded by the alerts).
+ * recently matched are dropped first, to within maxStates/4 matches). Active alerts are kept apart and never dropped (they are bounded by the alerts).
  */
 import type { Varbind } from "../lib/types.js";
-import type { CompiledRule, MatchSubject } from "./compile.js";
-import { EVENT_TEXT_MAX, RULE_ACTIONS, type RuleAction, type Severity } from "./vocab.js";
+import { Subject, type CompiledRule } from "./compile.js";
+import { RULE_ACTIONS, type RuleAction, type Severity } from "./vocab.js";
 
 export type AlertAction =
   | { kind: "fire"; rule_id: string; node_id: string; severity: Severity; title: string; at_ms: number; count: number }
@@ -66,6 +66,8 @@ export interface RuleEngineOptions {
 interface Window {
   times: number[];
   head: number;
+  /** The engine's touch counter when the window was last (re)inserted in the recency order. */
+  tick: number;
 }
 
 interface Active {
@@ -77,29 +79,13 @@ interface Active {
 const RANK: Record<RuleAction, number> = Object.fromEntries(RULE_ACTIONS.map((a, k) => [a, k])) as Record<RuleAction, number>;
 const key = (rule_id: string, node_id: string) => `${rule_id}\u0000${node_id}`;
 
-class Subject implements MatchSubject {
-  kind: "syslog" | "trap";
-  text: string;
-  trap_oid: string | null;
-  varbinds: Varbind[];
-  private lowered: string | null = null;
-  constructor(e: RuleEvent) {
-    this.kind = e.kind;
-    this.text = e.text.length > EVENT_TEXT_MAX ? e.text.slice(0, EVENT_TEXT_MAX) : e.text;
-    this.trap_oid = e.trap_oid;
-    this.varbinds = e.varbinds;
-  }
-  lower(): string {
-    return (this.lowered ??= this.text.toLowerCase());
-  }
-}
-
 export class RuleEngine {
   private rules: CompiledRule[] = [];
   private byId = new Map<string, CompiledRule>();
-  /** Windows in least-recently-matched-first order (a Map keeps insertion order; a touch re-inserts). */
+  /** Windows in least-recently-matched-first order (a Map keeps insertion order; a touch re-inserts, see matched()). */
   private windows = new Map<string, Window>();
   private active = new Map<string, Active>();
+  private ticks = 0;
   readonly maxStates: number;
 
   constructor(opts: RuleEngineOptions = {}) {
@@ -156,7 +142,7 @@ export class RuleEngine {
       if (r.node_id !== null && r.node_id !== node) continue;
       if (r.source_id !== null && r.source_id !== e.source_id) continue;
       if (r.source_kind !== null && r.source_kind !== e.source_kind) continue;
-      subject ??= new Subject(e);
+      subject ??= new Subject(e.kind, e.text, e.trap_oid, e.varbinds);
       let outcome: RuleAction = "unmatched";
       if (r.clear !== null && node !== null && r.clear(subject)) {
         const k = key(r.id, node);
@@ -180,9 +166,12 @@ export class RuleEngine {
       if (at > a.last_ms) a.last_ms = at;
       return "suppressed";
     }
+    const tick = ++this.ticks;
     let w = this.windows.get(k);
-    if (w) this.windows.delete(k);
-    else w = { times: [], head: 0 };
+    // Moving a window to the recent end costs a Map delete and insert: done only once it has aged past a quarter of
+    // the cap (so the order is least-recently-matched to within maxStates/4 touches).
+    if (w && tick - w.tick > this.maxStates / 4) this.windows.delete(k);
+    w ??= { times: [], head: 0, tick };
     const from = at - r.window_secs * 1000;
     while (w.head < w.times.length && w.times[w.head] < from) w.head++;
     if (w.head > 16 && w.head * 2 > w.times.length) {
@@ -196,7 +185,10 @@ export class RuleEngine {
       alerts.push({ kind: "fire", rule_id: r.id, node_id: node, severity: r.severity, title: r.name, at_ms: at, count });
       return "fired";
     }
-    this.windows.set(k, w);
+    if (!this.windows.has(k)) {
+      w.tick = tick;
+      this.windows.set(k, w);
+    }
     if (this.windows.size > this.maxStates) {
       const oldest = this.windows.keys().next().value;
       if (oldest !== undefined) this.windows.delete(oldest);

@@ -1,18 +1,13 @@
 import type { Inbound, SyslogMessage, TrapMessage } from "../lib/types.js";
-import { compilePattern, compileRule, eventText, parseOid, type MatchSubject } from "../rules/compile.js";
+import { compilePattern, compileRule, eventText, parseOid, Subject, type MatchSubject } from "../rules/compile.js";
 import { compileSafeRegex, regexUnsafeReason } from "../rules/regexSafety.js";
 import { EVENT_TEXT_MAX, MATCH_KINDS, RULE_BOUNDS, SEVERITIES, SOURCE_KINDS } from "../rules/vocab.js";
 
 const NODE = "0b7c6a52-55a4-4a8e-9a57-8f1f2f0c1a01";
 const base = { name: "link down", pattern: "%LINK-3-UPDOWN", match_kind: "substring", severity: "warning" };
 
-const subject = (text: string, trap: { trap_oid?: string; varbinds?: { oid: string; type: string; value: string | number | null }[] } = {}): MatchSubject => ({
-  kind: trap.trap_oid ? "trap" : "syslog",
-  text,
-  lower: () => text.toLowerCase(),
-  trap_oid: trap.trap_oid ?? null,
-  varbinds: trap.varbinds ?? [],
-});
+const subject = (text: string, trap: { trap_oid?: string; varbinds?: { oid: string; type: string; value: string | number | null }[] } = {}): MatchSubject =>
+  new Subject(trap.trap_oid ? "trap" : "syslog", text, trap.trap_oid ?? null, trap.varbinds ?? []);
 const matcher = (kind: (typeof MATCH_KINDS)[number], pattern: string) => {
   const m = compilePattern(kind, pattern);
   if (!m.ok) throw new Error(m.message);
@@ -176,6 +171,15 @@ describe("match kinds", () => {
     const m = matcher("substring", "%link-3-UPDOWN");
     expect(m(subject("%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"))).toBe(true);
     expect(m(subject("%LINK-5-CHANGED"))).toBe(false);
+  });
+
+  test("substring: the pair filter never hides a match", () => {
+    const words = ["link", "LINK-3", "%sys", "a", "ab", "zz", "Fan 2", "down", "ÄÖ", "x y"];
+    const texts = ["%LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "fan 2 failed", "äöü", "xx y", "", "a", "zZ"];
+    for (const w of words) {
+      const m = matcher("substring", w);
+      for (const t of texts) expect([w, t, m(subject(t))]).toEqual([w, t, t.toLowerCase().includes(w.toLowerCase())]);
+    }
   });
 
   test("exact is the whole text, case-sensitive", () => {
