@@ -114,6 +114,13 @@ describe("clearing", () => {
     expect(e.evaluate(ev("link down", 4000)).action).toBe("fired");
   });
 
+  test("an event matching both patterns while no alert is active does nothing for that rule", () => {
+    const e = engine(rule("r", { pattern: "link", clear_pattern: "link up" }));
+    expect(e.evaluate(ev("link up", 0))).toEqual({ action: "unmatched", rule_id: null, alerts: [] });
+    expect(e.evaluate(ev("link down", 1)).action).toBe("fired");
+    expect(e.evaluate(ev("link up", 2)).action).toBe("cleared");
+  });
+
   test("trap rules clear with a trap OID", () => {
     const e = engine(rule("t", { match_kind: "trap_oid", pattern: LINK_DOWN, clear_pattern: LINK_UP }));
     expect(e.evaluate(trap(LINK_DOWN, 0)).action).toBe("fired");
@@ -248,6 +255,19 @@ describe("bounds", () => {
     expect(e.windowCount("r", node(900))).toBe(1);
     e.evaluate(ev("link down", 2000, { node_id: node(900) }));
     expect(e.activeAlerts().filter((a) => a.rule_id === "r")).toEqual([{ rule_id: "r", node_id: node(900), last_ms: 2000 }]);
+  });
+
+  test("a window matched again moves to the recent end and outlives untouched ones", () => {
+    const e = new RuleEngine({ maxStates: 100 });
+    e.setRules([rule("r", { min_count: 3 })]);
+    const node = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, "0")}`;
+    for (let k = 0; k < 60; k++) e.evaluate(ev("link down", k, { node_id: node(k) }));
+    e.evaluate(ev("link down", 100, { node_id: node(0) }));
+    for (let k = 60; k < 150; k++) e.evaluate(ev("link down", k, { node_id: node(k) }));
+    expect(e.stateCounts().windows).toBe(100);
+    expect(e.windowCount("r", node(0))).toBe(2);
+    expect(e.windowCount("r", node(1))).toBe(0);
+    expect(e.windowCount("r", node(51))).toBe(1);
   });
 
   test("the default cap is 100000", () => {
