@@ -10,8 +10,9 @@
  *   variable repetition in the group is a single class followed at once by a character it cannot match;
  * - a repeated group whose alternatives can start with the same character, or one of which matches the empty text
  *   (`(a|aa)+`, `(a|a)*`);
- * - two unbounded repetitions that can match the same text one after the other, along some path of the pattern
- *   (`.*a.*b`, `\d+\d+`, `(x+x+)`): the polynomial blow-up (cubic with the search's own start positions).
+ * - two variable repetitions that can match the same text one after the other, along some path of the pattern
+ *   (`.*a.*b`, `\d+\d*`, `[ab]{2,5}\w{2,5}`): the polynomial blow-up (cubic with the search's own start positions);
+ * - so many alternatives or optional parts that the check itself would take long ("too complex to check").
  *
  * The check is conservative (some harmless patterns are refused; the message says why and how to rewrite). What stays
  * allowed is at worst quadratic in the text (a single unbounded repetition tried from every start position), and the
@@ -382,20 +383,56 @@ interface PathItem {
 }
 
 const MAX_PATHS = 256;
+/** Path items built and pairs compared by the polynomial check before it gives up on the pattern as too complex. */
+const MAX_WORK = 2_000_000;
+let work = 0;
+const spend = (n: number) => {
+  work += n;
+  if (work > MAX_WORK) throw new Unsafe("too complex to check in reasonable time; simplify it");
+};
 
-/** Concatenates path sets; past MAX_PATHS the branches of `tails` are inlined as optional. */
-function concat(acc: PathItem[][], tails: PathItem[][]): PathItem[][] {
+/**
+ * Every character item of a node once, all optional and variable (its alternatives inlined side by side); a repeated
+ * group's body twice (enough for one copy to meet the next).
+ */
+function flatItems(n: Node): PathItem[] {
+  let out: PathItem[];
+  switch (n.t) {
+    case "set":
+      out = [{ set: n.set, variable: true, optional: true }];
+      break;
+    case "assert":
+    case "backref":
+      out = [];
+      break;
+    case "group":
+      out = n.look !== null ? [] : n.alts.flatMap((a) => a.flatMap(flatItems));
+      break;
+    case "rep": {
+      const body = flatItems(n.body);
+      out = n.max > 1 && n.body.t !== "set" ? [...body, ...body] : body;
+    }
+  }
+  spend(out.length);
+  return out;
+}
+
+/** Concatenates path sets; past MAX_PATHS the node's items are inlined once, optional, instead of its branches. */
+function concat(acc: PathItem[][], tails: PathItem[][], n: Node | null): PathItem[][] {
   if (acc.length * tails.length > MAX_PATHS) {
-    const flat = tails.flat().map((p) => ({ ...p, optional: true, variable: true }));
+    const flat = n ? flatItems(n) : tails.flat().map((p) => ({ ...p, optional: true, variable: true }));
+    spend(acc.length * flat.length);
     return acc.map((p) => [...p, ...flat]);
   }
-  return acc.flatMap((p) => tails.map((t) => [...p, ...t]));
+  const out = acc.flatMap((p) => tails.map((t) => [...p, ...t]));
+  spend(out.reduce((k, p) => k + p.length, 0));
+  return out;
 }
 
 /** The linear paths of a sequence (alternations multiply them). */
 function paths(items: Node[], optional: boolean): PathItem[][] {
   let acc: PathItem[][] = [[]];
-  for (const it of items) acc = concat(acc, itemPaths(it, optional));
+  for (const it of items) acc = concat(acc, itemPaths(it, optional), it);
   return acc;
 }
 
@@ -409,32 +446,30 @@ function itemPaths(n: Node, optional: boolean): PathItem[][] {
     case "group": {
       if (n.look !== null) return [[]];
       const out = n.alts.flatMap((a) => paths(a, optional));
-      return out.length > MAX_PATHS ? [out.flat().map((p) => ({ ...p, optional: true, variable: true }))] : out;
+      return out.length > MAX_PATHS ? [flatItems(n)] : out;
     }
     case "rep": {
       if (n.body.t === "set") return [[{ set: n.body.set, variable: optional || n.min < n.max, optional: optional || n.min === 0 }]];
-      // A group repeated at most REGEX_MAX_GROUP_REPEAT times (walk() refused more): unrolled, the copies past the
-      // minimum optional.
-      // One path set per count (the copies past the minimum are variable); too many: the copies inlined as optional.
+      // A group repeated at most REGEX_MAX_GROUP_REPEAT times (walk() refused more), unrolled: one path set per count
+      // (the copies past the minimum variable); too many paths: the node's items inlined once, optional.
       const max = Math.min(n.max, REGEX_MAX_GROUP_REPEAT);
       const body = itemPaths(n.body, optional);
+      if (body.length > 1 && max > 1 && body.length ** Math.min(max, 8) > MAX_PATHS) return [flatItems(n)];
       const extra = body.map((b) => b.map((p) => ({ ...p, variable: true })));
       let cur: PathItem[][] = [[]];
-      for (let k = 0; k < n.min; k++) cur = concat(cur, body);
+      for (let k = 0; k < n.min && cur.length <= MAX_PATHS; k++) cur = concat(cur, body, null);
       const all = [...cur];
       for (let k = n.min; k < max && all.length <= MAX_PATHS; k++) {
-        cur = concat(cur, extra);
+        cur = concat(cur, extra, null);
         all.push(...cur);
       }
-      if (all.length <= MAX_PATHS) return all;
-      let acc: PathItem[][] = [[]];
-      for (let k = 0; k < max; k++) acc = concat(acc, itemPaths(n.body, optional || k >= n.min));
-      return acc;
+      return all.length <= MAX_PATHS ? all : [flatItems(n)];
     }
   }
 }
 
 function polynomial(root: Node): void {
+  work = 0;
   for (const path of itemPaths(root, false)) {
     const vars: number[] = [];
     path.forEach((p, k) => p.variable && vars.push(k));
@@ -445,6 +480,7 @@ function polynomial(root: Node): void {
         const common = intersect(path[i].set, path[j].set);
         if (common.length === 0) continue;
         let absorbable = true;
+        spend(j - i);
         for (let k = i + 1; k < j && absorbable; k++) absorbable = path[k].optional || overlaps(path[k].set, common);
         if (absorbable) throw new Unsafe("two variable repetitions that can match the same text (as in .*a.*b, \\d+\\d* or \\w{1,5}\\w+): polynomial time");
       }

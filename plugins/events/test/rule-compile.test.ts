@@ -351,6 +351,22 @@ describe("regex safety", () => {
     expect(compileSafeRegex(p)).toBeInstanceOf(RegExp);
   });
 
+  test("the check itself stays fast on 1024-character patterns, refusing those too complex to check", () => {
+    const cases = [
+      "\\d?x".repeat(256),
+      "(?:\\d?x|y\\w?)".repeat(60),
+      "(?:ab|cd|ef|gh){1,32}".repeat(40),
+      "(a\\d?b){32}".repeat(80),
+      "(".repeat(200) + "a" + ")".repeat(200),
+    ];
+    for (const p of cases) {
+      const t = performance.now();
+      compileSafeRegex(p.slice(0, 1024));
+      expect(performance.now() - t).toBeLessThan(1000);
+    }
+    expect(regexUnsafeReason("\\d?x".repeat(256))).toMatch(/too complex to check/);
+  });
+
   test("ends trimmed for a yes/no test keep the answer", () => {
     const trimmedTo = (p: string) => (compileSafeRegex(p) as RegExp).source;
     expect(trimmedTo("\\d+x")).toBe("\\dx");
