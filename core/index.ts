@@ -17,6 +17,10 @@ export type {
   ExtensionPointDeclaration,
   ExtensionRegistry,
   ListenerStatus,
+  ListenerCounters,
+  ChannelFilter,
+  CommandEnvironment,
+  ListenerReport,
   CommandDeclaration,
   ProviderToken,
 } from "./pluginhost/manifest.js";
@@ -38,10 +42,11 @@ export { Store, PluginStore, ident, isoTimestamp } from "./store/Store.js";
 export type { Queryable } from "./store/Store.js";
 export { PG_ERROR, pgErrorCode, isPgError, pgConstraint } from "./store/pgErrors.js";
 export type { PgErrorCode } from "./store/pgErrors.js";
-export { UUID_PATTERN, isUuid } from "./util/uuid.js";
+export { UUID_PATTERN, isUuid, timeOrderedUuid } from "./util/uuid.js";
 export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./util/pools.js";
 export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, formatIp, parseCidr, prefixContains } from "./util/net.js";
 export type { IpFamily, IpAddress, IpPrefix } from "./util/net.js";
+export { DayPartitions, dayStart, DAY_MS } from "./store/dayPartitions.js";
 export { sqlMigrationsFrom } from "./store/Migrator.js";
 export type { Migration } from "./store/Migrator.js";
 export type { Logger } from "./logging/Logger.js";

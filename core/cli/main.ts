@@ -5,9 +5,8 @@ import { ROLES, type Role, type Scope } from "../auth/Caller.js";
 import { randomPassword } from "../auth/passwords.js";
 import { ConfigError, loadConfig } from "../config/Config.js";
 import { ApiError } from "../http/errors.js";
-import { builtinPluginsDir } from "../kernel/Kernel.js";
-import type { CommandDeclaration } from "../pluginhost/manifest.js";
-import { discoverBuiltin, loadConfigured } from "../pluginhost/PluginLoader.js";
+import { commandEnvironment } from "../kernel/Kernel.js";
+import type { CommandDeclaration, CommandEnvironment } from "../pluginhost/manifest.js";
 import { JsonLogger } from "../logging/Logger.js";
 import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
@@ -76,12 +75,11 @@ async function withStore<T>(fn: (auth: AuthService) => Promise<T>): Promise<T> {
   }
 }
 
-/** Finds a CLI command among the built-in and configured plugins. */
-async function pluginCommand(name: string): Promise<CommandDeclaration | undefined> {
-  const config = loadConfig();
-  const found = config.builtinPlugins ? await discoverBuiltin(builtinPluginsDir()) : [];
-  for (const spec of config.plugins) found.push(await loadConfigured(spec, [...config.pluginSearchPaths, process.cwd()]));
-  return found.map((p) => p.manifest.commands?.[name]).find(Boolean);
+/** Finds a CLI command among the built-in and configured plugins, with the environment it runs in. */
+async function pluginCommand(name: string): Promise<{ command: CommandDeclaration; env: CommandEnvironment } | undefined> {
+  const { plugins, env } = await commandEnvironment(loadConfig());
+  const command = plugins.map((p) => p.manifest.commands?.[name]).find(Boolean);
+  return command ? { command, env } : undefined;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -107,7 +105,7 @@ async function main(argv: string[]): Promise<void> {
     // A command a plugin provides (e.g. `nms poller ...`), with its own options.
     const provided = await pluginCommand(noun);
     if (!provided) fail(`unknown command "${noun}"\n\n${USAGE}`);
-    process.exitCode = await provided.run(argv.slice(1), { config: loadConfig() });
+    process.exitCode = await provided.command.run(argv.slice(1), provided.env);
     return;
   }
   const { values } = parseArgs({

@@ -13,7 +13,7 @@ export class HealthPlugin {
 export class HealthListener {
   @Required() plugin: string;
   @Required() name: string;
-  @Required() @Enum("udp", "tcp") protocol: string;
+  @Required() @Enum("udp", "tcp", "tls") protocol: string;
   @Required() bound: boolean;
   @Required() @Nullable(Number) port: number | null;
 }

@@ -8,7 +8,8 @@ export interface HealthReportData {
   version: string;
   store: { kind: "external" | "embedded" | "none"; status: "ok" | "down" | "absent" };
   plugins: { id: string; version: string }[];
-  listeners: ListenerStatus[];
+  /** Public: which listeners are bound where, without addresses or counters (GET /listeners has those). */
+  listeners: Pick<ListenerStatus, "plugin" | "name" | "protocol" | "bound" | "port">[];
   uptime_secs: number;
 }
 
@@ -27,6 +28,11 @@ export class HealthService {
     },
   ) {}
 
+  /** Every declared listener of every plugin, with its address and live counters. */
+  listeners(): ListenerStatus[] {
+    return this.info.listeners();
+  }
+
   async report(): Promise<HealthReportData> {
     let status: "ok" | "down" | "absent" = "absent";
     if (this.store.available) {
@@ -44,7 +50,7 @@ export class HealthService {
       version: this.info.version,
       store: { kind: this.info.storeKind, status },
       plugins: this.info.plugins(),
-      listeners: this.info.listeners(),
+      listeners: this.info.listeners().map(({ plugin, name, protocol, bound, port }) => ({ plugin, name, protocol, bound, port })),
       uptime_secs: Math.round((Date.now() - this.startedAt) / 1000),
     };
   }

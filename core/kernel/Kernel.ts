@@ -11,6 +11,7 @@ import { TokenController } from "../auth/controllers/TokenController.js";
 import { AuthService } from "../auth/AuthService.js";
 import { EventBus } from "../bus/EventBus.js";
 import { loadConfig, type KernelConfig } from "../config/Config.js";
+import { ListenerController } from "../health/ListenerController.js";
 import { HealthController } from "../health/HealthController.js";
 import { HealthService } from "../health/HealthService.js";
 import { HttpApp } from "../http/HttpApp.js";
@@ -19,7 +20,14 @@ import { JobScheduler } from "../jobs/JobScheduler.js";
 import { JsonLogger, type LogSink, type Logger } from "../logging/Logger.js";
 import { kernelVersion } from "../paths.js";
 import { discoverBuiltin, loadConfigured, orderPlugins, PluginLoadError, type LoadedPlugin } from "../pluginhost/PluginLoader.js";
-import { pluginContextToken, type ListenerStatus, type PluginContext, type PluginManifest } from "../pluginhost/manifest.js";
+import {
+  pluginContextToken,
+  type CommandEnvironment,
+  type ListenerReport,
+  type ListenerStatus,
+  type PluginContext,
+  type PluginManifest,
+} from "../pluginhost/manifest.js";
 import { checkProviderRules, ProviderOwners } from "../pluginhost/providerRules.js";
 import { Realtime } from "../realtime/Realtime.js";
 import { Secrets } from "../secrets/Secrets.js";
@@ -51,7 +59,7 @@ export class BootAborted extends Error {
   }
 }
 
-const CORE_CONTROLLERS = [HealthController, SessionController, AccountController, TokenController];
+const CORE_CONTROLLERS = [HealthController, ListenerController, SessionController, AccountController, TokenController];
 
 /** What a running kernel holds; built by the boot phases of startKernel. */
 export interface KernelParts {
@@ -156,6 +164,22 @@ function collectExtensions(plugins: LoadedPlugin[]): Map<string, unknown[]> {
   return extensions;
 }
 
+/**
+ * The environment of a plugin's CLI command (`nms poller …`): the same plugins a kernel with this configuration would
+ * load, their extension points, and their config sections checked with defaults, without starting anything.
+ */
+export async function commandEnvironment(config: KernelConfig): Promise<{ plugins: LoadedPlugin[]; env: CommandEnvironment }> {
+  const found = await findPlugins(config, [], kernelVersion());
+  return {
+    plugins: found.plugins,
+    env: {
+      config,
+      extensions: { get: <T>(point: string) => Object.freeze([...((found.extensions.get(point) ?? []) as T[])]) },
+      pluginConfig: <T>(id: string) => found.configs.get(id) as T,
+    },
+  };
+}
+
 // ---- Boot phases. Each does one thing and pushes what undoes it onto the stop stack. ----
 
 interface FoundPlugins {
@@ -216,7 +240,30 @@ interface CoreServices {
   bus: EventBus;
   jobs: JobScheduler;
   realtime: Realtime;
-  listeners: Map<string, ListenerStatus>;
+  listeners: Map<string, ListenerEntry>;
+}
+
+/** A declared listener and what its plugin last reported (counters by reference, copied when read). */
+interface ListenerEntry {
+  plugin: string;
+  name: string;
+  stream: string;
+  protocol: ListenerStatus["protocol"];
+  report: ListenerReport;
+}
+
+function listenerStatus(l: ListenerEntry): ListenerStatus {
+  const c = l.report.counters;
+  return {
+    plugin: l.plugin,
+    name: l.name,
+    stream: l.stream,
+    protocol: l.protocol,
+    bound: l.report.bound,
+    address: l.report.bound ? (l.report.address ?? null) : null,
+    port: l.report.port,
+    counters: { received: c?.received ?? 0, dropped: c?.dropped ?? 0, malformed: c?.malformed ?? 0 },
+  };
 }
 
 /** Phase "services": secrets, accounts (the first admin), the bus, the scheduler with the kernel's own job, realtime. */
@@ -253,7 +300,14 @@ function pluginContexts(
   const contexts = new Map<string, PluginContext>();
   for (const p of found.plugins) {
     const m = p.manifest;
-    for (const l of m.listeners ?? []) core.listeners.set(`${m.id}.${l.name}`, { plugin: m.id, name: l.name, protocol: l.protocol, bound: false, port: null });
+    for (const l of m.listeners ?? [])
+      core.listeners.set(`${m.id}.${l.name}`, {
+        plugin: m.id,
+        name: l.name,
+        stream: l.stream ?? l.name,
+        protocol: l.protocol,
+        report: { bound: false, port: null },
+      });
     const ctx: PluginContext = {
       id: m.id,
       version: m.version,
@@ -270,7 +324,7 @@ function pluginContexts(
       reportListener: (name, status) => {
         const entry = core.listeners.get(`${m.id}.${name}`);
         if (!entry) throw new Error(`plugin ${m.id} declared no listener "${name}"`);
-        Object.assign(entry, status);
+        entry.report = { ...status };
       },
       get: <T>(token: abstract new (...args: never[]) => T): T => {
         const why = found.owners.refusal(m, token);
@@ -288,7 +342,8 @@ function pluginContexts(
         run: (data) => job.handler({ data, name: `${m.id}.${job.name}` }, ctx),
       });
     }
-    for (const ch of m.channels ?? []) core.realtime.declare({ fullName: `${m.id}.${ch.name}`, permission: ch.permission, scoped: ch.scoped });
+    for (const ch of m.channels ?? [])
+      core.realtime.declare({ fullName: `${m.id}.${ch.name}`, permission: ch.permission, scoped: ch.scoped, filter: ch.filter, maxBuffered: ch.maxBuffered });
   }
   return contexts;
 }
@@ -312,7 +367,7 @@ async function buildHttp(
     version,
     storeKind: opened.kind,
     plugins: () => plugins.map((p) => ({ id: p.manifest.id, version: p.manifest.version })),
-    listeners: () => [...core.listeners.values()].map((l) => ({ ...l })),
+    listeners: () => [...core.listeners.values()].map(listenerStatus),
   });
   const http = new HttpApp({
     controllers: [
@@ -427,10 +482,20 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       stops,
     });
     const names = found.plugins.map((p) => p.manifest.id).join(", ") || "none";
-    print(`nms-core ${version} ready at ${kernel.url} (mode ${config.mode}, store ${opened.kind}, plugins: ${names}) in ${Date.now() - bootStarted} ms`);
+    const bound = [...core.listeners.values()].map(listenerStatus).filter((l) => l.bound);
+    const listening = bound.length ? ` listening: ${bound.map((l) => `${l.stream} ${l.protocol} ${hostPort(l.address, l.port)}`).join(", ")}` : "";
+    print(
+      `nms-core ${version} ready at ${kernel.url} (mode ${config.mode}, store ${opened.kind}, plugins: ${names})${listening} in ${Date.now() - bootStarted} ms`,
+    );
     return kernel;
   } catch (err) {
     await stops.unwind();
     throw err;
   }
+}
+
+/** `address:port`, an IPv6 address in brackets. */
+function hostPort(address: string | null, port: number | null): string {
+  const a = address ?? "?";
+  return `${a.includes(":") ? `[${a}]` : a}:${port ?? "?"}`;
 }

@@ -22,17 +22,31 @@ export interface JobDeclaration<C = unknown> {
 }
 
 /** A Socket.IO channel `<pluginId>.<name>`; `scoped` channels deliver an event only to sockets whose folder scope covers it. */
+/**
+ * A subscriber's filter on a channel: called with what the client sent as `filter` when it subscribed; returns
+ * the test each published item must pass for that subscriber, or a sentence saying why the filter is refused.
+ */
+export type ChannelFilter = (params: unknown) => { ok: true; test: (item: unknown) => boolean } | { ok: false; message: string };
+
 export interface ChannelDeclaration {
   name: string;
   permission: PermissionName;
   scoped: boolean;
   description?: string;
+  /**
+   * Filtered channels: a publish carries an array of items, and each subscriber gets (as one message) the items that
+   * pass its own filter; a subscriber whose unsent messages exceed `maxBuffered` is disconnected (the publisher never waits).
+   */
+  filter?: ChannelFilter;
+  maxBuffered?: number;
 }
 
 /** A network listener the plugin runs (it binds it in `start`), reported in health and for monitoring gaps. */
 export interface ListenerDeclaration {
   name: string;
-  protocol: "udp" | "tcp";
+  protocol: "udp" | "tcp" | "tls";
+  /** The stream it receives (`syslog`, `trap`, `flow` …); default the listener's name. */
+  stream?: string;
   /** Key of the plugin's config section holding the port. */
   portKey: string;
   description?: string;
@@ -53,10 +67,18 @@ export interface ExtensionPointDeclaration {
 }
 
 /** A command of the `nms` CLI a plugin provides (`nms <name> ...`), e.g. a remote poller process. */
+/** What a plugin's CLI command runs with: the configuration, the loaded plugins' extension points, and each plugin's checked config section. */
+export interface CommandEnvironment {
+  config: KernelConfig;
+  extensions: ExtensionRegistry;
+  /** A plugin's `pluginConfig` section, checked against its schema with the defaults applied (throws naming what is wrong). */
+  pluginConfig<T = unknown>(pluginId: string): T;
+}
+
 export interface CommandDeclaration {
   description: string;
   /** Runs with the arguments after the command name; resolves with the process exit code. */
-  run(argv: string[], env: { config: KernelConfig }): Promise<number>;
+  run(argv: string[], env: CommandEnvironment): Promise<number>;
 }
 
 export interface PluginManifest<C = unknown> {
@@ -138,12 +160,34 @@ export interface ExtensionRegistry {
   get<T = unknown>(point: string): readonly T[];
 }
 
+/** Counters a listener keeps (read live by GET /listeners). */
+export interface ListenerCounters {
+  /** Messages read off the wire, malformed ones included. */
+  received: number;
+  /** Messages refused or lost: over a limit, a full queue, an unknown community. */
+  dropped: number;
+  /** Messages that did not parse. */
+  malformed: number;
+}
+
 export interface ListenerStatus {
   plugin: string;
   name: string;
-  protocol: "udp" | "tcp";
+  stream: string;
+  protocol: "udp" | "tcp" | "tls";
+  bound: boolean;
+  /** The address it is bound to (null while unbound). */
+  address: string | null;
+  port: number | null;
+  counters: ListenerCounters;
+}
+
+/** What a plugin reports for one of its declared listeners; `counters` is kept by reference and read when listed. */
+export interface ListenerReport {
   bound: boolean;
   port: number | null;
+  address?: string | null;
+  counters?: ListenerCounters;
 }
 
 /** A class a plugin registers as a provider (an `@Injectable()`), used as its own DI token. */
@@ -164,7 +208,7 @@ export interface PluginContext<C = unknown> {
   readonly extensions: ExtensionRegistry;
   readonly log: Logger;
   /** Records that one of the declared listeners is bound (or released). */
-  reportListener(name: string, status: { bound: boolean; port: number | null }): void;
+  reportListener(name: string, status: ListenerReport): void;
   /**
    * A provider instance: one of this plugin's `providers`, or one that a plugin in its `dependsOn` lists in `exports`.
    * Anything else throws, naming the provider and the rule. Usable once the kernel has built its container (from `start` on).

@@ -7,17 +7,28 @@ import { ANONYMOUS_VIEWER, hasPermission, type Caller, type PermissionName } fro
 import { ApiError, unauthorized } from "../http/errors.js";
 import type { Logger } from "../logging/Logger.js";
 import { closePool, type Queryable } from "../store/Store.js";
-import type { PluginRealtime, PublishOptions } from "../pluginhost/manifest.js";
+import type { ChannelFilter, PluginRealtime, PublishOptions } from "../pluginhost/manifest.js";
 
 export interface ChannelSpec {
   fullName: string;
   permission: PermissionName;
   scoped: boolean;
+  /** Filtered channel: each subscriber gets the items of a publish that pass its own filter (ChannelDeclaration). */
+  filter?: ChannelFilter;
+  maxBuffered?: number;
 }
+
+/** Unsent messages past which a subscriber of a filtered channel is disconnected, unless the channel says otherwise. */
+const DEFAULT_MAX_BUFFERED = 1000;
+/** The event replicas exchange for filtered channels (each filters for its own sockets). */
+const FILTERED_EVENT = "nms:filtered";
 
 type Ack = (reply: { ok: true; channel: string } | { ok: false; error: { code: string; message: string } }) => void;
 
 const ALL = "all";
+
+/** Messages engine.io holds for a socket that its transport has not taken yet (a subscriber that does not read). */
+const unsent = (socket: Socket): number => (socket.conn as unknown as { writeBuffer: unknown[] }).writeBuffer.length;
 const room = (channel: string, part: string) => `ch:${channel}:${part}`;
 
 /**
@@ -89,6 +100,10 @@ export class Realtime {
         });
     });
     this.io.on("connection", (socket) => this.onConnection(socket));
+    this.io.on(FILTERED_EVENT, (channel: string, event: string, items: unknown[], folders: string[]) => {
+      const spec = this.channels.get(channel);
+      if (spec?.filter) this.dispatchFiltered(spec, event, items, folders);
+    });
     this.sweep = setInterval(() => void this.revalidate().catch((err) => this.log.warn("socket revalidation failed", { error: err })), this.revalidateMs);
     this.sweep.unref();
   }
@@ -142,6 +157,11 @@ export class Realtime {
       if (!hasPermission(caller, spec.permission)) {
         return reply({ ok: false, error: { code: "permission_denied", message: `Your role (${caller.role}) lacks the ${spec.permission} permission.` } });
       }
+      if (spec.filter) {
+        const verdict = spec.filter((req as { filter?: unknown })?.filter ?? {});
+        if (!verdict.ok) return reply({ ok: false, error: { code: "invalid_filter", message: verdict.message } });
+        (socket.data.filters ??= {} as Record<string, (item: unknown) => boolean>)[spec.fullName] = verdict.test;
+      }
       void socket.join(this.roomsFor(spec, caller));
       reply({ ok: true, channel: spec.fullName });
     });
@@ -165,7 +185,40 @@ export class Realtime {
     if (!this.io) return;
     const rooms = [room(channel, ALL)];
     if (spec.scoped) for (const f of options.folders ?? []) rooms.push(room(channel, `f:${f}`));
+    if (spec.filter) {
+      const items = Array.isArray(payload) ? payload : [payload];
+      this.dispatchFiltered(spec, event, items, options.folders ?? []);
+      if (this.adapterPool) this.io.serverSideEmit(FILTERED_EVENT, channel, event, items, options.folders ?? []);
+      return;
+    }
     this.io.to(rooms).emit(event, payload);
+  }
+
+  /**
+   * A filtered channel's publish, on this replica: every local socket in the channel's rooms (scope) gets the items
+   * passing its filter as one message; one with too many unsent messages is told why and disconnected.
+   */
+  private dispatchFiltered(spec: ChannelSpec, event: string, items: unknown[], folders: readonly string[]): void {
+    const ns = this.io!.of("/");
+    const ids = new Set<string>();
+    const rooms = [room(spec.fullName, ALL), ...(spec.scoped ? folders.map((f) => room(spec.fullName, `f:${f}`)) : [])];
+    for (const r of rooms) for (const id of ns.adapter.rooms.get(r) ?? []) ids.add(id);
+    const max = spec.maxBuffered ?? DEFAULT_MAX_BUFFERED;
+    for (const id of ids) {
+      const socket = ns.sockets.get(id);
+      if (!socket) continue;
+      const test = (socket.data.filters as Record<string, (item: unknown) => boolean> | undefined)?.[spec.fullName];
+      const passed = test ? items.filter((item) => test(item)) : items;
+      if (!passed.length) continue;
+      const buffered = unsent(socket);
+      if (buffered > max) {
+        this.log.warn("slow subscriber disconnected", { channel: spec.fullName, buffered });
+        socket.emit("dropped", { channel: spec.fullName, reason: "too_slow" });
+        socket.disconnect(true);
+        continue;
+      }
+      socket.emit(event, passed);
+    }
   }
 
   forPlugin(pluginId: string): PluginRealtime {

@@ -14,6 +14,10 @@ export const PG_ERROR = {
   checkViolation: "23514",
   /** 22P02: text that does not read as the column's type (a uuid, inet or number cast). */
   invalidTextRepresentation: "22P02",
+  /** 2201B: a regular expression that does not compile. */
+  invalidRegularExpression: "2201B",
+  /** 57014: the statement was cancelled (statement_timeout). */
+  queryCanceled: "57014",
 } as const;
 
 export type PgErrorCode = (typeof PG_ERROR)[keyof typeof PG_ERROR];

@@ -66,6 +66,12 @@ export interface TestKernel {
   stop(): Promise<void>;
 }
 
+/** The events plugin's listeners off, under what the test set (its syslog and traps sections merged key by key). */
+function passiveOff(events: Record<string, unknown> = {}): Record<string, unknown> {
+  const section = (name: string, off: Record<string, null>) => ({ ...off, ...(events[name] as object | undefined) });
+  return { ...events, syslog: section("syslog", { udp: null, tcp: null, tls: null }), traps: section("traps", { udp: null }) };
+}
+
 let running: Kernel | null = null;
 let counter = 0;
 
@@ -125,10 +131,11 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
         logLevel: "debug",
         jobs: { drainMs: 5000, processEvery: "1 second", lockLifetimeMs: 2000 },
         ...options.overrides,
-        // Test kernels poll nothing unless a test turns the embedded poller on.
+        // Test kernels poll nothing and bind no passive listener (syslog, traps) unless a test asks (port 0 = any free port).
         pluginConfig: {
           ...options.overrides?.pluginConfig,
           polling: { embeddedPoller: false, ...(options.overrides?.pluginConfig?.polling as object | undefined) },
+          events: passiveOff(options.overrides?.pluginConfig?.events as Record<string, unknown> | undefined),
         },
       },
       plugins: options.plugins ?? [],

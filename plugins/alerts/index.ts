@@ -14,6 +14,7 @@ import { ThresholdRepository } from "./repositories/ThresholdRepository.js";
 import { AckService } from "./services/AckService.js";
 import { ActiveAlertService } from "./services/ActiveAlertService.js";
 import { AlertEngine, startAlertEngine, stopAlertEngine } from "./services/AlertEngine.js";
+import { EventAlertService } from "./services/EventAlertService.js";
 import { HistoryService } from "./services/HistoryService.js";
 import { IncidentWriter } from "./services/IncidentWriter.js";
 import { MaintenanceService } from "./services/MaintenanceService.js";
@@ -52,7 +53,9 @@ export const alertsPlugin = definePlugin({
     MuteRepository,
     MaintenanceService,
     MaintenanceRepository,
+    EventAlertService,
   ],
+  exports: [EventAlertService],
   jobs: [
     // Node states follow maintenance windows opening and closing.
     { name: "node-states", every: "1 minute", handler: (_job, ctx) => refreshNodeStatesJob(ctx) },

@@ -105,3 +105,35 @@ declare module "../../core/bus/EventBus.js" {
     "polling.poller.offline": PollerEvent;
   }
 }
+
+/** Extension point `polling.passive`: receivers a remote poller runs for its pool (syslog, traps …) besides polling. */
+export const PASSIVE_RECEIVERS_POINT = "polling.passive";
+
+/** What a remote poller gives a passive receiver. */
+export interface PassiveEnvironment {
+  pollerId: string;
+  pool: string;
+  dataDir: string;
+  /** A plugin's checked `pluginConfig` section (defaults applied). */
+  pluginConfig<T = unknown>(pluginId: string): T;
+  /** POSTs JSON to the core under /api/v1 with the poller's token; resolves with the HTTP status (0 = not reached). Never buffered. */
+  post(path: string, body: unknown): Promise<number>;
+  log: {
+    debug(msg: string, fields?: Record<string, unknown>): void;
+    info(msg: string, fields?: Record<string, unknown>): void;
+    warn(msg: string, fields?: Record<string, unknown>): void;
+    error(msg: string, fields?: Record<string, unknown>): void;
+  };
+}
+
+/** A running passive receiver: the listeners it bound (`syslog.udp:514` …), reported at registration and named by monitoring gaps. */
+export interface RunningPassive {
+  listeners: string[];
+  stop(): Promise<void>;
+}
+
+/** An item of `polling.passive`, contributed by the plugin that owns the stream. */
+export interface PassiveReceiver {
+  name: string;
+  start(env: PassiveEnvironment): Promise<RunningPassive>;
+}

@@ -13,9 +13,16 @@ import { CollectionTemplateService } from "./services/CollectionTemplateService.
 import { MetricsService } from "./services/MetricsService.js";
 import { SWEEP_CHANNEL, SWEEP_JOB, SweepService } from "./services/SweepService.js";
 import { SnmpPollerService } from "./snmp/SnmpPollerService.js";
+import type { PassiveReceiver } from "./contract.js";
 
 export * from "./contract.js";
 export type { PollingConfig } from "./context.js";
+
+/** Refuses a contribution to `polling.passive` that is not a PassiveReceiver. */
+function validatePassiveReceiver(item: unknown): void {
+  const r = item as Partial<PassiveReceiver> | null;
+  if (!r || typeof r.name !== "string" || typeof r.start !== "function") throw new Error("a passive receiver is { name: string, start(env) }");
+}
 
 export const pollingPlugin = definePlugin({
   id: "polling",
@@ -40,6 +47,9 @@ export const pollingPlugin = definePlugin({
   channels: [SWEEP_CHANNEL],
   // nms poller --pool NAME --core URL (a remote poller), nms poller deploy --pool NAME (a container)
   commands: { ...runtimeCommands },
+  extensionPoints: [
+    { name: "passive", validate: validatePassiveReceiver, description: "receivers remote pollers run for their pool (PassiveReceiver in the contract)" },
+  ],
   bundle: { tables: [...collectionTemplateBundleTables] },
   config: pollingConfigSchema,
   // The embedded poller of the `default` pool, and the sample sink.

@@ -61,6 +61,8 @@ describe("PostgreSQL errors", () => {
       uniqueViolation: "23505",
       checkViolation: "23514",
       invalidTextRepresentation: "22P02",
+      invalidRegularExpression: "2201B",
+      queryCanceled: "57014",
     });
   });
 

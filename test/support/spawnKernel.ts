@@ -33,6 +33,14 @@ export interface SpawnOptions {
 }
 
 /** Starts `node dist/core/main.js` as a real process on a free port; resolves at the ready line. */
+/** A spawned kernel binds no syslog or trap port unless a test asks (the production defaults are 514, 6514 and 162). */
+export const PASSIVE_OFF: NodeJS.ProcessEnv = {
+  NMS__pluginConfig__events__syslog__udp: "null",
+  NMS__pluginConfig__events__syslog__tcp: "null",
+  NMS__pluginConfig__events__syslog__tls: "null",
+  NMS__pluginConfig__events__traps__udp: "null",
+};
+
 export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKernel> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
   const child = spawn(process.execPath, [MAIN], {
@@ -44,6 +52,7 @@ export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKe
       NMS_HOST: "127.0.0.1",
       NMS_DATA_DIR: dataDir,
       NMS_BUILTIN_PLUGINS: "false",
+      ...PASSIVE_OFF,
       ...options.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -92,7 +101,7 @@ export async function bootFailure(env: NodeJS.ProcessEnv, timeoutMs = 30000): Pr
   const dataDir = env.NMS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", NMS_DATA_DIR: dataDir, NMS_BUILTIN_PLUGINS: "false", ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", NMS_DATA_DIR: dataDir, NMS_BUILTIN_PLUGINS: "false", ...PASSIVE_OFF, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -6,7 +6,7 @@
 import type { AlertTransition } from "../contract.js";
 import type { ActiveRow, HistoryInsert } from "../repositories/IncidentRepository.js";
 import { isThresholdCheck } from "./checks.js";
-import { timeOrderedUuid } from "./ids.js";
+import { timeOrderedUuid } from "../../../core/index.js";
 
 /** What a clear records besides the incident: the sample that committed it (threshold checks), for its value and the port's current name. */
 export interface ClearedBy {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { type PluginContext } from "../../../core/index.js";
 import type { PollerEvent, ReachabilityEvent, Sample } from "../../polling/contract.js";
 import { classify, hitAtLevel, LEVEL_OF, levelOf, type BandHit, type Level } from "../lib/bands.js";
-import { isThresholdCheck, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
+import { EVENT_METRIC, isThresholdCheck, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
 import { dwellStep, newDwellState, type DwellState } from "../lib/dwell.js";
 import { historyRow } from "../lib/history.js";
 import type { ThresholdRule } from "../lib/rules.js";
@@ -25,6 +25,17 @@ interface SeriesState {
   check_id: string;
   dwell: DwellState;
   open: OpenIncident | null;
+}
+
+/** An incident another plugin raises on a node through EventAlertService (its check is that plugin's rule id). */
+export interface ExternalAlert {
+  node_id: string;
+  check_id: string;
+  severity: OpenIncident["severity"];
+  title: string;
+  at_ms: number;
+  observed_value?: number | null;
+  threshold_value?: number | null;
 }
 
 /** Counters for benchmarks and health. */
@@ -145,6 +156,70 @@ export class AlertEngine {
     }
     this.chain = this.chain.then(() => this.flushOnce());
     return this.chain;
+  }
+
+  // ---- event-driven incidents (EventAlertService, for the events plugin) ---------------------------
+
+  /**
+   * Opens a node incident for an external check (an event rule): node + check, metric EVENT_METRIC,
+   * no port or row. An open incident of the same severity is left alone; another severity moves it
+   * (a clear then a fire, as thresholds do). False when the node is not in the inventory.
+   */
+  raiseExternal(a: ExternalAlert): Promise<boolean> {
+    let raised = false;
+    return this.inOrder(async () => {
+      if (!this.running) return;
+      const node = a.node_id.toLowerCase();
+      const entry = (await this.resolver.nodes([node])).get(node);
+      if (!entry) return;
+      raised = true;
+      this.markSeen(entry);
+      const key = nodeIncidentKey(node, a.check_id, null, null);
+      const open = this.open.get(key);
+      if (open?.severity === a.severity) return;
+      if (open) this.queueClear(open, null, null);
+      this.queueOpen(
+        {
+          incident_key: key,
+          subject_kind: "node",
+          node_id: node,
+          subject_name: null,
+          check_id: a.check_id,
+          metric: EVENT_METRIC,
+          ifindex: null,
+          if_name: null,
+          row_key: null,
+          row_name: null,
+          severity: a.severity,
+          state: a.severity === "info" ? "ok" : a.severity,
+          direction: null,
+          observed_value: a.observed_value ?? null,
+          threshold_value: a.threshold_value ?? null,
+          title: a.title,
+          fired_at_ms: a.at_ms,
+          folder_path: entry.folder_path,
+        },
+        EVENT_METRIC,
+      );
+    }).then(() => raised);
+  }
+
+  /** Clears the external incident node + check; false when none is open. */
+  clearExternal(nodeId: string, checkId: string): Promise<boolean> {
+    let cleared = false;
+    return this.inOrder(async () => {
+      const open = this.open.get(nodeIncidentKey(nodeId.toLowerCase(), checkId, null, null));
+      if (!open) return;
+      cleared = true;
+      this.queueClear(open, null, null);
+    }).then(() => cleared);
+  }
+
+  /** Open incidents of external checks (metric EVENT_METRIC), so their owner can resume its own state after a restart. */
+  openExternal(): { node_id: string; check_id: string; severity: OpenIncident["severity"]; fired_at_ms: number }[] {
+    return [...this.open.values()]
+      .filter((i) => i.metric === EVENT_METRIC && i.node_id !== null)
+      .map((i) => ({ node_id: i.node_id!, check_id: i.check_id, severity: i.severity, fired_at_ms: i.fired_at_ms }));
   }
 
   /** Clears the open incidents of a threshold that was deleted. */
@@ -440,7 +515,7 @@ export class AlertEngine {
     for (const r of rows) {
       const inc: OpenIncident = { ...r, folder_path: r.node_id ? (nodes.get(r.node_id)?.folder_path ?? []) : [] };
       this.open.set(inc.incident_key, inc);
-      if (r.node_id && r.metric && isThresholdCheck(r.check_id) && r.severity !== "info") {
+      if (r.node_id && r.metric && r.metric !== EVENT_METRIC && isThresholdCheck(r.check_id) && r.severity !== "info") {
         const key = seriesKey(r.node_id, r.metric, r.ifindex, r.row_key);
         this.series.set(key, { node_id: r.node_id, metric: r.metric, check_id: r.check_id, dwell: newDwellState(LEVEL_OF[r.severity]), open: inc });
         this.seriesMetrics.set(r.metric, (this.seriesMetrics.get(r.metric) ?? 0) + 1);

@@ -47,8 +47,8 @@ const MAX_BACKOFF_MS = 5000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Talks to the core's /api/v1/pollers routes with the poller's bearer token. */
-class CoreClient {
+/** Talks to the core's /api/v1 routes with the poller's bearer token. */
+export class CoreClient {
   private readonly base: string;
 
   constructor(

@@ -1,10 +1,11 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { isPoolName, type CommandDeclaration, type KernelConfig } from "../../../core/index.js";
+import { isPoolName, type CommandDeclaration, type CommandEnvironment, type KernelConfig } from "../../../core/index.js";
+import { PASSIVE_RECEIVERS_POINT, type PassiveReceiver, type RunningPassive } from "../contract.js";
 import type { LoopLogger } from "./PollLoop.js";
 import { defaultProbes } from "./probes.js";
-import { RemotePoller } from "./RemotePoller.js";
+import { CoreClient, RemotePoller } from "./RemotePoller.js";
 import { POLLER_ID_PATTERN } from "./wire.js";
 
 const USAGE = `Usage:
@@ -85,7 +86,37 @@ function common(values: Record<string, string | boolean | undefined>): Common {
   return { pool, core, token, id };
 }
 
-async function runPoller(argv: string[], config: KernelConfig): Promise<number> {
+/** Starts every contributed passive receiver (syslog, traps …) for this poller's pool; one that fails is logged and left out. */
+async function startPassive(env: CommandEnvironment, c: Common, log: LoopLogger): Promise<RunningPassive[]> {
+  const client = new CoreClient(c.core, c.token, 10000);
+  const running: RunningPassive[] = [];
+  for (const r of env.extensions.get<PassiveReceiver>(PASSIVE_RECEIVERS_POINT)) {
+    try {
+      running.push(
+        await r.start({
+          pollerId: c.id,
+          pool: c.pool,
+          dataDir: env.config.dataDir,
+          pluginConfig: (id) => env.pluginConfig(id),
+          post: async (path, body) => {
+            try {
+              return (await client.call("POST", path, body)).status;
+            } catch {
+              return 0;
+            }
+          },
+          log,
+        }),
+      );
+    } catch (err) {
+      log.error("passive receiver not started", { receiver: r.name, error: (err as Error).message });
+    }
+  }
+  return running;
+}
+
+async function runPoller(argv: string[], env: CommandEnvironment): Promise<number> {
+  const config = env.config;
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -112,6 +143,7 @@ async function runPoller(argv: string[], config: KernelConfig): Promise<number> 
   const settings = pollingSettings(config);
   const log = stderrLogger(level);
   const { pollingPlugin } = await import("../index.js");
+  const passive = await startPassive(env, c, log);
   const poller = new RemotePoller({
     pollerId: c.id,
     pool: c.pool,
@@ -124,6 +156,7 @@ async function runPoller(argv: string[], config: KernelConfig): Promise<number> 
     refreshSecs: positiveInt(values["refresh-secs"], "refresh-secs", 30),
     probes: await defaultProbes({ snmpTimeoutMs: settings.snmpTimeoutMs, snmpRetries: settings.snmpRetries, log }),
     log,
+    listeners: passive.flatMap((p) => p.listeners),
   });
   await poller.start();
   log.info("poller running", { poller_id: c.id, pool: c.pool, core: c.core });
@@ -133,6 +166,7 @@ async function runPoller(argv: string[], config: KernelConfig): Promise<number> 
   });
   log.info("stopping");
   await poller.stop();
+  for (const p of passive) await p.stop().catch(() => undefined);
   const left = poller.status().buffer;
   log.info("poller stopped", { buffered_bytes_left: left.bytes });
   return 0;
@@ -212,9 +246,9 @@ async function runDeploy(argv: string[]): Promise<number> {
 /** `nms poller ...` and `nms poller deploy ...` (the manifest's `commands.poller`). */
 export const pollerCommand: CommandDeclaration = {
   description: "Run a remote poller for one pool (store and forward), or deploy one as a Docker container",
-  async run(argv, { config }) {
+  async run(argv, env) {
     try {
-      return argv[0] === "deploy" ? await runDeploy(argv.slice(1)) : await runPoller(argv, config);
+      return argv[0] === "deploy" ? await runDeploy(argv.slice(1)) : await runPoller(argv, env);
     } catch (err) {
       const parse = err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS");
       if (err instanceof UsageError || parse) {

@@ -92,7 +92,7 @@ function startPoller(): PollerProcess {
         HOME: process.env.HOME,
         NMS_POLLER_TOKEN: token,
         NMS_BUILTIN_PLUGINS: "false",
-        NMS_PLUGINS: join(ROOT, "dist/plugins/polling"),
+        NMS_PLUGINS: PLUGINS,
         NMS_DATA_DIR: work,
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -272,7 +272,7 @@ it("answers `nms poller deploy` with a clear one-line error and exit code 2 when
         HOME: process.env.HOME,
         NMS_DOCKER_HOST: host,
         NMS_BUILTIN_PLUGINS: "false",
-        NMS_PLUGINS: join(ROOT, "dist/plugins/polling"),
+        NMS_PLUGINS: PLUGINS,
       },
       encoding: "utf8",
       timeout: 20000,
@@ -285,7 +285,7 @@ it("answers `nms poller deploy` with a clear one-line error and exit code 2 when
   }
   const usage = spawnSync(process.execPath, [CLI, "poller", "--core", "http://127.0.0.1:9"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_BUILTIN_PLUGINS: "false", NMS_PLUGINS: join(ROOT, "dist/plugins/polling") },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_BUILTIN_PLUGINS: "false", NMS_PLUGINS: PLUGINS },
     encoding: "utf8",
   });
   expect(usage.status).toBe(2);

@@ -301,7 +301,9 @@ describe("collection template items", () => {
 
   it("turns template counters into per-second rates across two polls", async () => {
     const a = await poller.poll(target(sim.port, v2c("synth"), TEMPLATES));
-    await sleep(2000);
+    // 4 s apart: the simulator's counters follow its clock, ours the reply's arrival; on a loaded machine a
+    // reply late by 100 ms skews a 2 s window by 5 %.
+    await sleep(4000);
     const b = await poller.poll(target(sim.port, v2c("synth"), TEMPLATES));
     const point = (r: SnmpPollOutcome, metric: string, row: number | null): CounterState => {
       const c = r.template_counters.find((x) => x.metric === metric && x.row === row)!;
