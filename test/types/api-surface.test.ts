@@ -16,6 +16,7 @@ describe("the nms-core package's exported values", () => {
         ...["ErrorEnvelope", "CreatedId", "MutationOk", "Body"],
         ...["decodeCursor", "encodeCursor", "page", "sendPage", "invalidCursor", "NEXT_CURSOR_HEADER", "ReturnsPage"],
         ...["ident", "isoTimestamp", "PG_ERROR", "pgErrorCode", "isPgError", "pgConstraint"],
+        ...["DayPartitions", "dayStart", "DAY_MS", "timeOrderedUuid"],
         ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
         ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "formatIp", "parseCidr", "prefixContains"],
       ].sort(),
@@ -37,9 +38,13 @@ describe("the nms-core package's exported values", () => {
     expect(await names("nms-core/contracts/inventory")).toEqual(
       ["ClassifierService", "CredentialService", "InventoryLimits", "NODE_DIRECTORY_VIEW", "NodeService", "PROFILE_DIRECTORY_VIEW"].sort(),
     );
-    expect(await names("nms-core/contracts/polling")).toEqual(["METRICS", "RAW_COUNTER_METRICS", "RAW_COUNTER_MIB_NAMES", "isRawCounterMetric"].sort());
-    // alerts' contract is types and bus events only.
-    expect(await names("nms-core/contracts/alerts")).toEqual([]);
+    expect(await names("nms-core/contracts/polling")).toEqual(
+      ["METRICS", "PASSIVE_RECEIVERS_POINT", "RAW_COUNTER_METRICS", "RAW_COUNTER_MIB_NAMES", "isRawCounterMetric"].sort(),
+    );
+    // alerts' contract: bus events, and the service other plugins' rules raise incidents through.
+    expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlertService"]);
+    // events' contract is types and the bus event only.
+    expect(await names("nms-core/contracts/events")).toEqual([]);
     expect(await names("nms-core/contracts/notifications")).toEqual(["CHANNEL_KINDS_POINT", "DeliveryError", "LIFECYCLE_POINTS"]);
   });
 });

@@ -47,7 +47,7 @@ export interface Varbind {
 export interface TrapMessage {
   version: "v1" | "v2c" | "v3";
   pdu: "trap" | "inform";
-  /** v1/v2c community (never stored in events: it is a secret); v3 user name. */
+  /** v1/v2c community the trap came with (never stored: it is a secret; the pipeline ignores it); v3 user name. */
   community: string | null;
   user: string | null;
   trap_oid: string;
@@ -70,7 +70,10 @@ export interface Inbound {
   received_at_ms: number;
   syslog: SyslogMessage | null;
   trap: TrapMessage | null;
-  /** The bytes as text (UTF-8, invalid sequences replaced, NULs removed, cut at the max size) when the message did not parse. */
+  /**
+   * When the message did not parse: syslog, the bytes as text (UTF-8, invalid sequences replaced, NULs removed, cut at
+   * the max size); traps, `0x` and the hex of the first 512 bytes, the community masked.
+   */
   raw: string | null;
   /** True when the bytes did not parse as the stream's format (stored as raw, counted as malformed). */
   malformed: boolean;

@@ -36,7 +36,8 @@ export interface SyslogListenerOptions {
   /** Open connections allowed per listener (default 1024). */
   maxConnections?: number;
   /** Receives every message, parsed or malformed. Must not block; a throw counts the message as dropped. */
-  onMessage: (m: Inbound) => void;
+  /** Returns false when it refused the message (counted as dropped). */
+  onMessage: (m: Inbound) => unknown;
   log?: SyslogListenerLog;
 }
 
@@ -66,7 +67,7 @@ class ListenerCore {
     readonly name: string,
     readonly transport: Transport,
     readonly maxMessageBytes: number,
-    private readonly onMessage: (m: Inbound) => void,
+    private readonly onMessage: (m: Inbound) => unknown,
     private readonly log: SyslogListenerLog | undefined,
   ) {}
 
@@ -103,8 +104,13 @@ class ListenerCore {
         malformed: true,
       };
     }
+    this.handOn(m);
+  }
+
+  /** Hands a message on; the consumer refusing it (false: its queue is full) or throwing counts as dropped. */
+  private handOn(m: Inbound): void {
     try {
-      this.onMessage(m);
+      if (this.onMessage(m) === false) this.counters.dropped++;
     } catch (err) {
       this.counters.dropped++;
       this.warn("syslog message handler failed", { error: String(err) });
@@ -135,12 +141,7 @@ class ListenerCore {
       raw,
       malformed: true,
     };
-    try {
-      this.onMessage(m);
-    } catch (err) {
-      this.counters.dropped++;
-      this.warn("syslog message handler failed", { error: String(err) });
-    }
+    this.handOn(m);
   }
 
   warn(msg: string, meta?: object): void {

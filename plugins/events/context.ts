@@ -1,0 +1,66 @@
+/** The events plugin's configuration schema (the one source of its config type) and its context token. */
+import { pluginContextToken, type ConfigOf, type PluginContext } from "../../core/index.js";
+
+/** A listener port: 0 = any free port (tests), null = off. Production defaults are the IANA ports (docs/events.md: binding them without root). */
+const port = (fallback: number | null) => ({ type: ["integer", "null"], minimum: 0, maximum: 65535, default: fallback }) as const;
+
+export const eventsConfigSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    syslog: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        udp: port(514),
+        tcp: port(514),
+        tls: port(6514),
+        /** PEM files of the TLS listener; when unset a self-signed pair is made once in the data directory. */
+        tlsCert: { type: ["string", "null"], default: null },
+        tlsKey: { type: ["string", "null"], default: null },
+        /** Address the syslog listeners bind ("::" = every IPv4 and IPv6 address). */
+        bindAddress: { type: "string", default: "0.0.0.0" },
+        /** Longest message kept; a longer datagram is dropped, a longer stream frame is skipped (both counted as dropped). */
+        maxMessageBytes: { type: "integer", minimum: 480, maximum: 65536, default: 8192 },
+        /** A TCP/TLS connection silent this long is closed. */
+        idleTimeoutMs: { type: "integer", minimum: 1000, maximum: 86400000, default: 300000 },
+        maxConnectionsPerAddress: { type: "integer", minimum: 1, maximum: 10000, default: 32 },
+        maxConnections: { type: "integer", minimum: 1, maximum: 100000, default: 2048 },
+      },
+    },
+    traps: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        udp: port(162),
+        bindAddress: { type: "string", default: "0.0.0.0" },
+        /** v1/v2c communities accepted; traps with any other are counted and dropped. */
+        communities: { type: "array", items: { type: "string", minLength: 1, maxLength: 64 }, maxItems: 64, default: ["public"] },
+        /** Ids of inventory snmp_v3 credentials whose USM users may send v3 traps and informs. */
+        v3Credentials: { type: "array", items: { type: "string" }, maxItems: 256, default: [] },
+        /** Most remote engine ids whose keys are kept (the oldest is forgotten first). */
+        engineIdCacheSize: { type: "integer", minimum: 16, maximum: 1000000, default: 4096 },
+        /** This receiver's SNMP engine id (hex, 5 to 32 bytes) for v3 informs; unset = one made once and kept in the data directory. */
+        engineId: { type: ["string", "null"], pattern: "^(0x)?([0-9a-fA-F]{2}){5,32}$", default: null },
+      },
+    },
+    /** Received events waiting for the store; past this they are dropped and counted (the receivers never wait). */
+    queueSize: { type: "integer", minimum: 1000, maximum: 10000000, default: 200000 },
+    /** Events written by one statement, and the longest an event waits to be written. */
+    batchSize: { type: "integer", minimum: 1, maximum: 50000, default: 5000 },
+    flushMs: { type: "integer", minimum: 10, maximum: 60000, default: 250 },
+    /** Days of events kept (whole daily partitions are dropped). */
+    retentionDays: { type: "integer", minimum: 1, maximum: 3650, default: 14 },
+    /** How often the node-address map used for attribution is re-read besides inventory changes. */
+    directoryRefreshMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 60000 },
+    /** Most HTTP ingest events in one request. */
+    ingestMaxEvents: { type: "integer", minimum: 1, maximum: 10000, default: 1000 },
+  },
+} as const;
+
+export type EventsConfig = ConfigOf<typeof eventsConfigSchema>;
+export type EventsContext = PluginContext<EventsConfig>;
+
+export const EVENTS_CONTEXT = pluginContextToken("events");

@@ -1,0 +1,94 @@
+import { Controller, Inject } from "@tsed/di";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Context, QueryParams } from "@tsed/platform-params";
+import { Description, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, Permission, Public, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { CountBucket, EventView, ForwardedBody, ForwardedResult, IngestBody, IngestResult, StatsBucket, TimeBucket } from "../models/EventModels.js";
+import { EventQueryService, MAX_BUCKETS, type EventQuery } from "../services/EventQueryService.js";
+import { IngestService } from "../services/IngestService.js";
+
+const FILTER_DOC =
+  "Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name).";
+
+/** The event list, the spec's event stats, and the HTTP ingest of event sources. */
+@Controller("/events")
+export class EventController {
+  @Inject(EventQueryService)
+  private query: EventQueryService;
+
+  @Inject(IngestService)
+  private ingest: IngestService;
+
+  @Get("/")
+  @Permission("read")
+  @Summary("Events, newest first (keyset pagination); folder-scoped callers see the events of their nodes")
+  @Description(FILTER_DOC)
+  @ReturnsPage(EventView)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed (a malformed bound, an unknown kind or action, a bad severity), invalid_regex, invalid_cursor"))
+  @(Returns(503, ErrorEnvelope).Description("query_timeout: narrow the range"))
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams() q: EventQuery,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+  ): Promise<EventView[]> {
+    return sendPage(ctx, await this.query.list(strings(q), limit, cursor));
+  }
+
+  @Get("/stats")
+  @Permission("read")
+  @Summary(
+    "Event counts: group_by=time gives buckets {ts_unix_ms, count, by_kind}; kind, action, trap or source give count-ordered buckets {key, node_id, count}",
+  )
+  @Description(
+    `${FILTER_DOC} group_by: kind (default), action, trap, source, time. limit: categorical buckets, 1-1000, default 10. bucket_secs: time bucket width (default: the range in about 200 buckets, at least 60 s; at most ${MAX_BUCKETS} buckets). split: kind (time buckets carry by_kind).`,
+  )
+  @(Returns(200, Array).Of(StatsBucket))
+  @(Returns(400, ErrorEnvelope).Description(
+    "validation_failed: malformed range bound, unknown kind, group_by outside kind/action/trap/source/time, bad limit, bucket_secs or split; invalid_regex",
+  ))
+  @(Returns(503, ErrorEnvelope).Description("query_timeout: narrow the range; store_unavailable: no node-name resolution (skeleton mode)"))
+  stats(@QueryParams() q: EventQuery & { group_by?: string; limit?: string; bucket_secs?: string; split?: string }): Promise<TimeBucket[] | CountBucket[]> {
+    return this.query.stats(strings(q));
+  }
+
+  @Post("/forwarded")
+  @Permission("ManageSystem")
+  @ScopeUnsupported()
+  @Summary("Records a remote poller's syslog and trap receivers forwarded (the poller's token); fire-and-forget, never buffered")
+  @Returns(202, ForwardedResult)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed: not a forwarded batch"))
+  forwarded(@Body() body: ForwardedBody, @Context() ctx: PlatformContext): ForwardedResult {
+    const result = this.ingest.forwarded(body);
+    ctx.response.status(202);
+    return result;
+  }
+
+  @Post("/ingest")
+  @Public()
+  @Summary("Post events to an http event source, authenticated with that source's ingest token (Authorization: Bearer)")
+  @Returns(202, IngestResult)
+  @(Returns(400, ErrorEnvelope).Description(
+    "validation_failed: the body, or text a store cannot keep (NUL, lone surrogates), or more events than ingestMaxEvents",
+  ))
+  @(Returns(401, ErrorEnvelope).Description("no ingest token, or not one of an enabled http source"))
+  async post(@Body() body: IngestBody, @Context() ctx: PlatformContext): Promise<IngestResult> {
+    const result = await this.ingest.post(ctx.request.get("authorization"), body, remoteAddress(ctx));
+    ctx.response.status(202);
+    return result;
+  }
+}
+
+/** Query values as strings: a repeated parameter (an array) keeps its first value. */
+function strings<T extends object>(q: T): T {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) {
+    if (typeof v === "string") out[k] = v;
+    else if (Array.isArray(v) && typeof v[0] === "string") out[k] = v[0];
+  }
+  return out as T;
+}
+
+function remoteAddress(ctx: PlatformContext): string {
+  return ctx.request.raw.socket?.remoteAddress ?? "";
+}

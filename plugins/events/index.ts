@@ -1,0 +1,96 @@
+import { definePlugin, sqlMigrationsFrom, type PluginContext } from "../../core/index.js";
+import { EventAlertService } from "../alerts/contract.js";
+import { eventsConfigSchema, type EventsConfig } from "./context.js";
+import { EventController } from "./controllers/EventController.js";
+import { EventRuleController } from "./controllers/EventRuleController.js";
+import { EventSourceController } from "./controllers/EventSourceController.js";
+import { EventRepository } from "./repositories/EventRepository.js";
+import { RuleRepository } from "./repositories/RuleRepository.js";
+import { SourceRepository } from "./repositories/SourceRepository.js";
+import { EventPipeline, liveView } from "./services/EventPipeline.js";
+import { EventQueryService } from "./services/EventQueryService.js";
+import { IngestService } from "./services/IngestService.js";
+import { liveFilter } from "./services/liveFilter.js";
+import { LISTENERS } from "./lib/receivers.js";
+import { eventsPassiveReceiver } from "./poller/passive.js";
+import { ListenerService } from "./services/ListenerService.js";
+import { NodeDirectory } from "./services/NodeDirectory.js";
+import { RuleService } from "./services/RuleService.js";
+import { SourceService } from "./services/SourceService.js";
+
+export * from "./contract.js";
+export type { EventsConfig } from "./context.js";
+
+async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
+  if (ctx.mode !== "full") return;
+  const pipeline = ctx.get(EventPipeline);
+  await pipeline.start(ctx.get(EventAlertService), (rows) => {
+    // One message per folder path per flush: a scoped subscriber gets the events of its folders only.
+    const groups = new Map<string, typeof rows>();
+    for (const r of rows) {
+      const key = r.folder_path.join("/");
+      const g = groups.get(key);
+      if (g) (g as unknown[]).push(r);
+      else groups.set(key, [r]);
+    }
+    for (const g of groups.values()) ctx.realtime.publish("live", "events", g.map(liveView), { folders: g[0].folder_path });
+  });
+  await ctx.get(ListenerService).start((m) => pipeline.accept(m));
+}
+
+async function stop(ctx: PluginContext<EventsConfig>): Promise<void> {
+  if (ctx.mode !== "full") return;
+  await ctx.get(ListenerService).stop();
+  await ctx.get(EventPipeline).stop();
+}
+
+export const eventsPlugin = definePlugin({
+  id: "events",
+  version: "0.1.0",
+  kernel: "^0.1.0",
+  description:
+    "Passive events: syslog (UDP, TCP, TLS) and SNMP trap receivers, HTTP ingest, event sources and rules raising alerts, the event list, stats and live stream",
+  dependsOn: { inventory: "^0.1.0", polling: "^0.1.0", alerts: "^0.1.0" },
+  // Remote pollers run the same receivers for their pool and forward to POST /events/forwarded.
+  contributes: { "polling.passive": [eventsPassiveReceiver] },
+  controllers: [EventController, EventRuleController, EventSourceController],
+  providers: [
+    EventPipeline,
+    EventRepository,
+    EventQueryService,
+    IngestService,
+    ListenerService,
+    NodeDirectory,
+    RuleService,
+    RuleRepository,
+    SourceService,
+    SourceRepository,
+  ],
+  migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
+  listeners: LISTENERS.map((l) => ({
+    name: l.name,
+    stream: l.stream,
+    protocol: l.protocol,
+    portKey: `${l.name.startsWith("traps") ? "traps" : "syslog"}.${l.protocol}`,
+  })),
+  channels: [
+    {
+      name: "live",
+      permission: "read",
+      scoped: true,
+      filter: liveFilter,
+      maxBuffered: 1000,
+      description: "received events as they are stored (event events.events: an array of events); subscribe with filter {kind, node_id, severity}",
+    },
+  ],
+  jobs: [{ name: "partitions", every: "1 hour", handler: async (_job, ctx) => void (await ctx.get(EventPipeline).maintainPartitions()) }],
+  bundle: {
+    tables: [
+      { name: "event_rules", export: (ctx) => ctx.get(RuleRepository).bundle() },
+      { name: "event_sources", export: (ctx) => ctx.get(SourceRepository).bundle() },
+    ],
+  },
+  config: eventsConfigSchema,
+  start,
+  stop,
+});

@@ -1,0 +1,196 @@
+import { Inject, Injectable } from "@tsed/di";
+import { ApiError, isoTimestamp, isPgError, PG_ERROR, type Queryable } from "../../../core/index.js";
+import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
+import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
+import type { CountBucket, EventView, TimeBucket } from "../models/EventModels.js";
+
+/** One event as the pipeline writes it. */
+export interface EventRow {
+  id: string;
+  received_at_ms: number;
+  kind: string;
+  transport: string;
+  listener: string;
+  source_ip: string | null;
+  source_id: string | null;
+  node_id: string | null;
+  folder_path: readonly string[];
+  severity: number | null;
+  facility: number | null;
+  host: string | null;
+  app: string | null;
+  msgid: string | null;
+  message: string;
+  trap_oid: string | null;
+  data: Record<string, unknown> | null;
+  raw: string | null;
+  malformed: boolean;
+  action: string;
+  rule_id: string | null;
+}
+
+/** Conditions of the event list and the stats (the spec's stats query table), already validated. */
+export interface EventFilter {
+  start: string | null;
+  end: string | null;
+  kinds: string[] | null;
+  nodeId: string | null;
+  matched: boolean | null;
+  actions: string[] | null;
+  severities: number[] | null;
+  q: { text: string; regex: boolean } | null;
+  msg: { text: string; regex: boolean; not: boolean } | null;
+  src: { text: string; cidr: boolean; not: boolean } | null;
+  /** Folder scope: null = every event; else only events of nodes filed beneath these folders. */
+  scopeFolders: string[] | null;
+}
+
+const VIEW_COLUMNS = `e.id, ${isoTimestamp("e.received_at")} AS received_at, e.kind, e.transport, e.listener, host(e.source_ip) AS source_ip, e.source_id, e.node_id,
+  e.severity, e.facility, e.host, e.app, e.msgid, e.message, e.trap_oid, e.data, e.raw, e.malformed, e.action, e.rule_id`;
+
+/** Longest a read of the events may run (a costly regex over a long range is stopped, not left to load the store). */
+const READ_TIMEOUT = "20s";
+
+/**
+ * SQL of events.events (daily partitions). Writes are one multi-row INSERT over unnest per batch;
+ * the list walks (received_at DESC, id DESC); stats aggregate over the same conditions.
+ */
+@Injectable()
+export class EventRepository {
+  @Inject(EVENTS_CONTEXT)
+  private ctx: EventsContext;
+
+  private get t() {
+    return this.ctx.store.table("events");
+  }
+
+  async insert(rows: readonly EventRow[], db: Queryable = this.ctx.store): Promise<void> {
+    if (!rows.length) return;
+    const col = <K extends keyof EventRow>(k: K) => rows.map((r) => r[k]);
+    await db.query(
+      `INSERT INTO ${this.t} (id, received_at, kind, transport, listener, source_ip, source_id, node_id, folder_path, severity, facility, host, app, msgid,
+              message, trap_oid, data, raw, malformed, action, rule_id)
+       SELECT u.id, timestamptz 'epoch' + u.ms * interval '1 millisecond', u.kind, u.transport, u.listener, u.source_ip::inet, u.source_id, u.node_id,
+              u.folder_path::uuid[], u.severity, u.facility, u.host, u.app, u.msgid, u.message, u.trap_oid, u.data::jsonb, u.raw, u.malformed, u.action, u.rule_id
+         FROM unnest($1::uuid[], $2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::int2[], $11::int2[],
+                     $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::bool[], $20::text[], $21::uuid[])
+           AS u(id, ms, kind, transport, listener, source_ip, source_id, node_id, folder_path, severity, facility, host, app, msgid, message, trap_oid,
+                data, raw, malformed, action, rule_id)`,
+      [
+        col("id"),
+        col("received_at_ms"),
+        col("kind"),
+        col("transport"),
+        col("listener"),
+        col("source_ip"),
+        col("source_id"),
+        col("node_id"),
+        rows.map((r) => `{${r.folder_path.join(",")}}`),
+        col("severity"),
+        col("facility"),
+        col("host"),
+        col("app"),
+        col("msgid"),
+        col("message"),
+        col("trap_oid"),
+        rows.map((r) => (r.data ? JSON.stringify(r.data) : null)),
+        col("raw"),
+        col("malformed"),
+        col("action"),
+        col("rule_id"),
+      ],
+    );
+  }
+
+  /** The WHERE clause of a filter, its parameters appended to `params`. */
+  private where(f: EventFilter, params: unknown[]): string[] {
+    const p = (v: unknown) => `$${params.push(v)}`;
+    const w: string[] = [];
+    if (f.start !== null) w.push(`e.received_at >= ${p(f.start)}::timestamptz`);
+    if (f.end !== null) w.push(`e.received_at < ${p(f.end)}::timestamptz`);
+    if (f.kinds) w.push(`e.kind = ANY (${p(f.kinds)}::text[])`);
+    if (f.nodeId !== null) w.push(`e.node_id = ${p(f.nodeId)}::uuid`);
+    if (f.matched !== null) w.push(f.matched ? "e.rule_id IS NOT NULL" : "e.rule_id IS NULL");
+    if (f.actions) w.push(`e.action = ANY (${p(f.actions)}::text[])`);
+    if (f.severities) w.push(`e.severity = ANY (${p(f.severities)}::int2[])`);
+    if (f.scopeFolders) w.push(`e.folder_path && ${p(f.scopeFolders)}::uuid[]`);
+    if (f.q) {
+      // Anywhere in the message, host, app, msgid, trap OID or raw text.
+      const hay = "concat_ws(' ', e.message, e.host, e.app, e.msgid, e.trap_oid, e.raw)";
+      w.push(f.q.regex ? `${hay} ~* ${p(f.q.text)}` : `strpos(lower(${hay}), lower(${p(f.q.text)})) > 0`);
+    }
+    if (f.msg) {
+      const m = f.msg.regex ? `e.message ~* ${p(f.msg.text)}` : `strpos(lower(e.message), lower(${p(f.msg.text)})) > 0`;
+      w.push(f.msg.not ? `NOT (${m})` : m);
+    }
+    if (f.src) {
+      const s = f.src.cidr
+        ? `coalesce(e.source_ip <<= ${p(f.src.text)}::inet, false)`
+        : `coalesce(strpos(host(e.source_ip), ${p(f.src.text)}) > 0 OR e.node_id IN (SELECT d.id FROM ${NODE_DIRECTORY_VIEW} d WHERE strpos(lower(d.name), lower($${params.length})) > 0), false)`;
+      w.push(f.src.not ? `NOT ${s}` : s);
+    }
+    return w;
+  }
+
+  /** Runs a read with a time limit, in its own transaction; over the limit it answers 503 query_timeout. */
+  private async read<R extends object>(sql: string, params: unknown[]): Promise<R[]> {
+    try {
+      return await this.ctx.store.tx(async (db) => {
+        await db.query(`SET LOCAL statement_timeout = '${READ_TIMEOUT}'`);
+        return (await db.query<R & Record<string, unknown>>(sql, params)).rows;
+      });
+    } catch (err) {
+      if (isPgError(err, PG_ERROR.queryCanceled))
+        throw new ApiError(503, "query_timeout", `The query took longer than ${READ_TIMEOUT}: narrow the time range or the filters.`);
+      throw err;
+    }
+  }
+
+  /** One page, newest first; `before` = the last row of the previous page (received_at text, id). */
+  page(f: EventFilter, before: readonly [string, string] | null, limit: number): Promise<EventView[]> {
+    const params: unknown[] = [];
+    const w = this.where(f, params);
+    if (before) w.push(`(e.received_at, e.id) < ($${params.push(before[0])}::timestamptz, $${params.push(before[1])}::uuid)`);
+    return this.read<EventView>(
+      `SELECT ${VIEW_COLUMNS} FROM ${this.t} e ${w.length ? `WHERE ${w.join(" AND ")}` : ""}
+        ORDER BY e.received_at DESC, e.id DESC LIMIT $${params.push(limit + 1)}`,
+      params,
+    );
+  }
+
+  /** Counts per time bucket (oldest first, empty buckets left out); `byKind` adds the split. */
+  async timeBuckets(f: EventFilter, bucketSecs: number, byKind: boolean): Promise<TimeBucket[]> {
+    const params: unknown[] = [];
+    const w = this.where(f, params);
+    const bucket = `(floor(extract(epoch FROM e.received_at) / $${params.push(bucketSecs)}) * $${params.length} * 1000)::float8`;
+    const rows = await this.read<{ ts: number; kind: string | null; count: string }>(
+      `SELECT ${bucket} AS ts, ${byKind ? "e.kind" : "NULL::text"} AS kind, count(*) AS count FROM ${this.t} e
+        ${w.length ? `WHERE ${w.join(" AND ")}` : ""} GROUP BY 1, 2 ORDER BY 1`,
+      params,
+    );
+    const out: TimeBucket[] = [];
+    for (const r of rows) {
+      let b = out.at(-1);
+      if (!b || b.ts_unix_ms !== Number(r.ts)) out.push((b = { ts_unix_ms: Number(r.ts), count: 0, by_kind: byKind ? {} : null }));
+      b.count += Number(r.count);
+      if (b.by_kind && r.kind) b.by_kind[r.kind] = Number(r.count);
+    }
+    return out;
+  }
+
+  /** Count-ordered buckets of one dimension (ties by key). */
+  async countBuckets(f: EventFilter, by: "kind" | "action" | "trap" | "source", limit: number): Promise<CountBucket[]> {
+    const params: unknown[] = [];
+    const w = this.where(f, params);
+    if (by === "trap") w.push("e.trap_oid IS NOT NULL");
+    const key = by === "kind" ? "e.kind" : by === "action" ? "e.action" : by === "trap" ? "e.trap_oid" : "coalesce(d.name, host(e.source_ip), e.listener)";
+    const join = by === "source" ? `LEFT JOIN ${NODE_DIRECTORY_VIEW} d ON d.id = e.node_id` : "";
+    const node = by === "source" ? "d.id" : "NULL::uuid";
+    const rows = await this.read<{ key: string; node_id: string | null; count: string }>(
+      `SELECT ${key} AS key, ${node} AS node_id, count(*) AS count FROM ${this.t} e ${join}
+        ${w.length ? `WHERE ${w.join(" AND ")}` : ""} GROUP BY 1, 2 ORDER BY 3 DESC, 1 LIMIT $${params.push(limit)}`,
+      params,
+    );
+    return rows.map((r) => ({ key: r.key, node_id: r.node_id, count: Number(r.count) }));
+  }
+}

@@ -1,0 +1,158 @@
+import { Inject, Injectable } from "@tsed/di";
+import { badRequest, callerScope, decodeCursor, isPgError, isUuid, page, parseCidr, PG_ERROR } from "../../../core/index.js";
+import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
+import { ACTIONS, GROUP_BY, type CountBucket, type EventView, type TimeBucket } from "../models/EventModels.js";
+import { EventRepository, type EventFilter } from "../repositories/EventRepository.js";
+import { EVENT_KINDS } from "../lib/types.js";
+
+/** The query of GET /events and GET /events/stats as received (strings; checked here). */
+export interface EventQuery {
+  start?: string;
+  end?: string;
+  kind?: string;
+  node_id?: string;
+  matched?: string;
+  action?: string;
+  severity?: string;
+  q?: string;
+  regex?: string;
+  msg?: string;
+  msg_regex?: string;
+  msg_not?: string;
+  src?: string;
+  src_not?: string;
+}
+
+export interface StatsQuery extends EventQuery {
+  group_by?: string;
+  limit?: string;
+  bucket_secs?: string;
+  split?: string;
+}
+
+const RFC3339 = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d)$/i;
+const DAY_SECS = 86_400;
+/** Stats over no range look at the last day. */
+const DEFAULT_RANGE_MS = DAY_SECS * 1000;
+/** Most time buckets one answer carries. */
+export const MAX_BUCKETS = 10_000;
+const MAX_TEXT = 1024;
+
+const invalid = (message: string) => badRequest("validation_failed", message);
+
+/** A time bound: RFC 3339, or Unix milliseconds. */
+function parseBound(name: string, v: string | undefined): number | null {
+  if (v === undefined || v === "") return null;
+  if (/^\d{1,15}$/.test(v)) return Number(v);
+  if (!RFC3339.test(v)) throw invalid(`${name} must be an RFC 3339 time or Unix milliseconds.`);
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) throw invalid(`${name} is not a valid time.`);
+  return ms;
+}
+
+function parseBool(name: string, v: string | undefined): boolean | null {
+  if (v === undefined || v === "") return null;
+  if (v === "true" || v === "1") return true;
+  if (v === "false" || v === "0") return false;
+  throw invalid(`${name} must be true or false.`);
+}
+
+/** A comma-separated list (empty = all); every item must be in `allowed`. */
+function parseList<T extends string>(name: string, v: string | undefined, allowed: readonly T[]): T[] | null {
+  if (v === undefined || v.trim() === "") return null;
+  const items = [...new Set(v.split(",").map((s) => s.trim()))];
+  const bad = items.filter((s) => !(allowed as readonly string[]).includes(s));
+  if (bad.length) throw invalid(`${name}: unknown value ${JSON.stringify(bad[0].slice(0, 40))} (one of ${allowed.join(", ")}).`);
+  return items as T[];
+}
+
+function parseInt(name: string, v: string | undefined, min: number, max: number, fallback: number): number {
+  if (v === undefined || v === "") return fallback;
+  if (!/^\d{1,12}$/.test(v) || Number(v) < min || Number(v) > max) throw invalid(`${name} must be an integer from ${min} to ${max}.`);
+  return Number(v);
+}
+
+function text(name: string, v: string | undefined): string | null {
+  if (v === undefined || v === "") return null;
+  if (v.length > MAX_TEXT) throw invalid(`${name} is longer than ${MAX_TEXT} characters.`);
+  return v;
+}
+
+/** The event list and the stats (folder scope applies: a scoped caller sees the events of nodes beneath its folders). */
+@Injectable()
+export class EventQueryService {
+  @Inject(EVENTS_CONTEXT)
+  private ctx: EventsContext;
+
+  @Inject(EventRepository)
+  private repo: EventRepository;
+
+  /** Checks the common conditions (400 validation_failed / invalid_regex naming the parameter); `defaultRange` fills a missing start. */
+  async filter(q: EventQuery, defaultRange: boolean): Promise<EventFilter> {
+    let end = parseBound("end", q.end);
+    let start = parseBound("start", q.start);
+    if (defaultRange) {
+      end ??= Date.now();
+      start ??= end - DEFAULT_RANGE_MS;
+    }
+    if (start !== null && end !== null && start > end) throw invalid("start is after end.");
+    if (q.node_id !== undefined && q.node_id !== "" && !isUuid(q.node_id)) throw invalid("node_id must be a uuid.");
+    const severities = parseList("severity", q.severity, ["0", "1", "2", "3", "4", "5", "6", "7"]);
+    const qText = text("q", q.q);
+    const msgText = text("msg", q.msg);
+    const srcText = text("src", q.src);
+    const f: EventFilter = {
+      start: start === null ? null : new Date(start).toISOString(),
+      end: end === null ? null : new Date(end).toISOString(),
+      kinds: parseList("kind", q.kind, EVENT_KINDS),
+      nodeId: q.node_id ? q.node_id.toLowerCase() : null,
+      matched: parseBool("matched", q.matched),
+      actions: parseList("action", q.action, ACTIONS),
+      severities: severities?.map(Number) ?? null,
+      q: qText === null ? null : { text: qText, regex: parseBool("regex", q.regex) ?? false },
+      msg: msgText === null ? null : { text: msgText, regex: parseBool("msg_regex", q.msg_regex) ?? false, not: parseBool("msg_not", q.msg_not) ?? false },
+      src:
+        srcText === null
+          ? null
+          : { text: parseCidr(srcText)?.text ?? srcText, cidr: parseCidr(srcText) !== null, not: parseBool("src_not", q.src_not) ?? false },
+      scopeFolders: null,
+    };
+    if (f.q?.regex) await this.checkRegex("q", f.q.text);
+    if (f.msg?.regex) await this.checkRegex("msg", f.msg.text);
+    const scope = callerScope();
+    if (scope !== "All") f.scopeFolders = scope.folders;
+    return f;
+  }
+
+  async list(q: EventQuery, limit: number, cursor?: string): Promise<{ rows: EventView[]; next: string | null }> {
+    const f = await this.filter(q, false);
+    const before = cursor ? (decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) as [string, string]) : null;
+    return page(await this.repo.page(f, before, limit), limit, (r) => [r.received_at, r.id]);
+  }
+
+  async stats(q: StatsQuery): Promise<TimeBucket[] | CountBucket[]> {
+    const groupBy = q.group_by === undefined || q.group_by === "" ? "kind" : q.group_by;
+    if (!(GROUP_BY as readonly string[]).includes(groupBy)) throw invalid(`group_by must be one of ${GROUP_BY.join(", ")}.`);
+    if (q.split !== undefined && q.split !== "" && q.split !== "kind") throw invalid("split must be kind (or absent).");
+    const f = await this.filter(q, true);
+    if (groupBy === "time") {
+      const rangeSecs = Math.max(1, Math.ceil((Date.parse(f.end!) - Date.parse(f.start!)) / 1000));
+      const fallback = Math.min(DAY_SECS * 30, Math.max(60, Math.ceil(rangeSecs / 200 / 60) * 60));
+      const bucket = parseInt("bucket_secs", q.bucket_secs, 1, DAY_SECS * 30, fallback);
+      if (rangeSecs / bucket > MAX_BUCKETS) throw invalid(`bucket_secs too small: the range would need more than ${MAX_BUCKETS} buckets.`);
+      return this.repo.timeBuckets(f, bucket, q.split === "kind");
+    }
+    const limit = parseInt("limit", q.limit, 1, 1000, 10);
+    return this.repo.countBuckets(f, groupBy as "kind" | "action" | "trap" | "source", limit);
+  }
+
+  /** A regex the store cannot compile is the caller's mistake: 400 invalid_regex. */
+  private async checkRegex(name: string, pattern: string): Promise<void> {
+    try {
+      await this.ctx.store.query("SELECT '' ~* $1", [pattern]);
+    } catch (err) {
+      if (isPgError(err, PG_ERROR.invalidRegularExpression)) throw badRequest("invalid_regex", `${name} is not a regular expression that compiles.`);
+      throw err;
+    }
+  }
+}

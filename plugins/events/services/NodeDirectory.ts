@@ -1,0 +1,102 @@
+import { Inject, Injectable } from "@tsed/di";
+import { parseIp } from "../../../core/index.js";
+import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
+import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
+
+export interface AttributedNode {
+  id: string;
+  name: string;
+  folder_path: string[];
+}
+
+/** Canonical text of an address (IPv4 dotted quad, IPv6 RFC 5952, v4-mapped IPv6 as IPv4), or the input when it is not one. */
+export function canonicalIp(text: string): string {
+  const ip = parseIp(text);
+  if (!ip) return text;
+  if (ip.v4Mapped) return [24, 16, 8, 0].map((s) => Number((ip.value >> BigInt(s)) & 0xffn)).join(".");
+  return ip.text;
+}
+
+/**
+ * Attribution: the sender's address → the node standing at it, from inventory's published directory.
+ * Kept in memory (the receivers look up every message), re-read when inventory announces a node or
+ * folder change (coalesced) and every directoryRefreshMs. Two nodes at one address: the first by name wins.
+ */
+@Injectable()
+export class NodeDirectory {
+  @Inject(EVENTS_CONTEXT)
+  private ctx: EventsContext;
+
+  private byAddress = new Map<string, AttributedNode>();
+  private byId = new Map<string, AttributedNode>();
+  private timer: NodeJS.Timeout | null = null;
+  private reloadTimer: NodeJS.Timeout | null = null;
+  private off: (() => void)[] = [];
+  private loading: Promise<void> | null = null;
+
+  async start(): Promise<void> {
+    await this.reload();
+    const soon = () => this.reloadSoon();
+    const bus = this.ctx.bus;
+    this.off = [
+      bus.on("inventory.node.created", soon),
+      bus.on("inventory.node.updated", soon),
+      bus.on("inventory.node.deleted", soon),
+      bus.on("inventory.folder.updated", soon),
+      bus.on("inventory.folder.deleted", soon),
+    ];
+    this.timer = setInterval(() => void this.reload(), this.ctx.config.directoryRefreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    for (const off of this.off) off();
+    this.off = [];
+    if (this.timer) clearInterval(this.timer);
+    if (this.reloadTimer) clearTimeout(this.reloadTimer);
+    this.timer = this.reloadTimer = null;
+  }
+
+  byIp(address: string): AttributedNode | null {
+    return this.byAddress.get(address) ?? null;
+  }
+
+  node(id: string): AttributedNode | null {
+    return this.byId.get(id.toLowerCase()) ?? null;
+  }
+
+  /** Re-reads the directory now (tests and the bus handler); concurrent calls share one read. */
+  reload(): Promise<void> {
+    this.loading ??= this.load().finally(() => (this.loading = null));
+    return this.loading;
+  }
+
+  private reloadSoon(): void {
+    if (this.reloadTimer) return;
+    this.reloadTimer = setTimeout(() => {
+      this.reloadTimer = null;
+      void this.reload();
+    }, 200);
+    this.reloadTimer.unref();
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const { rows } = await this.ctx.store.query<{ id: string; name: string; address: string; folder_path: string[] }>(
+        `SELECT id, name, host(address) AS address, folder_path::text[] AS folder_path FROM ${NODE_DIRECTORY_VIEW} ORDER BY name, id`,
+      );
+      const byAddress = new Map<string, AttributedNode>();
+      const byId = new Map<string, AttributedNode>();
+      for (const r of rows) {
+        const node = { id: r.id, name: r.name, folder_path: r.folder_path };
+        byId.set(r.id, node);
+        const key = canonicalIp(r.address);
+        if (!byAddress.has(key)) byAddress.set(key, node);
+      }
+      this.byAddress = byAddress;
+      this.byId = byId;
+    } catch (err) {
+      this.ctx.log.warn("events: node directory not read, attribution keeps the previous map", { error: err });
+    }
+  }
+}
