@@ -40,12 +40,13 @@ export class ListenerService {
     const users: TrapUser[] = [];
     for (const id of ids) {
       const c = await credentials.reveal(id);
-      if (!c || c.kind !== "snmp_v3" || !c.settings.username) {
+      const user = (c?.settings as Partial<Record<string, string>> | undefined)?.user;
+      if (!c || c.kind !== "snmp_v3" || !user) {
         this.ctx.log.warn("events: v3 trap credential skipped (not an snmp_v3 credential)", { credential_id: id });
         continue;
       }
       users.push({
-        name: c.settings.username,
+        name: user,
         level: (c.settings.security_level ?? "noAuthNoPriv") as TrapUser["level"],
         authProtocol: c.settings.auth_protocol?.toLowerCase() as TrapUser["authProtocol"],
         authKey: c.secrets.auth_key,

@@ -433,6 +433,31 @@ describe("event sources and HTTP ingest", () => {
     expect((await k.request("DELETE", `/event-sources/${(created.body as Row).id as string}`)).status).toBe(204);
   });
 
+  it("contributes event_rules and event_sources to the configuration bundle, without ingest tokens", async () => {
+    const ctx = k.context("events");
+    const table = (name: string) => eventsPlugin.bundle!.tables.find((t) => t.name === name)!.export(ctx);
+    const sources = (await table("event_sources")) as Row[];
+    expect(sources.length).toBeGreaterThanOrEqual(3);
+    for (const s of sources) expect(Object.keys(s).sort()).toEqual(["enabled", "id", "kind", "name", "node_id"]);
+    await post("/event-rules", { name: "bundled", pattern: "x", match_kind: "substring", severity: "info" });
+    const rules = (await table("event_rules")) as Row[];
+    expect(rules.find((r) => r.name === "bundled")).toEqual({
+      id: expect.any(String),
+      name: "bundled",
+      pattern: "x",
+      match_kind: "substring",
+      severity: "info",
+      clear_pattern: null,
+      enabled: true,
+      min_count: 1,
+      window_secs: 60,
+      ttl_secs: null,
+      node_id: null,
+      source_id: null,
+      source_kind: null,
+    });
+  });
+
   it("needs ManageSystem to create sources", async () => {
     expectError(await post("/event-sources", { kind: "http", name: "x" }, await k.token("operator")), 403, "permission_denied");
     expectError(await post("/event-sources", { kind: "http", name: "x" }, await k.token("admin", { folders: [folderA] })), 403, "scope_unsupported");
