@@ -101,7 +101,16 @@ export async function bootFailure(env: NodeJS.ProcessEnv, timeoutMs = 30000): Pr
   const dataDir = env.NMS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", NMS_DATA_DIR: dataDir, NMS_BUILTIN_PLUGINS: "false", ...PASSIVE_OFF, ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NMS_PORT: "0",
+      NMS_HOST: "127.0.0.1",
+      NMS_DATA_DIR: dataDir,
+      NMS_BUILTIN_PLUGINS: "false",
+      ...PASSIVE_OFF,
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
