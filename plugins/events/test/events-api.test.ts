@@ -463,3 +463,91 @@ describe("event sources and HTTP ingest", () => {
     expectError(await post("/event-sources", { kind: "http", name: "x" }, await k.token("admin", { folders: [folderA] })), 403, "scope_unsupported");
   });
 });
+
+describe("POST /events/forwarded (remote pollers)", () => {
+  const record = (over: Row = {}) => ({
+    kind: "syslog",
+    transport: "udp",
+    listener: "syslog.udp",
+    source_ip: "127.0.0.2",
+    received_at_ms: Date.now(),
+    syslog: {
+      format: "rfc3164",
+      facility: 1,
+      severity: 5,
+      timestamp: null,
+      hostname: "switch-b",
+      app_name: "x",
+      procid: null,
+      msgid: null,
+      structured_data: [],
+      message: "relayed by a poller",
+      cisco: null,
+    },
+    trap: null,
+    raw: null,
+    malformed: false,
+    ...over,
+  });
+
+  it("needs ManageSystem and scope All", async () => {
+    const body = { poller_id: "p1", events: [record()] };
+    expectError(await post("/events/forwarded", body, null), 401, "unauthorized");
+    expectError(await post("/events/forwarded", body, await k.token("operator")), 403, "permission_denied");
+    expectError(await post("/events/forwarded", body, await k.token("admin", { folders: [folderA] })), 403, "scope_unsupported");
+    expectError(await post("/events/forwarded", { events: [record()] }), 400, "validation_failed");
+  });
+
+  it("takes good records under the poller's name and drops what is not a record, cleaning text the store cannot hold", async () => {
+    const res = await post("/events/forwarded", {
+      poller_id: "p1",
+      events: [
+        record({ syslog: { ...record().syslog, message: "relayed \u0000 by a poller" } }),
+        record({ source_ip: "not-an-ip" }),
+        record({ kind: "flow" }),
+        record({
+          kind: "trap",
+          syslog: null,
+          trap: { version: "v2c", pdu: "trap", trap_oid: "1.3.6.1.6.3.1.1.5.4", varbinds: [], uptime: 5, community: "secret" },
+        }),
+      ],
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ accepted: 2, dropped: 2 });
+    await until("stored", async () => (await flush(), (await events("?q=relayed")).length === 1));
+    expect((await events("?q=relayed"))[0]).toMatchObject({ listener: "poller:p1/syslog.udp", node_id: nodeB, message: "relayed  by a poller" });
+    const trap = (await events("?kind=trap&limit=1000")).find((e) => e.trap_oid === "1.3.6.1.6.3.1.1.5.4")!;
+    expect(trap).toMatchObject({ listener: "poller:p1/syslog.udp", node_id: nodeB });
+    expect(JSON.stringify(trap)).not.toContain("secret");
+  });
+});
+
+describe("retention", () => {
+  it("keeps daily partitions ahead and drops whole days past retentionDays", async () => {
+    const pipeline = k.context("events").get(EventPipeline);
+    const day = 86_400_000;
+    const old = Date.now() - 40 * day;
+    await expect(pipeline.maintainPartitions()).resolves.toEqual([]);
+    const partitions = async () =>
+      (
+        await k
+          .context("events")
+          .store.query<{ relname: string }>(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'events'",
+          )
+      ).rows.map((r) => r.relname);
+    const oldName = `events_${new Date(old).toISOString().slice(0, 10).replace(/-/g, "")}`;
+    await post("/events/forwarded", {
+      poller_id: "p1",
+      events: [{ kind: "syslog", transport: "udp", source_ip: "127.0.0.1", received_at_ms: old, raw: "forty days old" }],
+    });
+    await flush();
+    // A forwarded record more than a day off the core's clock takes the core's time: no old partition appears.
+    expect(await partitions()).not.toContain(oldName);
+    const today = `events_${new Date().toISOString().slice(0, 10).replace(/-/g, "")}`;
+    expect(await partitions()).toContain(today);
+    const dropped = await pipeline.maintainPartitions(Date.now() + 20 * day);
+    expect(dropped.map((d) => new Date(d).toISOString().slice(0, 10))).toContain(new Date().toISOString().slice(0, 10));
+    expect(await partitions()).not.toContain(today);
+  });
+});
