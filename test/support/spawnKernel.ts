@@ -41,20 +41,24 @@ export const PASSIVE_OFF: NodeJS.ProcessEnv = {
   NMS__pluginConfig__events__traps__udp: "null",
 };
 
+/** What a spawned kernel runs with unless a test says otherwise: a free loopback port, its data dir, no built-in plugin. */
+function baseEnv(dataDir: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NMS_PORT: "0",
+    NMS_HOST: "127.0.0.1",
+    NMS_DATA_DIR: dataDir,
+    NMS_BUILTIN_PLUGINS: "false",
+    ...PASSIVE_OFF,
+  };
+}
+
 export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKernel> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NMS_PORT: "0",
-      NMS_HOST: "127.0.0.1",
-      NMS_DATA_DIR: dataDir,
-      NMS_BUILTIN_PLUGINS: "false",
-      ...PASSIVE_OFF,
-      ...options.env,
-    },
+    env: { ...baseEnv(dataDir), ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: options.ownGroup ?? false,
   });
@@ -101,16 +105,7 @@ export async function bootFailure(env: NodeJS.ProcessEnv, timeoutMs = 30000): Pr
   const dataDir = env.NMS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NMS_PORT: "0",
-      NMS_HOST: "127.0.0.1",
-      NMS_DATA_DIR: dataDir,
-      NMS_BUILTIN_PLUGINS: "false",
-      ...PASSIVE_OFF,
-      ...env,
-    },
+    env: { ...baseEnv(dataDir), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

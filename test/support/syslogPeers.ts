@@ -13,19 +13,17 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freeUdpPort, LOOPBACK } from "./snmpAgents.js";
 
-export const LOOPBACK = "127.0.0.1";
+export { freeUdpPort, LOOPBACK };
 const run = promisify(execFile);
 
-/** A free UDP port on loopback (bind port 0, read it, release it). */
-export function freeUdpPort(): Promise<number> {
+/** One datagram (a syslog message, or junk) to 127.0.0.1:port, sent from the loopback address `from`. */
+export function sendUdp(port: number, data: string | Buffer, from = LOOPBACK): Promise<void> {
   return new Promise((resolve, reject) => {
     const s = createSocket("udp4");
     s.once("error", reject);
-    s.bind(0, LOOPBACK, () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
+    s.bind(0, from, () => s.send(data, port, LOOPBACK, (err) => (s.close(), err ? reject(err) : resolve())));
   });
 }
 

@@ -6,8 +6,8 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSocket } from "node:dgram";
 import { expectError } from "../../../test/support/assertions.js";
+import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
@@ -27,13 +27,6 @@ let folderA: string;
 let folderB: string;
 let nodeA: string;
 let nodeB: string;
-
-function sendUdp(port: number, text: string | Buffer, from = "127.0.0.1"): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const s = createSocket("udp4");
-    s.bind(0, from, () => s.send(text, port, "127.0.0.1", (err) => (s.close(), err ? reject(err) : resolve())));
-  });
-}
 
 function logger(args: string[], message: string): void {
   const r = spawnSync("logger", [...args, "-n", "127.0.0.1", message], { encoding: "utf8" });

@@ -2,8 +2,8 @@
  * The events.live Socket.IO channel: events as they are stored, scoped by folder, filtered by what the subscriber
  * sends (kind, node, severity), and a subscriber that does not read is disconnected without slowing the receivers.
  */
-import { createSocket } from "node:dgram";
 import { closeAllSockets, connectSocket } from "../../../test/support/socketClient.js";
+import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
@@ -22,12 +22,7 @@ let folderB: string;
 let nodeA: string;
 let nodeB: string;
 
-function sendUdp(text: string, from: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const s = createSocket("udp4");
-    s.bind(0, from, () => s.send(text, udpPort, "127.0.0.1", (err) => (s.close(), err ? reject(err) : resolve())));
-  });
-}
+const send = (text: string, from: string) => sendUdp(udpPort, text, from);
 
 const flush = () => k.context("events").get(EventPipeline).flush();
 
@@ -53,9 +48,9 @@ it("delivers stored events in batches; a folder-scoped subscriber gets its folde
   const scoped = await connectSocket(k.url, await k.token("viewer", { folders: [folderB] }));
   expect(await all.subscribe("events.live")).toEqual({ ok: true, channel: "events.live" });
   expect(await scoped.subscribe("events.live")).toEqual({ ok: true, channel: "events.live" });
-  await sendUdp("<14>live from a", "127.0.0.1");
-  await sendUdp("<14>live from b", "127.0.0.2");
-  await sendUdp("<14>live from nowhere", "127.0.0.3");
+  await send("<14>live from a", "127.0.0.1");
+  await send("<14>live from b", "127.0.0.2");
+  await send("<14>live from nowhere", "127.0.0.3");
   await flush();
   await until("all three", async () => messages(all.received("events.events")).length >= 3);
   expect(messages(all.received("events.events")).sort()).toEqual(["live from a", "live from b", "live from nowhere"]);
@@ -69,9 +64,9 @@ it("delivers stored events in batches; a folder-scoped subscriber gets its folde
 it("applies the subscriber's filter (kind, node, severity) and refuses a bad one", async () => {
   const s = await connectSocket(k.url, await k.token("viewer"));
   expect(await s.subscribe({ channel: "events.live", filter: { node_id: nodeA, severity: [0, 1, 2, 3] } })).toEqual({ ok: true, channel: "events.live" });
-  await sendUdp("<11>a error", "127.0.0.1");
-  await sendUdp("<14>a info", "127.0.0.1");
-  await sendUdp("<11>b error", "127.0.0.2");
+  await send("<11>a error", "127.0.0.1");
+  await send("<14>a info", "127.0.0.1");
+  await send("<11>b error", "127.0.0.2");
   await flush();
   await until("a's error", async () => messages(s.received("events.events")).includes("a error"));
   await s.expectNone("events.events", (p) => (p as Row[]).some((e) => e.message !== "a error"), 300);
@@ -108,7 +103,7 @@ it("disconnects a subscriber that does not read; the others and the store keep e
   const pipeline = k.context("events").get(EventPipeline);
   const before = pipeline.stats().accepted;
   for (let i = 0; i < n; i++) {
-    await sendUdp(`<14>burst ${i}`, "127.0.0.1");
+    await send(`<14>burst ${i}`, "127.0.0.1");
     // One live message per event (more than the channel's 1000 unsent): wait for it to be taken, then write it.
     while (pipeline.stats().accepted < before + i + 1) await new Promise((r) => setImmediate(r));
     await flush();

@@ -5,11 +5,11 @@
  * Needs `npm run build` (the poller runs from dist, as operators run it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createSocket } from "node:dgram";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../../../test/support/spawnKernel.js";
+import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
@@ -25,13 +25,6 @@ let k: TestKernel;
 let poller: ChildProcess | null = null;
 let output = "";
 const work = mkdtempSync(join(tmpdir(), "nms-events-poller-"));
-
-function sendUdp(port: number, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const s = createSocket("udp4");
-    s.send(text, port, "127.0.0.1", (err) => (s.close(), err ? reject(err) : resolve()));
-  });
-}
 
 beforeAll(async () => {
   k = await startTestKernel({
