@@ -1,0 +1,805 @@
+/**
+ * FlowDecoder: NetFlow v5, v9 (RFC 3954) and IPFIX (RFC 7011) datagrams to FlowRecords. Pure and synchronous: no I/O,
+ * no timers (the caller passes nowMs and calls expire()), never throws on input. Per datagram it allocates one DataView,
+ * the result and one object per record.
+ *
+ * - Templates live in a TemplateCache keyed by (exporter, version, domain, template id).
+ * - Data sets whose template is not known yet are held (a copy), bounded by count and age, and decoded when it arrives.
+ * - Sampling: v5 from the header; v9/IPFIX from options records (IEs 34, 305+306, 48/302 sampler id, 50), remembered per
+ *   (exporter, domain); a per-exporter override wins. bytes/packets are multiplied by the rate, raw_* keep the counts.
+ * - Counters wider than 53 bits are clamped to Number.MAX_SAFE_INTEGER.
+ */
+import { Role, VARLEN, type Plan } from "./fields.js";
+import { ipv4, ipv6 } from "./ip.js";
+import { MAX_FIELDS, templateKeyText, type CachedTemplate, type TemplateCache } from "./templates.js";
+import type { DecodeResult, DecoderStats, FlowRecord, TemplateField, TemplateJson, TemplateKey } from "./types.js";
+
+export interface FlowDecoderOptions {
+  templates: TemplateCache;
+  /** How long a data set waits for its template (ms, default 5000). */
+  pendingMaxMs?: number;
+  /** Most data sets held for templates, over all exporters (default 10000); past it the oldest is dropped. */
+  pendingMaxSets?: number;
+  /** A sampling rate for an exporter that wins over what it reports (null/undefined = use the reported one). */
+  samplingOverride?: (exporter: string) => number | null | undefined;
+}
+
+interface Pending {
+  key: string;
+  exporter: string;
+  version: 9 | 10;
+  domain: number;
+  body: Buffer;
+  uptime: number;
+  exportMs: number;
+  atMs: number;
+  done: boolean;
+}
+
+/** What an exporter's domain told us in options records. */
+interface DomainState {
+  rate: number;
+  samplers: Map<number, number> | null;
+  sysInitMs: number | null;
+}
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const NTP_EPOCH_S = 2208988800;
+const TWO32 = 4294967296;
+
+/** Unsigned big-endian integer of 1-8 bytes; above 2^53 clamped. */
+function uint(v: DataView, o: number, len: number): number {
+  switch (len) {
+    case 1:
+      return v.getUint8(o);
+    case 2:
+      return v.getUint16(o);
+    case 4:
+      return v.getUint32(o);
+    case 8: {
+      const hi = v.getUint32(o);
+      return hi >= 0x200000 ? MAX_SAFE : hi * TWO32 + v.getUint32(o + 4);
+    }
+    default: {
+      let x = 0;
+      for (let i = 0; i < len; i++) x = x * 256 + v.getUint8(o + i);
+      return x > MAX_SAFE ? MAX_SAFE : x;
+    }
+  }
+}
+
+/** NTP timestamp (seconds since 1900 + 2^-32 fraction) to Unix ms. */
+function ntpMs(v: DataView, o: number): number {
+  return (v.getUint32(o) - NTP_EPOCH_S) * 1000 + Math.floor((v.getUint32(o + 4) / TWO32) * 1000);
+}
+
+function validRate(r: number | null | undefined): r is number {
+  return typeof r === "number" && Number.isFinite(r) && r >= 1;
+}
+
+export class FlowDecoder {
+  private readonly templates: TemplateCache;
+  private readonly pendingMaxMs: number;
+  private readonly pendingMaxSets: number;
+  private readonly samplingOverride?: (exporter: string) => number | null | undefined;
+
+  private readonly domains = new Map<string, DomainState>();
+  private readonly pendingByKey = new Map<string, Pending[]>();
+  private pendingQueue: Pending[] = [];
+  private pendingHead = 0;
+  private pendingCount = 0;
+
+  private readonly counters = {
+    datagrams: 0,
+    records: 0,
+    malformed: 0,
+    optionRecords: 0,
+    pendingHeld: 0,
+    pendingDecoded: 0,
+    pendingDropped: 0,
+    v5: 0,
+    v9: 0,
+    v10: 0,
+  };
+
+  // The datagram being decoded (set per datagram, and per held set when it is decoded later).
+  private cExporter = "";
+  private cVersion: 9 | 10 = 9;
+  private cDomain = 0;
+  private cUptime = 0;
+  private cExportMs = 0;
+  private cState: DomainState = { rate: 1, samplers: null, sysInitMs: null };
+  private cOverride: number | null = null;
+  /** Offset after the record last decoded, or -1 when it overran its set. */
+  private next = 0;
+  private dropped = 0;
+
+  constructor(opts: FlowDecoderOptions) {
+    this.templates = opts.templates;
+    this.pendingMaxMs = opts.pendingMaxMs ?? 5000;
+    this.pendingMaxSets = Math.max(0, opts.pendingMaxSets ?? 10000);
+    this.samplingOverride = opts.samplingOverride;
+  }
+
+  decode(buf: Buffer, exporter: string, nowMs: number): DecodeResult {
+    this.counters.datagrams++;
+    this.dropped = 0;
+    if (this.pendingCount > 0) this.expireInto(nowMs);
+    const result: DecodeResult = { records: [], templatesLearned: [], templatesWithdrawn: [], malformed: false, dropped: 0, pending: 0, version: null };
+    const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    const version = buf.length >= 2 ? view.getUint16(0) : 0;
+    const o = this.samplingOverride?.(exporter);
+    this.cOverride = validRate(o) ? o : null;
+    this.cExporter = exporter;
+    let ok: boolean;
+    if (version === 5) {
+      result.version = 5;
+      this.counters.v5++;
+      ok = this.decodeV5(view, exporter, result.records);
+    } else if (version === 9) {
+      result.version = 9;
+      this.counters.v9++;
+      ok = this.decodeV9(view, exporter, nowMs, result);
+    } else if (version === 10) {
+      result.version = 10;
+      this.counters.v10++;
+      ok = this.decodeIpfix(view, exporter, nowMs, result);
+    } else ok = false;
+    if (!ok || result.malformed) {
+      result.malformed = true;
+      this.counters.malformed++;
+    }
+    this.counters.records += result.records.length;
+    result.dropped = this.dropped;
+    return result;
+  }
+
+  /** Drops held data sets older than pendingMaxMs; returns how many. */
+  expire(nowMs: number): number {
+    this.dropped = 0;
+    this.expireInto(nowMs);
+    return this.dropped;
+  }
+
+  stats(): DecoderStats {
+    const c = this.counters;
+    return {
+      datagrams: c.datagrams,
+      records: c.records,
+      malformed: c.malformed,
+      optionRecords: c.optionRecords,
+      pendingHeld: c.pendingHeld,
+      pendingDecoded: c.pendingDecoded,
+      pendingDropped: c.pendingDropped,
+      pendingNow: this.pendingCount,
+      templates: this.templates.size,
+      byVersion: { v5: c.v5, v9: c.v9, v10: c.v10 },
+    };
+  }
+
+  /** The sampling rate an exporter's domain reported (1 when none), without the override. */
+  reportedSampling(exporter: string, domain: number): number {
+    return this.domains.get(`${exporter}|${domain}`)?.rate ?? 1;
+  }
+
+  // ---- v5 ----------------------------------------------------------------------------------------------------------
+
+  private decodeV5(v: DataView, exporter: string, out: FlowRecord[]): boolean {
+    if (v.byteLength < 24) return false;
+    const count = v.getUint16(2);
+    const uptime = v.getUint32(4);
+    const nowMs = v.getUint32(8) * 1000 + Math.floor(v.getUint32(12) / 1e6);
+    const si = v.getUint16(22);
+    const interval = si & 0x3fff;
+    // Sampling interval: low 14 bits (the top 2 are the mode); 0 or 1 = unsampled.
+    const rate = this.cOverride ?? (interval > 1 ? interval : 1);
+    const avail = Math.floor((v.byteLength - 24) / 48);
+    const n = Math.min(count, avail);
+    for (let i = 0; i < n; i++) {
+      const o = 24 + i * 48;
+      const pk = v.getUint32(o + 16);
+      const by = v.getUint32(o + 20);
+      out.push({
+        exporter,
+        version: 5,
+        domain: 0,
+        src: ipv4(v, o),
+        dst: ipv4(v, o + 4),
+        proto: v.getUint8(o + 38),
+        src_port: v.getUint16(o + 32),
+        dst_port: v.getUint16(o + 34),
+        src_as: v.getUint16(o + 40),
+        dst_as: v.getUint16(o + 42),
+        bytes: by * rate,
+        packets: pk * rate,
+        raw_bytes: by,
+        raw_packets: pk,
+        sampling: rate,
+        first_ms: nowMs - ((uptime - v.getUint32(o + 24)) | 0),
+        last_ms: nowMs - ((uptime - v.getUint32(o + 28)) | 0),
+        in_if: v.getUint16(o + 12),
+        out_if: v.getUint16(o + 14),
+        tcp_flags: v.getUint8(o + 37),
+      });
+    }
+    return count === n && count <= 30 && v.byteLength === 24 + count * 48;
+  }
+
+  // ---- v9 ----------------------------------------------------------------------------------------------------------
+
+  private decodeV9(v: DataView, exporter: string, nowMs: number, result: DecodeResult): boolean {
+    const len = v.byteLength;
+    if (len < 20) return false;
+    const uptime = v.getUint32(4);
+    const exportMs = v.getUint32(8) * 1000;
+    const domain = v.getUint32(16);
+    this.setContext(exporter, 9, domain, uptime, exportMs);
+    let p = 20;
+    while (p < len) {
+      if (len - p < 4) return this.zeros(v, p, len);
+      const id = v.getUint16(p);
+      const setLen = v.getUint16(p + 2);
+      if (setLen < 4 || p + setLen > len) return false;
+      const end = p + setLen;
+      let ok = true;
+      if (id === 0) ok = this.templateSet(v, p + 4, end, false, nowMs, result);
+      else if (id === 1) ok = this.optionsSetV9(v, p + 4, end, nowMs, result);
+      else if (id >= 256) ok = this.dataSet(v, p + 4, end, id, nowMs, result);
+      if (!ok) return false;
+      p = end;
+    }
+    return true;
+  }
+
+  /** v9 options template flowset: id, scope length, option length (bytes), then the fields. */
+  private optionsSetV9(v: DataView, q: number, end: number, nowMs: number, result: DecodeResult): boolean {
+    while (end - q >= 6) {
+      const id = v.getUint16(q);
+      const scopeLen = v.getUint16(q + 2);
+      const optLen = v.getUint16(q + 4);
+      if (id === 0 && scopeLen === 0 && optLen === 0) return this.zeros(v, q, end);
+      q += 6;
+      if (id < 256 || scopeLen % 4 !== 0 || optLen % 4 !== 0 || scopeLen + optLen === 0 || q + scopeLen + optLen > end) return false;
+      const n = (scopeLen + optLen) / 4;
+      const fields: TemplateField[] = new Array(n);
+      for (let i = 0; i < n; i++, q += 4) {
+        const length = v.getUint16(q + 2);
+        if (length === 0 || length === VARLEN) return false;
+        fields[i] = { id: v.getUint16(q), length, enterprise: 0 };
+      }
+      this.learn(id, true, scopeLen / 4, fields, nowMs, result);
+    }
+    return this.zeros(v, q, end);
+  }
+
+  // ---- IPFIX -------------------------------------------------------------------------------------------------------
+
+  private decodeIpfix(v: DataView, exporter: string, nowMs: number, result: DecodeResult): boolean {
+    if (v.byteLength < 16) return false;
+    const len = v.getUint16(2);
+    if (len < 16 || len > v.byteLength) return false;
+    const exportMs = v.getUint32(4) * 1000;
+    const domain = v.getUint32(12);
+    this.setContext(exporter, 10, domain, 0, exportMs);
+    let p = 16;
+    while (p < len) {
+      if (len - p < 4) return false;
+      const id = v.getUint16(p);
+      const setLen = v.getUint16(p + 2);
+      if (setLen < 4 || p + setLen > len) return false;
+      const end = p + setLen;
+      let ok = true;
+      if (id === 2) ok = this.templateSet(v, p + 4, end, true, nowMs, result);
+      else if (id === 3) ok = this.optionsSetIpfix(v, p + 4, end, nowMs, result);
+      else if (id >= 256) ok = this.dataSet(v, p + 4, end, id, nowMs, result);
+      else if (id < 2) ok = false;
+      if (!ok) return false;
+      p = end;
+    }
+    return len === v.byteLength;
+  }
+
+  /** Reads `count` field specifiers at q (IPFIX: enterprise bit + 4-byte PEN); null when they overrun or are invalid. */
+  private fieldSpecs(v: DataView, q: number, end: number, count: number, ipfix: boolean): TemplateField[] | null {
+    if (count > MAX_FIELDS || q + count * 4 > end) return null;
+    const fields: TemplateField[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      if (q + 4 > end) return null;
+      let id = v.getUint16(q);
+      const length = v.getUint16(q + 2);
+      q += 4;
+      let enterprise = 0;
+      if (ipfix && id & 0x8000) {
+        if (q + 4 > end) return null;
+        id &= 0x7fff;
+        enterprise = v.getUint32(q);
+        q += 4;
+      }
+      if (length === 0 || (!ipfix && length === VARLEN)) return null;
+      fields[i] = { id, length, enterprise };
+    }
+    this.next = q;
+    return fields;
+  }
+
+  /** Template set: v9 flowset 0 or IPFIX set 2 (IPFIX: field count 0 withdraws; template id 2 with count 0 withdraws all). */
+  private templateSet(v: DataView, q: number, end: number, ipfix: boolean, nowMs: number, result: DecodeResult): boolean {
+    while (end - q >= 4) {
+      const id = v.getUint16(q);
+      const count = v.getUint16(q + 2);
+      if (count === 0) {
+        if (ipfix && (id >= 256 || id === 2)) {
+          this.withdraw(id, false, result);
+          q += 4;
+          continue;
+        }
+        if (id === 0) return this.zeros(v, q, end);
+        return false;
+      }
+      if (id < 256) return false;
+      const fields = this.fieldSpecs(v, q + 4, end, count, ipfix);
+      if (!fields) return false;
+      q = this.next;
+      this.learn(id, false, 0, fields, nowMs, result);
+    }
+    return this.zeros(v, q, end);
+  }
+
+  /** IPFIX options template set 3: id, field count, scope field count, fields. */
+  private optionsSetIpfix(v: DataView, q: number, end: number, nowMs: number, result: DecodeResult): boolean {
+    while (end - q >= 4) {
+      const id = v.getUint16(q);
+      const count = v.getUint16(q + 2);
+      if (count === 0) {
+        if (id >= 256 || id === 3) {
+          this.withdraw(id, true, result);
+          q += 4;
+          continue;
+        }
+        if (id === 0) return this.zeros(v, q, end);
+        return false;
+      }
+      if (id < 256 || end - q < 6) return false;
+      const scope = v.getUint16(q + 4);
+      if (scope === 0 || scope > count) return false;
+      const fields = this.fieldSpecs(v, q + 6, end, count, true);
+      if (!fields) return false;
+      q = this.next;
+      this.learn(id, true, scope, fields, nowMs, result);
+    }
+    return this.zeros(v, q, end);
+  }
+
+  // ---- templates ---------------------------------------------------------------------------------------------------
+
+  private learn(id: number, options: boolean, scope: number, fields: TemplateField[], nowMs: number, result: DecodeResult): void {
+    const t: TemplateJson = { exporter: this.cExporter, version: this.cVersion, domain: this.cDomain, id, options, scope, fields, seen_ms: nowMs };
+    const change = this.templates.set(t);
+    if (change !== "same") result.templatesLearned.push({ exporter: this.cExporter, version: this.cVersion, domain: this.cDomain, id });
+    if (this.pendingCount > 0) this.release(templateKeyText(this.cExporter, this.cVersion, this.cDomain, id), result);
+  }
+
+  private withdraw(id: number, options: boolean, result: DecodeResult): void {
+    const e = this.cExporter;
+    if (id === 2 || id === 3) {
+      for (const k of this.templates.withdrawAll(e, this.cVersion, this.cDomain, options)) result.templatesWithdrawn.push(k);
+    } else if (this.templates.withdraw(e, this.cVersion, this.cDomain, id)) {
+      result.templatesWithdrawn.push({ exporter: e, version: this.cVersion, domain: this.cDomain, id });
+    }
+  }
+
+  // ---- data --------------------------------------------------------------------------------------------------------
+
+  private setContext(exporter: string, version: 9 | 10, domain: number, uptime: number, exportMs: number): void {
+    this.cExporter = exporter;
+    this.cVersion = version;
+    this.cDomain = domain;
+    this.cUptime = uptime;
+    this.cExportMs = exportMs;
+    const dk = `${exporter}|${domain}`;
+    let st = this.domains.get(dk);
+    if (!st) {
+      st = { rate: 1, samplers: null, sysInitMs: null };
+      this.domains.set(dk, st);
+    }
+    this.cState = st;
+  }
+
+  private dataSet(v: DataView, q: number, end: number, id: number, nowMs: number, result: DecodeResult): boolean {
+    const key = templateKeyText(this.cExporter, this.cVersion, this.cDomain, id);
+    const t = this.templates.getByText(key);
+    if (!t) {
+      this.hold(key, v, q, end, nowMs);
+      result.pending++;
+      return true;
+    }
+    return this.records(v, q, end, t, result.records);
+  }
+
+  /** Decodes the records of one data set; false when a variable-length field overran the set. */
+  private records(v: DataView, q: number, end: number, t: CachedTemplate, out: FlowRecord[]): boolean {
+    const plan = t.plan;
+    const min = plan.minLength;
+    const options = t.json.options;
+    while (end - q >= min) {
+      if (options) this.optionRecord(v, q, end, plan);
+      else {
+        const r = this.record(v, q, end, plan);
+        if (r) out.push(r);
+      }
+      if (this.next < 0) return false;
+      q = this.next;
+    }
+    return true;
+  }
+
+  private record(v: DataView, q: number, end: number, plan: Plan): FlowRecord | null {
+    const roles = plan.roles;
+    const lengths = plan.lengths;
+    const n = roles.length;
+    let src = "";
+    let dst = "";
+    let proto = 0;
+    let sport = -1;
+    let dport = -1;
+    let icmp = -1;
+    let srcAs = 0;
+    let dstAs = 0;
+    let bytes = -1;
+    let packets = -1;
+    let outBytes = -1;
+    let outPackets = -1;
+    let totBytes = -1;
+    let totPackets = -1;
+    let first: number | null = null;
+    let last: number | null = null;
+    let firstUp = -1;
+    let lastUp = -1;
+    let sysInit = -1;
+    let inIf: number | null = null;
+    let outIf: number | null = null;
+    let flags: number | null = null;
+    let samplerId = -1;
+    let rate = 0;
+    for (let i = 0; i < n; i++) {
+      let len = lengths[i];
+      if (len === VARLEN) {
+        if (q >= end) return this.overrun();
+        len = v.getUint8(q++);
+        if (len === 255) {
+          if (q + 2 > end) return this.overrun();
+          len = v.getUint16(q);
+          q += 2;
+        }
+      }
+      if (q + len > end) return this.overrun();
+      switch (roles[i]) {
+        case Role.SKIP:
+          break;
+        case Role.BYTES:
+          bytes = uint(v, q, len);
+          break;
+        case Role.PACKETS:
+          packets = uint(v, q, len);
+          break;
+        case Role.OUT_BYTES:
+          outBytes = uint(v, q, len);
+          break;
+        case Role.OUT_PACKETS:
+          outPackets = uint(v, q, len);
+          break;
+        case Role.TOTAL_BYTES:
+          totBytes = uint(v, q, len);
+          break;
+        case Role.TOTAL_PACKETS:
+          totPackets = uint(v, q, len);
+          break;
+        case Role.PROTO:
+          proto = uint(v, q, len);
+          break;
+        case Role.TCP_FLAGS:
+          flags = uint(v, q, len);
+          break;
+        case Role.SRC_PORT:
+        case Role.UDP_SRC_PORT:
+        case Role.TCP_SRC_PORT:
+          sport = uint(v, q, len);
+          break;
+        case Role.DST_PORT:
+        case Role.UDP_DST_PORT:
+        case Role.TCP_DST_PORT:
+          dport = uint(v, q, len);
+          break;
+        case Role.ICMP_TYPE_CODE:
+          icmp = uint(v, q, len);
+          break;
+        case Role.SRC4:
+          src = ipv4(v, q);
+          break;
+        case Role.DST4:
+          dst = ipv4(v, q);
+          break;
+        case Role.SRC6:
+          src = ipv6(v, q);
+          break;
+        case Role.DST6:
+          dst = ipv6(v, q);
+          break;
+        case Role.IN_IF:
+          inIf = uint(v, q, len);
+          break;
+        case Role.OUT_IF:
+          outIf = uint(v, q, len);
+          break;
+        case Role.SRC_AS:
+          srcAs = uint(v, q, len);
+          break;
+        case Role.DST_AS:
+          dstAs = uint(v, q, len);
+          break;
+        case Role.FIRST_UPTIME:
+          firstUp = uint(v, q, len);
+          break;
+        case Role.LAST_UPTIME:
+          lastUp = uint(v, q, len);
+          break;
+        case Role.START_SEC:
+          first = uint(v, q, len) * 1000;
+          break;
+        case Role.END_SEC:
+          last = uint(v, q, len) * 1000;
+          break;
+        case Role.START_MS:
+          first = uint(v, q, len);
+          break;
+        case Role.END_MS:
+          last = uint(v, q, len);
+          break;
+        case Role.START_US_NTP:
+        case Role.START_NS_NTP:
+          first = ntpMs(v, q);
+          break;
+        case Role.END_US_NTP:
+        case Role.END_NS_NTP:
+          last = ntpMs(v, q);
+          break;
+        case Role.START_DELTA_US:
+          first = this.cExportMs - Math.round(uint(v, q, len) / 1000);
+          break;
+        case Role.END_DELTA_US:
+          last = this.cExportMs - Math.round(uint(v, q, len) / 1000);
+          break;
+        case Role.SYS_INIT_MS:
+          sysInit = uint(v, q, len);
+          break;
+        case Role.SAMPLER_ID:
+          samplerId = uint(v, q, len);
+          break;
+        case Role.SAMPLING_INTERVAL:
+        case Role.SAMPLER_RANDOM_INTERVAL:
+          rate = uint(v, q, len);
+          break;
+        default:
+          break;
+      }
+      q += len;
+    }
+    this.next = q;
+    // Uptime-relative times: v9 against the header's sysUpTime; IPFIX against systemInitTimeMilliseconds (record or options).
+    if (firstUp >= 0 || lastUp >= 0) {
+      if (this.cVersion === 9) {
+        if (first === null && firstUp >= 0) first = this.cExportMs - ((this.cUptime - firstUp) | 0);
+        if (last === null && lastUp >= 0) last = this.cExportMs - ((this.cUptime - lastUp) | 0);
+      } else {
+        const base = sysInit >= 0 ? sysInit : this.cState.sysInitMs;
+        if (base !== null) {
+          if (first === null && firstUp >= 0) first = base + firstUp;
+          if (last === null && lastUp >= 0) last = base + lastUp;
+        }
+      }
+    }
+    let sampling: number;
+    if (this.cOverride !== null) sampling = this.cOverride;
+    else if (rate >= 1) sampling = rate;
+    else if (samplerId >= 0 && this.cState.samplers !== null) sampling = this.cState.samplers.get(samplerId) ?? this.cState.rate;
+    else sampling = this.cState.rate;
+    const rawBytes = bytes >= 0 ? bytes : totBytes >= 0 ? totBytes : outBytes >= 0 ? outBytes : 0;
+    const rawPackets = packets >= 0 ? packets : totPackets >= 0 ? totPackets : outPackets >= 0 ? outPackets : 0;
+    if (dport < 0 && icmp >= 0) dport = icmp;
+    return {
+      exporter: this.cExporter,
+      version: this.cVersion,
+      domain: this.cDomain,
+      src,
+      dst,
+      proto,
+      src_port: sport < 0 ? 0 : sport,
+      dst_port: dport < 0 ? 0 : dport,
+      src_as: srcAs,
+      dst_as: dstAs,
+      bytes: Math.min(rawBytes * sampling, MAX_SAFE),
+      packets: Math.min(rawPackets * sampling, MAX_SAFE),
+      raw_bytes: rawBytes,
+      raw_packets: rawPackets,
+      sampling,
+      first_ms: first,
+      last_ms: last,
+      in_if: inIf,
+      out_if: outIf,
+      tcp_flags: flags,
+    };
+  }
+
+  private overrun(): null {
+    this.next = -1;
+    return null;
+  }
+
+  /** One options data record: sampling rates (per sampler id, or the domain's rate) and the system init time. */
+  private optionRecord(v: DataView, q: number, end: number, plan: Plan): void {
+    const roles = plan.roles;
+    const lengths = plan.lengths;
+    let samplerId = -1;
+    let interval = -1;
+    let pktInterval = -1;
+    let pktSpace = -1;
+    let sysInit = -1;
+    for (let i = 0; i < roles.length; i++) {
+      let len = lengths[i];
+      if (len === VARLEN) {
+        if (q >= end) return void this.overrun();
+        len = v.getUint8(q++);
+        if (len === 255) {
+          if (q + 2 > end) return void this.overrun();
+          len = v.getUint16(q);
+          q += 2;
+        }
+      }
+      if (q + len > end) return void this.overrun();
+      switch (roles[i]) {
+        case Role.SAMPLER_ID:
+          samplerId = uint(v, q, len);
+          break;
+        case Role.SAMPLING_INTERVAL:
+        case Role.SAMPLER_RANDOM_INTERVAL:
+          interval = uint(v, q, len);
+          break;
+        case Role.SAMPLING_PKT_INTERVAL:
+          pktInterval = uint(v, q, len);
+          break;
+        case Role.SAMPLING_PKT_SPACE:
+          pktSpace = uint(v, q, len);
+          break;
+        case Role.SYS_INIT_MS:
+          sysInit = uint(v, q, len);
+          break;
+        default:
+          break;
+      }
+      q += len;
+    }
+    this.next = q;
+    this.counters.optionRecords++;
+    const st = this.cState;
+    if (sysInit >= 0) st.sysInitMs = sysInit;
+    let rate = 0;
+    if (pktInterval > 0) rate = (pktInterval + Math.max(0, pktSpace)) / pktInterval;
+    else if (interval >= 1) rate = interval;
+    else if (interval === 0 || (pktInterval === 0 && pktSpace >= 0)) rate = 1;
+    if (rate >= 1) {
+      if (samplerId >= 0) (st.samplers ??= new Map()).set(samplerId, rate);
+      else st.rate = rate;
+    }
+  }
+
+  /** Trailing bytes of a set or datagram must be zero padding. */
+  private zeros(v: DataView, q: number, end: number): boolean {
+    for (; q < end; q++) if (v.getUint8(q) !== 0) return false;
+    return true;
+  }
+
+  // ---- data before its template ------------------------------------------------------------------------------------
+
+  private hold(key: string, v: DataView, q: number, end: number, nowMs: number): void {
+    if (this.pendingMaxSets === 0) {
+      this.drop(1);
+      return;
+    }
+    const body = Buffer.from(new Uint8Array(v.buffer, v.byteOffset + q, end - q));
+    const p: Pending = {
+      key,
+      exporter: this.cExporter,
+      version: this.cVersion,
+      domain: this.cDomain,
+      body,
+      uptime: this.cUptime,
+      exportMs: this.cExportMs,
+      atMs: nowMs,
+      done: false,
+    };
+    let list = this.pendingByKey.get(key);
+    if (!list) {
+      list = [];
+      this.pendingByKey.set(key, list);
+    }
+    list.push(p);
+    this.pendingQueue.push(p);
+    this.pendingCount++;
+    this.counters.pendingHeld++;
+    while (this.pendingCount > this.pendingMaxSets) this.dropOldest();
+  }
+
+  private dropOldest(): void {
+    const q = this.pendingQueue;
+    while (this.pendingHead < q.length) {
+      const p = q[this.pendingHead++];
+      if (p.done) continue;
+      this.forget(p);
+      this.drop(1);
+      break;
+    }
+    this.compact();
+  }
+
+  private expireInto(nowMs: number): void {
+    const q = this.pendingQueue;
+    const limit = nowMs - this.pendingMaxMs;
+    while (this.pendingHead < q.length) {
+      const p = q[this.pendingHead];
+      if (!p.done) {
+        if (p.atMs > limit) break;
+        this.forget(p);
+        this.drop(1);
+      }
+      this.pendingHead++;
+    }
+    this.compact();
+  }
+
+  private forget(p: Pending): void {
+    p.done = true;
+    this.pendingCount--;
+    const list = this.pendingByKey.get(p.key);
+    if (!list) return;
+    const i = list.indexOf(p);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.pendingByKey.delete(p.key);
+  }
+
+  private drop(n: number): void {
+    this.dropped += n;
+    this.counters.pendingDropped += n;
+  }
+
+  private compact(): void {
+    if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pendingQueue.length) {
+      this.pendingQueue = this.pendingQueue.slice(this.pendingHead);
+      this.pendingHead = 0;
+    } else if (this.pendingHead === this.pendingQueue.length) {
+      this.pendingQueue = [];
+      this.pendingHead = 0;
+    }
+  }
+
+  /** The template for `key` just arrived: decode the sets held for it (in arrival order) into this result. */
+  private release(key: string, result: DecodeResult): void {
+    const list = this.pendingByKey.get(key);
+    if (!list) return;
+    this.pendingByKey.delete(key);
+    const t = this.templates.getByText(key);
+    if (!t) return;
+    // Held sets carry their own datagram's context; restore the current one afterwards.
+    const saved = [this.cExporter, this.cVersion, this.cDomain, this.cUptime, this.cExportMs] as const;
+    for (const p of list) {
+      p.done = true;
+      this.pendingCount--;
+      this.counters.pendingDecoded++;
+      this.setContext(p.exporter, p.version, p.domain, p.uptime, p.exportMs);
+      const v = new DataView(p.body.buffer, p.body.byteOffset, p.body.byteLength);
+      if (!this.records(v, 0, v.byteLength, t, result.records)) result.malformed = true;
+    }
+    this.setContext(saved[0], saved[1], saved[2], saved[3], saved[4]);
+  }
+}
+
+export type { DecodeResult, DecoderStats, FlowRecord, TemplateKey };
