@@ -53,8 +53,6 @@ export const eventsConfigSchema = {
     flushMs: { type: "integer", minimum: 10, maximum: 60000, default: 250 },
     /** Days of events kept (whole daily partitions are dropped). */
     retentionDays: { type: "integer", minimum: 1, maximum: 3650, default: 14 },
-    /** How often the node-address map used for attribution is re-read besides inventory changes. */
-    directoryRefreshMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 60000 },
     /** Most HTTP ingest events in one request. */
     ingestMaxEvents: { type: "integer", minimum: 1, maximum: 10000, default: 1000 },
   },

@@ -14,7 +14,6 @@ import { liveFilter } from "./services/liveFilter.js";
 import { LISTENERS } from "./lib/receivers.js";
 import { eventsPassiveReceiver } from "./poller/passive.js";
 import { ListenerService } from "./services/ListenerService.js";
-import { NodeDirectory } from "./services/NodeDirectory.js";
 import { RuleService } from "./services/RuleService.js";
 import { SourceService } from "./services/SourceService.js";
 
@@ -54,18 +53,7 @@ export const eventsPlugin = definePlugin({
   // Remote pollers run the same receivers for their pool and forward to POST /events/forwarded.
   contributes: { "polling.passive": [eventsPassiveReceiver] },
   controllers: [EventController, EventRuleController, EventSourceController],
-  providers: [
-    EventPipeline,
-    EventRepository,
-    EventQueryService,
-    IngestService,
-    ListenerService,
-    NodeDirectory,
-    RuleService,
-    RuleRepository,
-    SourceService,
-    SourceRepository,
-  ],
+  providers: [EventPipeline, EventRepository, EventQueryService, IngestService, ListenerService, RuleService, RuleRepository, SourceService, SourceRepository],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   listeners: LISTENERS.map((l) => ({
     name: l.name,

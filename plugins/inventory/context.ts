@@ -5,6 +5,8 @@ export const inventoryConfigSchema = {
   type: "object",
   additionalProperties: false,
   properties: {
+    /** How often NodeAddressBook (address → node, for attribution) is re-read besides this replica's own node and folder changes. */
+    addressBookRefreshMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 60000 },
     /** Most nodes one discovery import may carry (one sweep's worth). */
     sweepSize: { type: "integer", minimum: 1, maximum: 100000, default: 4096 },
     /** Most folders one account may pin. */

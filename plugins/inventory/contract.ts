@@ -11,6 +11,8 @@ export { NodeService } from "./services/NodeService.js";
 export { ClassifierService } from "./services/ClassifierService.js";
 /** `reveal(id)`: a credential with its secrets, for pollers talking to devices; never reachable over HTTP. */
 export { CredentialService } from "./services/CredentialService.js";
+/** `byIp(address)`, `node(id)`, `reload()`: address → node (id, name, folder path) for attributing what devices send; canonicalIp() keys. */
+export { NodeAddressBook, canonicalIp, type AttributedNode } from "./services/NodeAddressBook.js";
 /** `sweepSize`: most nodes one discovery import carries (a discovery sweep covers no more). */
 export { InventoryLimits } from "./services/InventoryLimits.js";
 

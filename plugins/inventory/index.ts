@@ -24,6 +24,7 @@ import { FolderRepository } from "./repositories/FolderRepository.js";
 import { NodeRepository } from "./repositories/NodeRepository.js";
 import { PinRepository } from "./repositories/PinRepository.js";
 import { ProfileRepository } from "./repositories/ProfileRepository.js";
+import { NodeAddressBook } from "./services/NodeAddressBook.js";
 import { CheckService } from "./services/CheckService.js";
 import { ClassificationRuleService } from "./services/ClassificationRuleService.js";
 import { CredentialService } from "./services/CredentialService.js";
@@ -78,18 +79,23 @@ export const inventoryPlugin = definePlugin({
     DiscoveryRepository,
     ReclassifyService,
     ReclassifyRepository,
+    NodeAddressBook,
   ],
   // The contract for dependants (contract.ts says what each is for).
-  exports: [NodeService, ClassifierService, CredentialService, InventoryLimits],
+  exports: [NodeService, ClassifierService, CredentialService, InventoryLimits, NodeAddressBook],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "changes", permission: "read", scoped: true, description: "node and folder created/updated/deleted" }],
   bundle: { tables: inventoryBundleTables },
   config: inventoryConfigSchema,
-  start(ctx) {
+  async start(ctx) {
+    if (ctx.mode === "full") await ctx.get(NodeAddressBook).start();
     // Dashboards follow inventory changes live: every change event goes out on inventory.changes,
     // delivered only to sockets whose folder scope covers the subject.
     for (const name of CHANGE_EVENTS) {
       ctx.bus.on(`inventory.${name}`, (e) => ctx.realtime.publish("changes", name, e, { folders: e.folder_path }));
     }
+  },
+  stop(ctx) {
+    if (ctx.mode === "full") ctx.get(NodeAddressBook).stop();
   },
 });

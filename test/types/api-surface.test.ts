@@ -36,7 +36,16 @@ describe("the nms-core package's exported values", () => {
 
   it("nms-core/contracts/<id>: the built-in plugins' contracts", async () => {
     expect(await names("nms-core/contracts/inventory")).toEqual(
-      ["ClassifierService", "CredentialService", "InventoryLimits", "NODE_DIRECTORY_VIEW", "NodeService", "PROFILE_DIRECTORY_VIEW"].sort(),
+      [
+        "ClassifierService",
+        "CredentialService",
+        "InventoryLimits",
+        "NODE_DIRECTORY_VIEW",
+        "NodeAddressBook",
+        "NodeService",
+        "PROFILE_DIRECTORY_VIEW",
+        "canonicalIp",
+      ].sort(),
     );
     expect(await names("nms-core/contracts/polling")).toEqual(
       ["METRICS", "PASSIVE_RECEIVERS_POINT", "RAW_COUNTER_METRICS", "RAW_COUNTER_MIB_NAMES", "isRawCounterMetric"].sort(),

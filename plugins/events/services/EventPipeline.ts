@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { DayPartitions, pgErrorCode, timeOrderedUuid } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
+import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { Inbound } from "../lib/types.js";
 import type { EventView } from "../models/EventModels.js";
@@ -9,7 +10,6 @@ import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
 import { RuleEngine, type AlertAction } from "../rules/engine.js";
 import { RuleRepository } from "../repositories/RuleRepository.js";
 import { SourceRepository } from "../repositories/SourceRepository.js";
-import { NodeDirectory, type AttributedNode } from "./NodeDirectory.js";
 import { BUILTIN_SOURCES, type SourceEntry } from "./sources.js";
 
 /** Counters of the pipeline (the listeners keep their own): exposed to benchmarks and host telemetry. */
@@ -33,7 +33,7 @@ const MAX_WRITE_ATTEMPTS = 5;
 
 /**
  * From receiver to store: every received message is attributed to the node at its sender's address
- * (inventory's directory), given its source, matched against the rules (which may fire or clear an
+ * (inventory's NodeAddressBook), given its source, matched against the rules (which may fire or clear an
  * alert through the alerts plugin's contract), queued, and written in batches (one multi-row insert
  * per flush, daily partitions made ahead). `accept` never waits: the receivers call it for every
  * message, and past `queueSize` waiting events it drops and counts. Each flush also goes out on the
@@ -53,8 +53,8 @@ export class EventPipeline {
   @Inject(SourceRepository)
   private sources: SourceRepository;
 
-  @Inject(NodeDirectory)
-  private directory: NodeDirectory;
+  @Inject(NodeAddressBook)
+  private addresses: NodeAddressBook;
 
   private engine = new RuleEngine();
   private alerts: EventAlertService | null = null;
@@ -78,14 +78,13 @@ export class EventPipeline {
     return { ...this.counters, queued: this.queue.length };
   }
 
-  /** Loads rules, sources and the directory, restores the rules' open alerts, and starts the flush and TTL timers. */
+  /** Loads rules and sources, restores the rules' open alerts, and starts the flush and TTL timers. */
   async start(alerts: EventAlertService | null, live: ((rows: readonly EventRow[]) => void) | null): Promise<void> {
     if (this.running) return;
     this.alerts = alerts;
     this.live = live;
     this.partitions = new DayPartitions(this.ctx.store, "events");
     await this.maintainPartitions();
-    await this.directory.start();
     await this.reloadSources();
     await this.reloadRules();
     // Open alerts of the rules resume (their TTL counts from now: the last match before the restart is not known).
@@ -100,7 +99,6 @@ export class EventPipeline {
     this.running = false;
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
-    this.directory.stop();
     await this.flush();
   }
 
@@ -181,8 +179,8 @@ export class EventPipeline {
   }
 
   private attribute(m: Inbound, source?: SourceEntry): AttributedNode | null {
-    if (source?.node_id) return this.directory.node(source.node_id);
-    return this.directory.byIp(m.source_ip);
+    if (source?.node_id) return this.addresses.node(source.node_id);
+    return this.addresses.byIp(m.source_ip);
   }
 
   private sourceFor(kind: string, node: AttributedNode | null): SourceEntry {

@@ -5,7 +5,7 @@ import type { Inbound } from "../lib/types.js";
 import { forwardedInbound } from "../lib/forwarded.js";
 import { isStorableJson } from "../lib/storable.js";
 import type { ForwardedBody, ForwardedResult, IngestBody, IngestResult } from "../models/EventModels.js";
-import { canonicalIp } from "./NodeDirectory.js";
+import { canonicalIp } from "../../inventory/contract.js";
 import { EventPipeline } from "./EventPipeline.js";
 import { SourceService } from "./SourceService.js";
 

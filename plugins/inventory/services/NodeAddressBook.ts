@@ -1,7 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
 import { parseIp } from "../../../core/index.js";
-import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
-import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
+import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
+
+/** The published directory view (contract.ts). */
+const NODE_DIRECTORY_VIEW = "inventory.node_directory";
 
 export interface AttributedNode {
   id: string;
@@ -18,14 +20,15 @@ export function canonicalIp(text: string): string {
 }
 
 /**
- * Attribution: the sender's address → the node standing at it, from inventory's published directory.
- * Kept in memory (the receivers look up every message), re-read when inventory announces a node or
- * folder change (coalesced) and every directoryRefreshMs. Two nodes at one address: the first by name wins.
+ * Address → node, for plugins that attribute what a device sends (syslog, traps, flow exports) to the
+ * node standing at the sender's address. Kept in memory (receivers look up every message), re-read when
+ * a node or folder changes here (coalesced) and every addressBookRefreshMs (changes made on another
+ * replica). Two nodes at one address: the first by name wins. Started with the plugin (full mode).
  */
 @Injectable()
-export class NodeDirectory {
-  @Inject(EVENTS_CONTEXT)
-  private ctx: EventsContext;
+export class NodeAddressBook {
+  @Inject(INVENTORY_CONTEXT)
+  private ctx: InventoryContext;
 
   private byAddress = new Map<string, AttributedNode>();
   private byId = new Map<string, AttributedNode>();
@@ -35,6 +38,7 @@ export class NodeDirectory {
   private loading: Promise<void> | null = null;
 
   async start(): Promise<void> {
+    if (this.timer) return;
     await this.reload();
     const soon = () => this.reloadSoon();
     const bus = this.ctx.bus;
@@ -45,7 +49,7 @@ export class NodeDirectory {
       bus.on("inventory.folder.updated", soon),
       bus.on("inventory.folder.deleted", soon),
     ];
-    this.timer = setInterval(() => void this.reload(), this.ctx.config.directoryRefreshMs);
+    this.timer = setInterval(() => void this.reload(), this.ctx.config.addressBookRefreshMs);
     this.timer.unref();
   }
 
@@ -96,7 +100,7 @@ export class NodeDirectory {
       this.byAddress = byAddress;
       this.byId = byId;
     } catch (err) {
-      this.ctx.log.warn("events: node directory not read, attribution keeps the previous map", { error: err });
+      this.ctx.log.warn("node address book not read: it keeps the previous map", { error: err });
     }
   }
 }
