@@ -12,7 +12,7 @@
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createSocket, type Socket } from "node:dgram";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -380,9 +380,9 @@ export async function startNfcapd(port: number): Promise<Nfcapd> {
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((r) => child.once("exit", () => (children.delete(child), r())));
-  // nfcapd is ready once its socket is bound: probe by waiting until the port is taken.
+  // nfcapd is ready once its socket is bound.
   const until = Date.now() + 10_000;
-  while (!(await udpPortTaken(port))) {
+  while (!udpListening(port)) {
     if (Date.now() > until || child.exitCode !== null) throw new Error(`nfcapd did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -396,12 +396,12 @@ export async function startNfcapd(port: number): Promise<Nfcapd> {
   };
 }
 
-function udpPortTaken(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createSocket("udp4");
-    s.once("error", () => resolve(true));
-    s.bind(port, LOOPBACK, () => s.close(() => resolve(false)));
-  });
+/** Whether a UDP socket is bound to 127.0.0.1:port, from /proc/net/udp (probing by binding would race nfcapd's own bind). */
+function udpListening(port: number): boolean {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/udp", "utf8")
+    .split("\n")
+    .some((l) => l.trim().split(/\s+/)[1] === local);
 }
 
 /** nfcapd's stored files in a folder. */
