@@ -131,11 +131,12 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
         logLevel: "debug",
         jobs: { drainMs: 5000, processEvery: "1 second", lockLifetimeMs: 2000 },
         ...options.overrides,
-        // Test kernels poll nothing and bind no passive listener (syslog, traps) unless a test asks (port 0 = any free port).
+        // Test kernels poll nothing and bind no passive listener (syslog, traps, flows) unless a test asks (port 0 = any free port).
         pluginConfig: {
           ...options.overrides?.pluginConfig,
           polling: { embeddedPoller: false, ...(options.overrides?.pluginConfig?.polling as object | undefined) },
           events: passiveOff(options.overrides?.pluginConfig?.events as Record<string, unknown> | undefined),
+          flows: { udp: null, ...(options.overrides?.pluginConfig?.flows as object | undefined) },
         },
       },
       plugins: options.plugins ?? [],

@@ -33,12 +33,13 @@ export interface SpawnOptions {
 }
 
 /** Starts `node dist/core/main.js` as a real process on a free port; resolves at the ready line. */
-/** A spawned kernel binds no syslog or trap port unless a test asks (the production defaults are 514, 6514 and 162). */
+/** A spawned kernel binds no syslog, trap or flow port unless a test asks (the production defaults are 514, 6514, 162 and 2055). */
 export const PASSIVE_OFF: NodeJS.ProcessEnv = {
   NMS__pluginConfig__events__syslog__udp: "null",
   NMS__pluginConfig__events__syslog__tcp: "null",
   NMS__pluginConfig__events__syslog__tls: "null",
   NMS__pluginConfig__events__traps__udp: "null",
+  NMS__pluginConfig__flows__udp: "null",
 };
 
 /** What a spawned kernel runs with unless a test says otherwise: a free loopback port, its data dir, no built-in plugin. */

@@ -1,0 +1,208 @@
+import { createSocket, type Socket } from "node:dgram";
+import { Inject, Injectable } from "@tsed/di";
+import { ApiError, DayPartitions, isIpAddress, type ListenerCounters } from "../../../core/index.js";
+import { canonicalIp, NodeAddressBook } from "../../inventory/contract.js";
+import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
+import { FlowDecoder } from "../decode/decoder.js";
+import { TemplateCache } from "../decode/templates.js";
+import type { FlowRecord, TemplateKey } from "../decode/types.js";
+import { MinuteAggregator } from "../lib/aggregate.js";
+import type { ForwardedDatagrams } from "../models/FlowModels.js";
+import { FlowRepository } from "../repositories/FlowRepository.js";
+
+/** Counters of the collector beyond the listener's (benchmarks, GET /flow/exporters). */
+export interface CollectorStats {
+  records: number;
+  /** Records refused: no room for another aggregation key, or no addresses. */
+  dropped_records: number;
+  flushes: number;
+  flush_failures: number;
+}
+
+const DAYS_AHEAD = 2;
+/** A receive buffer large enough for bursts of export datagrams (the kernel may grant less). */
+const RECV_BUFFER = 8 * 1024 * 1024;
+
+/**
+ * The NetFlow v5 / v9 / IPFIX collector: one UDP port, our own decoder, templates kept in PostgreSQL (a restarted
+ * collector or another replica decodes at once: it loads them at start, and looks again when data arrives for a
+ * template it lacks), exporters attributed to inventory nodes, records aggregated per minute in memory and added to
+ * the minute rollups every flushMs. Fire-and-forget: what arrives while the store is down is lost once the
+ * aggregate would exceed maxKeys.
+ */
+@Injectable()
+export class FlowCollector {
+  @Inject(FLOWS_CONTEXT)
+  private ctx: FlowsContext;
+
+  @Inject(FlowRepository)
+  private repo: FlowRepository;
+
+  @Inject(NodeAddressBook)
+  private addresses: NodeAddressBook;
+
+  private socket: Socket | null = null;
+  private templates = new TemplateCache();
+  private decoder: FlowDecoder;
+  private aggregator: MinuteAggregator;
+  private partitions: DayPartitions;
+  private timer: NodeJS.Timeout | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  private learned = new Map<string, TemplateKey>();
+  private withdrawn: TemplateKey[] = [];
+  private lookedUp = new Map<string, number>();
+  readonly counters: ListenerCounters = { received: 0, dropped: 0, malformed: 0 };
+  private stat: CollectorStats = { records: 0, dropped_records: 0, flushes: 0, flush_failures: 0 };
+
+  /** Per-exporter sampling overrides from the configuration. */
+  private get overrides(): Record<string, number> {
+    return this.ctx.config.sampling as Record<string, number>;
+  }
+
+  stats(): CollectorStats {
+    return { ...this.stat };
+  }
+
+  /** Loads the stored templates, binds the port (null = no listener: forwarded records only), starts flushing. */
+  async start(): Promise<void> {
+    const cfg = this.ctx.config;
+    this.partitions = new DayPartitions(this.ctx.store, "rollup_1m");
+    await this.maintainPartitions();
+    this.templates = new TemplateCache();
+    this.templates.import(await this.repo.templates());
+    this.decoder = new FlowDecoder({ templates: this.templates, pendingMaxMs: cfg.pendingMaxMs, samplingOverride: (e) => this.overrides[e] ?? null });
+    this.aggregator = new MinuteAggregator(cfg.maxKeys);
+    this.timer = setInterval(() => void this.flush(), cfg.flushMs);
+    this.timer.unref();
+    if (cfg.udp === null) return;
+    // "0.0.0.0" listens on every IPv4 and IPv6 address (dual stack); v4-mapped senders are read as IPv4.
+    const any = cfg.bindAddress === "0.0.0.0";
+    const socket = createSocket({ type: any || cfg.bindAddress.includes(":") ? "udp6" : "udp4", ipv6Only: false, recvBufferSize: RECV_BUFFER });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once("error", reject);
+        socket.bind(cfg.udp!, any ? "::" : cfg.bindAddress, () => {
+          socket.off("error", reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      // Like the events plugin's listeners: a port that cannot be bound is logged, and the service runs without it.
+      socket.close();
+      const e = err as NodeJS.ErrnoException;
+      this.ctx.log.error(`flows: listener flows.udp not bound: ${e.code === "EADDRINUSE" ? `port ${cfg.udp} is in use` : e.message}`, { port: cfg.udp });
+      return;
+    }
+    socket.on("error", (err) => this.ctx.log.warn("flows: socket error", { error: err.message }));
+    socket.on("message", (buf, rinfo) => this.receive(buf, canonicalIp(rinfo.address)));
+    this.socket = socket;
+    this.ctx.reportListener("flows.udp", { bound: true, port: socket.address().port, address: cfg.bindAddress, counters: this.counters });
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) await new Promise<void>((r) => socket.close(() => r()));
+    this.ctx.reportListener("flows.udp", { bound: false, port: null });
+    await this.flush();
+  }
+
+  /** Datagrams a remote poller's listener received: decoded here as if they had arrived on this socket. */
+  forwarded(body: ForwardedDatagrams): { accepted: number; dropped: number } {
+    if (!this.ctx.config.enabled || !this.decoder) throw new ApiError(503, "flows_disabled", "Flow monitoring is not enabled (pluginConfig.flows.enabled).");
+    let accepted = 0;
+    const now = Date.now();
+    for (const d of body.datagrams) {
+      if (!isIpAddress(d.exporter) || !/^[A-Za-z0-9+/]+=*$/.test(d.data)) continue;
+      this.receive(Buffer.from(d.data, "base64"), canonicalIp(d.exporter), now);
+      accepted++;
+    }
+    return { accepted, dropped: body.datagrams.length - accepted };
+  }
+
+  /** One export datagram (from the socket, or forwarded by a remote poller). */
+  receive(buf: Buffer, exporter: string, nowMs = Date.now()): void {
+    this.counters.received++;
+    const r = this.decoder.decode(buf, exporter, nowMs);
+    if (r.malformed) this.counters.malformed++;
+    if (r.dropped) this.counters.dropped += r.dropped;
+    for (const k of r.templatesLearned) this.learned.set(`${k.exporter}|${k.version}|${k.domain}|${k.id}`, k);
+    this.withdrawn.push(...r.templatesWithdrawn);
+    if (r.pending) this.lookForTemplates(exporter, nowMs);
+    this.aggregate(r.records, nowMs);
+  }
+
+  private aggregate(records: readonly FlowRecord[], nowMs: number): void {
+    let node: { id: string; folder_path: string[] } | null | undefined;
+    let last = "";
+    for (const rec of records) {
+      if (rec.exporter !== last) {
+        node = this.addresses.byIp(rec.exporter);
+        last = rec.exporter;
+      }
+      const source = this.overrides[rec.exporter] ? "override" : rec.sampling > 1 ? "exporter" : "none";
+      if (this.aggregator.add(rec, node ?? null, nowMs, source)) this.stat.records++;
+      else this.stat.dropped_records++;
+    }
+  }
+
+  /**
+   * Data for a template this collector lacks: another replica (or this one before a restart) may have stored it.
+   * Looked up at most once per exporter every 5 s; what it brings decodes the next data of that template (held data
+   * decodes when the exporter next sends the template).
+   */
+  private lookForTemplates(exporter: string, nowMs: number): void {
+    if ((this.lookedUp.get(exporter) ?? 0) > nowMs - 5000) return;
+    this.lookedUp.set(exporter, nowMs);
+    this.repo
+      .templates(exporter)
+      .then((list) => this.templates.import(list))
+      .catch((err: unknown) => this.ctx.log.warn("flows: templates not read", { error: err, exporter }));
+  }
+
+  /** Adds what was aggregated to the rollups, saves learned templates. Resolves when written (or given up, logged). */
+  flush(): Promise<void> {
+    this.chain = this.chain.then(() => this.flushOnce());
+    return this.chain;
+  }
+
+  private async flushOnce(): Promise<void> {
+    this.decoder?.expire(Date.now());
+    const learned = [...this.learned.values()];
+    const withdrawn = this.withdrawn;
+    this.learned = new Map();
+    this.withdrawn = [];
+    const { rollups, exporters } = this.aggregator?.take() ?? { rollups: [], exporters: [] };
+    try {
+      const templates = learned.map((k) => this.templates.exportOne(k)).filter((t) => t !== null);
+      await this.repo.saveTemplates(templates);
+      await this.repo.deleteTemplates(withdrawn);
+      if (rollups.length) {
+        await this.partitions.ensure(rollups.map((r) => r.at_ms));
+        await this.ctx.store.tx(async (db) => {
+          await this.repo.addRollups(rollups, db);
+          await this.repo.addExporters(exporters, db);
+        });
+      }
+      this.stat.flushes++;
+    } catch (err) {
+      this.stat.flush_failures++;
+      this.ctx.log.error("flows: aggregates not written (lost)", { error: err, rows: rollups.length });
+    }
+  }
+
+  /** Day partitions of both rollups ahead of today; whole days past their retention dropped. */
+  async maintainPartitions(now = Date.now()): Promise<number[]> {
+    const hours = new DayPartitions(this.ctx.store, "rollup_1h");
+    await hours.maintain(this.ctx.config.hourRetentionDays, DAYS_AHEAD, now);
+    return this.partitions.maintain(this.ctx.config.minuteRetentionDays, DAYS_AHEAD, now);
+  }
+
+  /** Recomputes the hour rollups of the hours since `sinceMs` (the rollups job; idempotent). */
+  async rollHours(sinceMs: number): Promise<number> {
+    await new DayPartitions(this.ctx.store, "rollup_1h").ensure([sinceMs, Date.now()]);
+    return this.repo.rollHours(sinceMs);
+  }
+}
