@@ -154,6 +154,14 @@ export class FlowDecoder {
     return result;
   }
 
+  /** Decodes the held data sets whose template is known now (templates imported from the store since they arrived). */
+  releaseKnown(): FlowRecord[] {
+    const result: DecodeResult = { records: [], templatesLearned: [], templatesWithdrawn: [], malformed: false, dropped: 0, pending: 0, version: null };
+    for (const key of [...this.pendingByKey.keys()]) if (this.templates.getByText(key)) this.release(key, result);
+    this.counters.records += result.records.length;
+    return result.records;
+  }
+
   /** Drops held data sets older than pendingMaxMs; returns how many. */
   expire(nowMs: number): number {
     this.dropped = 0;

@@ -2,6 +2,7 @@ import type { FlowRecord } from "../decode/types.js";
 import type { ExporterDelta, RollupRow } from "../repositories/FlowRepository.js";
 
 const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
 
 /** The node an exporter stands for (inventory's NodeAddressBook), or null. */
 export interface ExporterNode {
@@ -27,7 +28,9 @@ export class MinuteAggregator {
   /** False when the record needed a new key past maxKeys (dropped). */
   add(r: FlowRecord, node: ExporterNode | null, nowMs: number, samplingSource: string): boolean {
     if (!r.src || !r.dst) return false; // no conversation without both addresses
-    const at = Math.floor((r.last_ms ?? nowMs) / MINUTE_MS) * MINUTE_MS;
+    // The exporter's clock files the flow; one off by more than a day (or without a time) is filed at arrival.
+    const end = r.last_ms !== null && Math.abs(r.last_ms - nowMs) < DAY_MS ? r.last_ms : nowMs;
+    const at = Math.floor(end / MINUTE_MS) * MINUTE_MS;
     const key = `${at}|${r.exporter}|${r.src}|${r.dst}|${r.proto}|${r.src_port}|${r.dst_port}|${r.src_as}|${r.dst_as}`;
     let b: RollupRow | undefined = this.buckets.get(key);
     if (!b) {

@@ -34,6 +34,14 @@ export const flowsPassiveReceiver: PassiveReceiver = {
     let lost = 0;
     let sending: Promise<void> = Promise.resolve();
     let timer: NodeJS.Timeout | null = null;
+    let lastReport = 0;
+    /** Counts lost datagrams; says so at most once a minute (a partition would otherwise log every batch). */
+    const lose = (n: number, status: number | null) => {
+      lost += n;
+      if (Date.now() - lastReport < 60_000) return;
+      lastReport = Date.now();
+      env.log.warn("flow datagrams lost: the core did not take them (they are not buffered)", { lost_total: lost, status });
+    };
     const send = () => {
       if (timer) clearTimeout(timer);
       timer = null;
@@ -44,18 +52,12 @@ export const flowsPassiveReceiver: PassiveReceiver = {
         sending = sending.then(async () => {
           const status = await env.post("/flow/forwarded", { poller_id: env.pollerId, datagrams: batch });
           inFlight -= batch.length;
-          if (status !== 202) {
-            lost += batch.length;
-            env.log.warn("flow datagrams lost: the core did not take them (they are not buffered)", { lost_total: lost, status });
-          }
+          if (status !== 202) lose(batch.length, status);
         });
       }
     };
     socket.on("message", (buf, rinfo) => {
-      if (waiting.length + inFlight >= MAX_WAITING) {
-        lost++;
-        return;
-      }
+      if (waiting.length + inFlight >= MAX_WAITING) return lose(1, null);
       const exporter = rinfo.address.startsWith("::ffff:") ? rinfo.address.slice(7) : rinfo.address;
       waiting.push({ exporter, data: buf.toString("base64") });
       if (waiting.length >= BATCH) send();

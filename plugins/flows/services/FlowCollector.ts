@@ -20,6 +20,8 @@ export interface CollectorStats {
 }
 
 const DAYS_AHEAD = 2;
+/** How often one exporter's templates may be looked up in the store when its data arrives before them. */
+const TEMPLATE_LOOKUP_MS = 1000;
 /** A receive buffer large enough for bursts of export datagrams (the kernel may grant less). */
 const RECV_BUFFER = 8 * 1024 * 1024;
 
@@ -27,8 +29,8 @@ const RECV_BUFFER = 8 * 1024 * 1024;
  * The NetFlow v5 / v9 / IPFIX collector: one UDP port, our own decoder, templates kept in PostgreSQL (a restarted
  * collector or another replica decodes at once: it loads them at start, and looks again when data arrives for a
  * template it lacks), exporters attributed to inventory nodes, records aggregated per minute in memory and added to
- * the minute rollups every flushMs. Fire-and-forget: what arrives while the store is down is lost once the
- * aggregate would exceed maxKeys.
+ * the minute rollups every flushMs. Fire-and-forget: a flush the store refuses is lost (logged and counted), and
+ * past maxKeys aggregation keys between two flushes records are dropped (counted).
  */
 @Injectable()
 export class FlowCollector {
@@ -56,8 +58,12 @@ export class FlowCollector {
 
   /** Per-exporter sampling overrides from the configuration. */
   private get overrides(): Record<string, number> {
-    return this.ctx.config.sampling as Record<string, number>;
+    // Keys as the collector writes exporter addresses (an IPv6 override may be written in any form).
+    this.canonicalOverrides ??= Object.fromEntries(Object.entries(this.ctx.config.sampling as Record<string, number>).map(([k, v]) => [canonicalIp(k), v]));
+    return this.canonicalOverrides;
   }
+
+  private canonicalOverrides: Record<string, number> | null = null;
 
   stats(): CollectorStats {
     return { ...this.stat };
@@ -150,15 +156,16 @@ export class FlowCollector {
 
   /**
    * Data for a template this collector lacks: another replica (or this one before a restart) may have stored it.
-   * Looked up at most once per exporter every 5 s; what it brings decodes the next data of that template (held data
-   * decodes when the exporter next sends the template).
+   * Looked up at most once per exporter a second; the held data of the templates it brings is decoded at once.
    */
   private lookForTemplates(exporter: string, nowMs: number): void {
-    if ((this.lookedUp.get(exporter) ?? 0) > nowMs - 5000) return;
+    if ((this.lookedUp.get(exporter) ?? 0) > nowMs - TEMPLATE_LOOKUP_MS) return;
     this.lookedUp.set(exporter, nowMs);
     this.repo
       .templates(exporter)
-      .then((list) => this.templates.import(list))
+      .then((list) => {
+        if (this.templates.import(list)) this.aggregate(this.decoder.releaseKnown(), Date.now());
+      })
       .catch((err: unknown) => this.ctx.log.warn("flows: templates not read", { error: err, exporter }));
   }
 
@@ -169,7 +176,7 @@ export class FlowCollector {
   }
 
   private async flushOnce(): Promise<void> {
-    this.decoder?.expire(Date.now());
+    if (this.decoder) this.counters.dropped += this.decoder.expire(Date.now());
     const learned = [...this.learned.values()];
     const withdrawn = this.withdrawn;
     this.learned = new Map();
@@ -179,6 +186,13 @@ export class FlowCollector {
       const templates = learned.map((k) => this.templates.exportOne(k)).filter((t) => t !== null);
       await this.repo.saveTemplates(templates);
       await this.repo.deleteTemplates(withdrawn);
+    } catch (err) {
+      // Kept for the next flush: the other collectors need them.
+      for (const k of learned) this.learned.set(`${k.exporter}|${k.version}|${k.domain}|${k.id}`, k);
+      this.withdrawn.push(...withdrawn);
+      this.ctx.log.warn("flows: templates not stored, will retry", { error: err });
+    }
+    try {
       if (rollups.length) {
         await this.partitions.ensure(rollups.map((r) => r.at_ms));
         await this.ctx.store.tx(async (db) => {

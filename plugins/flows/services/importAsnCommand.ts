@@ -8,8 +8,8 @@ const USAGE = `Usage:
 Loads the address-to-AS table of the flows plugin from a CSV file of prefix,asn,name lines (a header line
 and # comments are skipped; the name may be quoted or hold commas), through the core's POST /api/v1/flow/asn
 (an admin API token; NMS_TOKEN and NMS_CORE may stand for --token and --core). The table is replaced, or
-added to with --add. Where to get one: iptoasn.com's ip2asn-combined.tsv (convert with
-awk -F'\\t' '{print ...}'), or any prefix,asn,name export of a routing table. MMDB files (GeoLite2-ASN, ipinfo) are
+added to with --add. Where to get one: iptoasn.com's ip2asn-combined.tsv (ranges: convert
+them to prefixes as docs/flows.md shows), or any prefix,asn,name export of a routing table. MMDB files (GeoLite2-ASN, ipinfo) are
 not read yet.`;
 
 /** Entries per request (the core's body limit is 1 MiB: about 40 bytes an entry). */
@@ -25,11 +25,16 @@ export interface AsnLine {
 export function parseAsnCsv(text: string): AsnLine[] {
   const out: AsnLine[] = [];
   const lines = text.split(/\r?\n/);
+  let header = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (!line || line.startsWith("#")) continue;
     const [prefix, asn, ...rest] = line.split(",");
-    if (i === 0 && !/^\d+$/.test((asn ?? "").trim())) continue; // a header
+    // A header: the first line that is no comment, whose second column is no AS number.
+    if (out.length === 0 && !header && !/^(AS)?\d+$/i.test((asn ?? "").trim())) {
+      header = true;
+      continue;
+    }
     const n = Number((asn ?? "").trim().replace(/^AS/i, ""));
     if (!prefix?.includes("/") || !Number.isInteger(n) || n < 0 || n > 4294967295)
       throw new Error(`line ${i + 1}: expected prefix,asn,name, got ${JSON.stringify(line.slice(0, 80))}`);

@@ -20,6 +20,9 @@ let port: number;
 let folderA: string;
 let folderB: string;
 let nodeA: string;
+/** IPFIX datagrams without templates, and how many records they hold (from the restart test, for the replica test). */
+let ipfixData: Buffer[] = [];
+let ipfixRecords = 0;
 
 const traffic = generateTraffic(150, { v6Every: 5 });
 const expected = sumTotals(traffic.expected);
@@ -107,6 +110,7 @@ describe("collecting", () => {
     };
     const withTemplates = datagrams.filter((d) => setIds(d).includes(2));
     const dataOnly = datagrams.filter((d) => !setIds(d).includes(2) && !setIds(d).includes(3));
+    ipfixData = dataOnly;
     expect(withTemplates.length).toBeGreaterThan(0);
     expect(dataOnly.length).toBeGreaterThan(0);
     await sendDatagrams(port, withTemplates);
@@ -117,6 +121,30 @@ describe("collecting", () => {
     const before = collector().stats().records;
     await sendDatagrams(port, dataOnly);
     await until("data decoded at once", async () => collector().stats().records > before);
+    ipfixRecords = collector().stats().records - before;
+  });
+
+  it("a replica that lacks a template another one stored looks it up when the data arrives, and decodes what it held", async () => {
+    const store = k.context("flows").store;
+    const stored = (await store.query<{ template: unknown }>("SELECT template FROM flows.templates WHERE version = 10")).rows;
+    expect(stored.length).toBeGreaterThan(0);
+    await store.query("DELETE FROM flows.templates");
+    await collector().stop();
+    await collector().start();
+    port = ((await k.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === "flows.udp")!.port as number;
+    const before = collector().stats().records;
+    await sendDatagrams(port, ipfixData);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(collector().stats().records).toBe(before); // held: no template here, none in the store yet
+    // Another replica received the templates and stored them; the next data makes this one look.
+    await store.query(
+      "INSERT INTO flows.templates (exporter, version, domain, template_id, template) SELECT (t->>'exporter')::inet, 10, (t->>'domain')::bigint, (t->>'id')::int, t FROM unnest($1::jsonb[]) AS t",
+      [stored.map((r) => JSON.stringify(r.template))],
+    );
+    await new Promise((r) => setTimeout(r, 1100));
+    await sendDatagrams(port, ipfixData);
+    const perSend = ipfixRecords;
+    await until("held and new data decoded", async () => collector().stats().records - before === 2 * perSend);
   });
 });
 

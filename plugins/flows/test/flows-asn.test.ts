@@ -24,6 +24,11 @@ describe("parseAsnCsv", () => {
     ]);
   });
 
+  it("keeps a first line whose AS number is written AS13335 (no header), and takes a header after comments", () => {
+    expect(parseAsnCsv("1.0.0.0/24,AS13335,CLOUD\n")).toEqual([{ prefix: "1.0.0.0/24", asn: 13335, name: "CLOUD" }]);
+    expect(parseAsnCsv("# made today\nprefix,asn,name\n1.0.0.0/24,13335,CLOUD\n")).toHaveLength(1);
+  });
+
   it("names the first bad line", () => {
     expect(() => parseAsnCsv("192.0.2.0/24,64500,A\n192.0.2.1,64500,B\n")).toThrow("line 2");
     expect(() => parseAsnCsv("192.0.2.0/24,64500,A\n192.0.2.0/24,not-a-number,A\n")).toThrow("line 2");
