@@ -1,0 +1,196 @@
+// Syslog ingest benchmark of the events plugin vs rsyslog (`npm run bench:events-syslog`; needs `npm run build` first).
+//
+// The service: the kernel in this process (dist build, embedded PostgreSQL in a fresh data dir, plugins inventory +
+// polling without its embedded poller + alerts + events, default pipeline settings), the syslog listeners on free
+// loopback ports, the node 127.0.0.1 (every message is attributed to it) and 100 event rules (bench/lib/events-peers.mjs:
+// 7 match every message and count it, the others match nothing). The reference: a private rsyslogd (imudp 2 threads,
+// 8 MiB receive buffer, imtcp, imtcp TLS gtls anonymous) writing one parsed line per message into one file with
+// asynchronous omfile. The sender for both: loggen (syslog-ng's generator, from the Debian package, unpacked), RFC 5424
+// 200-byte messages (-P -s 200; -F on UDP), octet-counted framing on TCP and TLS.
+//
+// Method: for each case (udp, tcp, tls) and repetition, the offered rate steps up (BENCH_<CASE>_RATES, total msg/s; 0 =
+// loggen as fast as it can) with BENCH_STEP_SECS seconds of messages per step (at least 20000); after each step the
+// receiver is left to drain (its count unchanged for 2 s). A step is lossless when every message loggen reports sent
+// was stored (the service: events counted by GET /events/stats since the step began; rsyslog: lines written). The
+// ladder stops at the first step that loses (TCP/TLS also once the receiver stores under 80 % of the target rate). The figure of a repetition is, at the best lossless step, loggen's
+// measured send rate for UDP, and the end-to-end rate (stored / first send → last stored) for TCP and TLS (there a
+// slow receiver throttles the sender and socket buffers hide a backlog, so the send rate would flatter it); the
+// printed figure is the median over BENCH_REPEATS repetitions (default 3). Sender and receivers share this
+// machine's cores (2 here), as the reference figures in ../shared/peers did.
+// Prints, per case: events_syslog_<case>_lossless_per_sec, rsyslog_<case>_lossless_per_sec, events_syslog_<case>_ratio
+// (and the per-repetition figures), and a `# step ...` line for every step (CPU of this process, of PostgreSQL, of
+// rsyslogd and of loggen in % of one core over the step; listener counters; UDP socket drops; queue drops; load).
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import {
+  CACHE,
+  descendantsCpuSecs,
+  listenerCounters,
+  load,
+  machine,
+  median,
+  print,
+  procCpuSecs,
+  runLoggen,
+  settle,
+  startEventsKernel,
+  startProfile,
+  startRsyslog,
+  udpSocketDrops,
+} from "./lib/events-peers.mjs";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 5);
+/** A directory: every step against the service is CPU-profiled (V8 inspector, this process) and summarised. */
+const PROF_DIR = process.env.BENCH_CPU_PROF ?? null;
+const CASES = (process.env.BENCH_CASES ?? "udp,tcp,tls").split(",").filter(Boolean);
+const RATES = {
+  udp: process.env.BENCH_UDP_RATES ?? "2500,5000,7500,10000,20000,40000,60000,80000,100000,120000",
+  tcp: process.env.BENCH_TCP_RATES ?? "5000,10000,20000,40000,80000,0",
+  tls: process.env.BENCH_TLS_RATES ?? "5000,10000,20000,40000,0",
+};
+/** Connections per step: UDP one loggen "connection"; TCP/TLS 1 up to 40k msg/s, 2 up to 80k, 4 above and unpaced (0). */
+const connsFor = (proto, rate) => (proto === "udp" ? 1 : rate === 0 || rate > 80000 ? 4 : rate > 40000 ? 2 : 1);
+const pct = (secs, wall) => Math.round((secs / wall) * 100);
+const phaseStart = performance.now();
+const phase = (name) => process.stderr.write(`[events-syslog] ${name} at ${((performance.now() - phaseStart) / 1000).toFixed(1)} s, load ${load()}\n`);
+
+if (PROF_DIR) mkdirSync(PROF_DIR, { recursive: true });
+print("events_syslog_machine", machine());
+print("events_syslog_method", `loggen RFC5424 200B, ${STEP_SECS}s per step, ${REPEATS} repetitions (median), sender+receiver on the same cores`);
+
+let ev = null;
+let rs = null;
+try {
+  ev = await startEventsKernel(ROOT);
+  rs = await startRsyslog();
+  phase("kernel and rsyslogd ready");
+  print(
+    "events_syslog_ports",
+    `events udp=${ev.ports["syslog.udp"]} tcp=${ev.ports["syslog.tcp"]} tls=${ev.ports["syslog.tls"]}; rsyslog udp=${rs.ports.udp} tcp=${rs.ports.tcp} tls=${rs.ports.tls}`,
+  );
+  let checked = false;
+
+  /** One step against the service: returns {ok, sendRate}. */
+  const stepEvents = async (proto, rate, rep) => {
+    const conns = connsFor(proto, rate);
+    const count = Math.max(20000, Math.round((rate || 100000) * STEP_SECS));
+    const perConn = Math.ceil(count / conns);
+    const lname = `syslog.${proto}`;
+    const port = ev.ports[lname];
+    const c0 = await listenerCounters(ev, lname);
+    const s0 = ev.pipeline.stats();
+    const drops0 = proto === "udp" ? udpSocketDrops(port) : 0;
+    const since = new Date(Date.now() - 50).toISOString();
+    const cpu0 = process.cpuUsage();
+    const pg0 = descendantsCpuSecs("postgres");
+    const prof = PROF_DIR ? await startProfile() : null;
+    const t0 = performance.now();
+    const sent = await runLoggen({ proto, port, perConn, ratePerConn: rate ? Math.round(rate / conns) : 0, conns });
+    const { count: stored, lastChangeMs } = await settle(() => ev.stored("syslog", since));
+    if (prof) {
+      const p = await prof.stop(join(PROF_DIR, `events-syslog-${proto}-${rate || "max"}-rep${rep}.cpuprofile`));
+      print("# profile", `case=${proto} target=${rate || "max"} rep=${rep} busy_pct=${p.busyPct}`);
+      for (const l of p.self) print("# profile self", l);
+      for (const l of p.inclusive) print("# profile inclusive", l);
+    }
+    const wall = (lastChangeMs - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const pg = descendantsCpuSecs("postgres") - pg0;
+    const c1 = await listenerCounters(ev, lname);
+    const s1 = ev.pipeline.stats();
+    const drops = proto === "udp" ? udpSocketDrops(port) - drops0 : 0;
+    const lost = sent.sent - stored;
+    print(
+      "# step",
+      `case=${proto} receiver=events rep=${rep} target=${rate || "max"} conns=${conns} sent=${sent.sent} send_rate=${Math.round(sent.rate)} stored=${stored} lost=${lost} ` +
+        `stored_per_sec=${Math.round(stored / wall)} node_cpu_pct=${pct((cpu.user + cpu.system) / 1e6, wall)} pg_cpu_pct=${pct(pg, wall)} loggen_cpu_pct=${pct(sent.cpuSecs, sent.secs)} ` +
+        `listener_received=${c1.received - c0.received} listener_dropped=${c1.dropped - c0.dropped} listener_malformed=${c1.malformed - c0.malformed} ` +
+        `socket_drops=${drops} queue_dropped=${s1.dropped_queue_full - s0.dropped_queue_full} write_failures=${s1.write_failures - s0.write_failures} loggen_errors=${sent.errors} load=${load()}`,
+    );
+    if (!checked) {
+      checked = true;
+      const ev1 = (await ev.api("GET", "/events?limit=1")).items?.[0] ?? (await ev.api("GET", "/events?limit=1"))[0];
+      print(
+        "# sample",
+        `node_id=${ev1?.node_id} (bench node ${ev.node.id}) action=${ev1?.action} rule_id=${ev1?.rule_id} malformed=${ev1?.malformed} app=${ev1?.app}`,
+      );
+    }
+    return { ok: lost <= 0, sendRate: sent.rate, e2e: stored / wall };
+  };
+
+  /** One step against rsyslog. */
+  const stepRsyslog = async (proto, rate, rep) => {
+    const conns = connsFor(proto, rate);
+    const count = Math.max(20000, Math.round((rate || 100000) * STEP_SECS));
+    const perConn = Math.ceil(count / conns);
+    const port = rs.ports[proto];
+    const before = (await settle(rs.count, { quietMs: 1000 })).count;
+    const drops0 = proto === "udp" ? udpSocketDrops(port) : 0;
+    const r0 = rs.cpuSecs();
+    const t0 = performance.now();
+    const sent = await runLoggen({ proto, port, perConn, ratePerConn: rate ? Math.round(rate / conns) : 0, conns });
+    const { count: after, lastChangeMs } = await settle(rs.count);
+    const wall = (lastChangeMs - t0) / 1000;
+    const written = after - before;
+    const lost = sent.sent - written;
+    const drops = proto === "udp" ? udpSocketDrops(port) - drops0 : 0;
+    print(
+      "# step",
+      `case=${proto} receiver=rsyslog rep=${rep} target=${rate || "max"} conns=${conns} sent=${sent.sent} send_rate=${Math.round(sent.rate)} stored=${written} lost=${lost} ` +
+        `stored_per_sec=${Math.round(written / wall)} rsyslog_cpu_pct=${pct(rs.cpuSecs() - r0, wall)} loggen_cpu_pct=${pct(sent.cpuSecs, sent.secs)} socket_drops=${drops} loggen_errors=${sent.errors} load=${load()}`,
+    );
+    return { ok: lost <= 0, sendRate: sent.rate, e2e: written / wall };
+  };
+
+  // UDP: loggen's measured send rate (the offered rate; what the socket cannot take is lost). TCP/TLS: the sender is
+  // throttled by a slow receiver and socket buffers (several MB each side) absorb a backlog, so the end-to-end rate
+  // (stored / first send → last stored) is the figure.
+  const ladder = async (step, proto, rep) => {
+    let best = 0;
+    for (const rate of RATES[proto].split(",").map(Number)) {
+      const r = await step(proto, rate, rep);
+      if (!r.ok) break;
+      best = Math.max(best, proto === "udp" ? r.sendRate : r.e2e);
+      // TCP/TLS: a receiver that stored less than 80 % of the target rate end to end is saturated (the sender waits on
+      // it); higher targets would only take longer to send the same throughput.
+      if (proto !== "udp" && rate > 0 && r.e2e < 0.8 * rate) break;
+    }
+    return Math.round(best);
+  };
+
+  for (const proto of CASES) {
+    const ours = [];
+    const ref = [];
+    const loads = [];
+    for (let rep = 1; rep <= REPEATS; rep++) {
+      loads.push(load());
+      ours.push(await ladder(stepEvents, proto, rep));
+      phase(`${proto} rep ${rep}: events ${ours.at(-1)}/s`);
+      ref.push(await ladder(stepRsyslog, proto, rep));
+      phase(`${proto} rep ${rep}: rsyslog ${ref.at(-1)}/s`);
+    }
+    const a = median(ours);
+    const b = median(ref);
+    print(`events_syslog_${proto}_lossless_per_sec`, a);
+    print(`rsyslog_${proto}_lossless_per_sec`, b);
+    print(`events_syslog_${proto}_ratio`, b ? (a / b).toFixed(2) : "n/a");
+    print(`events_syslog_${proto}_reps`, `events=${ours.join(",")} rsyslog=${ref.join(",")} load_at_rep_start=${loads.join(" ")}`);
+    if (proto === "udp") {
+      // bench/events-sustained.mjs runs at 80 % of this unless told otherwise.
+      mkdirSync(CACHE, { recursive: true });
+      writeFileSync(join(CACHE, "events-syslog-last.json"), JSON.stringify({ udp_lossless_per_sec: a, at: new Date().toISOString(), load: load() }));
+    }
+  }
+  print("events_syslog_rsyslog_total_cpu_secs", procCpuSecs(rs.pid).toFixed(1));
+  print("events_syslog_load_after", load());
+} finally {
+  phase("stopping");
+  await rs?.stop().catch((e) => console.error(e));
+  await ev?.stop().catch((e) => console.error(e));
+}
+// Agenda leaves a lock timer (half the lock lifetime) that nothing cancels: do not wait for it.
+process.exit(0);
