@@ -19,6 +19,20 @@ export function isUuid(value: unknown): value is string {
  * on the (recorded_at, id) keyset.
  */
 
+/** Random bytes drawn 4 KiB at a time: one randomBytes() call per id cost ~15 µs, a slice of a pooled draw ~0.1 µs. */
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+
+function randomInto(b: Buffer): void {
+  if (poolAt + b.length > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolAt = 0;
+  }
+  pool.copy(b, 0, poolAt, poolAt + b.length);
+  poolAt += b.length;
+}
+
 let lastMs = 0;
 let seq = 0;
 
@@ -36,7 +50,8 @@ export function timeOrderedUuid(now: number = Date.now()): string {
     lastMs = ms;
     seq = 0;
   }
-  const b = randomBytes(16);
+  const b = Buffer.allocUnsafe(16);
+  randomInto(b);
   b.writeUIntBE(ms, 0, 6);
   b[6] = 0x70 | ((seq >> 8) & 0x0f);
   b[7] = seq & 0xff;

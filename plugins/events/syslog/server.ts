@@ -187,7 +187,8 @@ export async function startSyslogListeners(opts: SyslogListenerOptions): Promise
 function bindError(protocol: string, host: string, port: number, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException)?.code;
   const why = code === "EADDRINUSE" ? "the port is in use" : code === "EACCES" ? "permission denied" : String((err as Error)?.message ?? err);
-  return new Error(`syslog ${protocol} listener cannot bind ${host}:${port}: ${why}`, { cause: err });
+  // The errno code stays on the error: the caller says what to do about EACCES or EADDRINUSE.
+  return Object.assign(new Error(`syslog ${protocol} listener cannot bind ${host}:${port}: ${why}`, { cause: err }), { code });
 }
 
 // ---- UDP ---------------------------------------------------------------------------------------
