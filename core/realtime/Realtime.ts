@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
 import { Server, type Socket } from "socket.io";
 import { createAdapter } from "@socket.io/postgres-adapter";
@@ -22,6 +23,15 @@ export interface ChannelSpec {
 const DEFAULT_MAX_BUFFERED = 1000;
 /** The event replicas exchange for filtered channels (each filters for its own sockets). */
 const FILTERED_EVENT = "nms:filtered";
+/**
+ * Which replicas have subscribers of which filtered channel: a replica sends a filtered publish to the others only when
+ * one of them has a subscriber (each publish is written through PostgreSQL: without a subscriber it is pure cost).
+ * A replica says so when its first subscriber comes or its last goes, and again every INTEREST_REPEAT_MS (so a new
+ * replica learns it); an interest not repeated within INTEREST_TTL_MS is forgotten.
+ */
+const INTEREST_EVENT = "nms:interest";
+const INTEREST_REPEAT_MS = 15_000;
+const INTEREST_TTL_MS = 45_000;
 
 type Ack = (reply: { ok: true; channel: string } | { ok: false; error: { code: string; message: string } }) => void;
 
@@ -44,6 +54,11 @@ export class Realtime {
   private adapterPool?: pg.Pool;
   private sweep?: NodeJS.Timeout;
   private readonly channels = new Map<string, ChannelSpec>();
+  private readonly serverId = randomUUID();
+  /** channel → replica → until when its interest holds (ms). */
+  private readonly interest = new Map<string, Map<string, number>>();
+  private readonly announced = new Map<string, boolean>();
+  private interestTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly auth: AuthService,
@@ -104,6 +119,17 @@ export class Realtime {
       const spec = this.channels.get(channel);
       if (spec?.filter) this.dispatchFiltered(spec, event, items, folders);
     });
+    this.io.on(INTEREST_EVENT, (channel: string, serverId: string, subscribed: boolean) => {
+      if (serverId === this.serverId) return;
+      let replicas = this.interest.get(channel);
+      if (!replicas) this.interest.set(channel, (replicas = new Map()));
+      if (subscribed) replicas.set(serverId, Date.now() + INTEREST_TTL_MS);
+      else replicas.delete(serverId);
+    });
+    if (adapter) {
+      this.interestTimer = setInterval(() => this.announceAll(true), INTEREST_REPEAT_MS);
+      this.interestTimer.unref();
+    }
     this.sweep = setInterval(() => void this.revalidate().catch((err) => this.log.warn("socket revalidation failed", { error: err })), this.revalidateMs);
     this.sweep.unref();
   }
@@ -139,6 +165,8 @@ export class Realtime {
 
   private onConnection(socket: Socket): void {
     const caller = socket.data.caller as Caller;
+    // Rooms are left once the socket is gone: say so after that.
+    socket.on("disconnect", () => setImmediate(() => this.announceAll(false)));
     socket.on("subscribe", async (req: unknown, ack?: Ack) => {
       const reply = typeof ack === "function" ? ack : () => undefined;
       if (caller.kind !== "anonymous") {
@@ -164,11 +192,13 @@ export class Realtime {
       }
       void socket.join(this.roomsFor(spec, caller));
       reply({ ok: true, channel: spec.fullName });
+      if (spec.filter) this.announce(spec.fullName);
     });
     socket.on("unsubscribe", (req: unknown, ack?: Ack) => {
       const name = typeof req === "string" ? req : (req as { channel?: unknown })?.channel;
       const spec = typeof name === "string" ? this.channels.get(name) : undefined;
       if (spec) for (const r of this.roomsFor(spec, caller)) void socket.leave(r);
+      if (spec?.filter) this.announce(spec.fullName);
       if (typeof ack === "function")
         ack(spec ? { ok: true, channel: spec.fullName } : { ok: false, error: { code: "unknown_channel", message: "No such channel." } });
     });
@@ -188,10 +218,38 @@ export class Realtime {
     if (spec.filter) {
       const items = Array.isArray(payload) ? payload : [payload];
       this.dispatchFiltered(spec, event, items, options.folders ?? []);
-      if (this.adapterPool) this.io.serverSideEmit(FILTERED_EVENT, channel, event, items, options.folders ?? []);
+      if (this.adapterPool && this.remoteInterest(channel)) this.io.serverSideEmit(FILTERED_EVENT, channel, event, items, options.folders ?? []);
       return;
     }
     this.io.to(rooms).emit(event, payload);
+  }
+
+  /** Whether this replica has a socket in any room of `channel`. */
+  private hasLocalSubscribers(channel: string): boolean {
+    const prefix = `ch:${channel}:`;
+    for (const [name, members] of this.io?.of("/").adapter.rooms ?? []) if (members.size && name.startsWith(prefix)) return true;
+    return false;
+  }
+
+  private remoteInterest(channel: string): boolean {
+    const replicas = this.interest.get(channel);
+    if (!replicas) return false;
+    const now = Date.now();
+    for (const [id, until] of replicas) if (until < now) replicas.delete(id);
+    return replicas.size > 0;
+  }
+
+  /** Tells the other replicas whether this one has subscribers of a filtered channel, when that changed (or always). */
+  private announce(channel: string, always = false): void {
+    if (!this.io || !this.adapterPool) return;
+    const has = this.hasLocalSubscribers(channel);
+    if (!always && this.announced.get(channel) === has) return;
+    this.announced.set(channel, has);
+    if (has || !always) this.io.serverSideEmit(INTEREST_EVENT, channel, this.serverId, has);
+  }
+
+  private announceAll(always: boolean): void {
+    for (const spec of this.channels.values()) if (spec.filter) this.announce(spec.fullName, always);
   }
 
   /**
@@ -235,6 +293,7 @@ export class Realtime {
   /** Disconnects clients and the adapter; the HTTP server is closed by the kernel. */
   async close(): Promise<void> {
     clearInterval(this.sweep);
+    clearInterval(this.interestTimer);
     if (!this.io) return;
     this.io.disconnectSockets(true);
     await new Promise<void>((resolve) => this.io!.close(() => resolve()));
