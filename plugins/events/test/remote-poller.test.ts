@@ -4,11 +4,7 @@
  * what a monitoring gap's `listeners` names). Nothing is buffered: syslog sent while the core is away is lost.
  * Needs `npm run build` (the poller runs from dist, as operators run it).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ROOT } from "../../../test/support/spawnKernel.js";
+import { startRemotePoller, type RemotePollerProcess } from "../../../test/support/remotePoller.js";
 import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
@@ -18,13 +14,8 @@ import { pollingPlugin } from "../../polling/index.js";
 import { eventsPlugin } from "../index.js";
 import { EventPipeline } from "../services/EventPipeline.js";
 
-const CLI = join(ROOT, "dist/core/cli/main.js");
-const PLUGINS = ["inventory", "polling", "alerts", "events"].map((p) => join(ROOT, "dist/plugins", p)).join(",");
-
 let k: TestKernel;
-let poller: ChildProcess | null = null;
-let output = "";
-const work = mkdtempSync(join(tmpdir(), "nms-events-poller-"));
+let poller: RemotePollerProcess | null = null;
 
 beforeAll(async () => {
   k = await startTestKernel({
@@ -32,38 +23,29 @@ beforeAll(async () => {
     overrides: { pluginConfig: { events: { flushMs: 50 } } },
   });
   await k.request("POST", "/nodes", { body: { name: "edge-router", address: "127.0.0.1", pool: "edge" } });
-  poller = spawn(process.execPath, [CLI, "poller", "--pool", "edge", "--core", k.url, "--id", "edge-1", "--refresh-secs", "2", "--log-level", "debug"], {
-    cwd: ROOT,
+  poller = startRemotePoller({
+    coreUrl: k.url,
+    token: await k.token("admin"),
+    id: "edge-1",
+    pool: "edge",
+    plugins: ["inventory", "polling", "alerts", "events"],
+    // The poller's receivers: syslog over UDP on any free port; traps and the stream listeners off.
     env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NMS_POLLER_TOKEN: await k.token("admin"),
-      NMS_BUILTIN_PLUGINS: "false",
-      NMS_PLUGINS: PLUGINS,
-      NMS_DATA_DIR: work,
-      // The poller's receivers: syslog over UDP on any free port; traps and the stream listeners off.
       NMS__pluginConfig__events__syslog__udp: "0",
       NMS__pluginConfig__events__syslog__tcp: "null",
       NMS__pluginConfig__events__syslog__tls: "null",
       NMS__pluginConfig__events__syslog__bindAddress: "127.0.0.1",
       NMS__pluginConfig__events__traps__udp: "null",
     },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  poller.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  poller.stderr!.on("data", (c: Buffer) => (output += c.toString()));
 });
 
 afterAll(async () => {
-  if (poller && poller.exitCode === null) {
-    poller.kill("SIGTERM");
-    await new Promise((r) => poller!.once("exit", r));
-  }
+  await poller?.stop();
   await k?.stop();
-  rmSync(work, { recursive: true, force: true });
 });
 
-const detail = () => `poller output:\n${output.slice(-3000)}`;
+const detail = () => `poller output:\n${poller?.output().slice(-3000) ?? ""}`;
 
 it("registers the listeners it bound, and forwards what they receive to the core", async () => {
   const registered = await until(
