@@ -10,6 +10,27 @@ import { netSnmpGlobalKeyCount } from "../traps/usmKeys.js";
 import { ber, LOOPBACK, removeSenderState, sendDatagrams, snmpinform, snmptrap } from "../../../test/support/trapSenders.js";
 
 const USER = { name: "trapuser", level: "authPriv", authProtocol: "sha", authKey: "trapauthpass", privProtocol: "aes", privKey: "trapprivpass" } as const;
+/** snmptrap arguments of a v3 authPriv (SHA/AES) linkDown trap from engine 0x8000000001020304. */
+const v3AuthPriv = (o: { user: string; auth: string; priv: string }, target: string) => [
+  "-v3",
+  "-e",
+  "0x8000000001020304",
+  "-u",
+  o.user,
+  "-l",
+  "authPriv",
+  "-a",
+  "SHA",
+  "-A",
+  o.auth,
+  "-x",
+  "AES",
+  "-X",
+  o.priv,
+  target,
+  "",
+  LINK_DOWN,
+];
 const V3_ARGS = ["-v3", "-u", "trapuser", "-l", "authPriv", "-a", "SHA", "-A", "trapauthpass", "-x", "AES", "-X", "trapprivpass"];
 const LINK_DOWN = "1.3.6.1.6.3.1.1.5.3";
 const IF_INDEX_2 = "1.3.6.1.2.1.2.2.1.1.2";
@@ -269,66 +290,9 @@ describe("trap listener with Net-SNMP senders", () => {
     const { l, got, target } = await listen();
     await snmptrap(["-v2c", "-c", "private", target, "", LINK_DOWN]);
     await snmptrap(["-v1", "-c", "secret", target, "1.3.6.1.4.1.8072.2.3", LOOPBACK, "2", "0", ""]);
-    await snmptrap([
-      "-v3",
-      "-e",
-      "0x8000000001020304",
-      "-u",
-      "nobody",
-      "-l",
-      "authPriv",
-      "-a",
-      "SHA",
-      "-A",
-      "trapauthpass",
-      "-x",
-      "AES",
-      "-X",
-      "trapprivpass",
-      target,
-      "",
-      LINK_DOWN,
-    ]);
-    await snmptrap([
-      "-v3",
-      "-e",
-      "0x8000000001020304",
-      "-u",
-      "trapuser",
-      "-l",
-      "authPriv",
-      "-a",
-      "SHA",
-      "-A",
-      "wrongauthpass",
-      "-x",
-      "AES",
-      "-X",
-      "trapprivpass",
-      target,
-      "",
-      LINK_DOWN,
-    ]);
-    await snmptrap([
-      "-v3",
-      "-e",
-      "0x8000000001020304",
-      "-u",
-      "trapuser",
-      "-l",
-      "authPriv",
-      "-a",
-      "SHA",
-      "-A",
-      "trapauthpass",
-      "-x",
-      "AES",
-      "-X",
-      "wrongprivpass",
-      target,
-      "",
-      LINK_DOWN,
-    ]);
+    await snmptrap(v3AuthPriv({ user: "nobody", auth: "trapauthpass", priv: "trapprivpass" }, target));
+    await snmptrap(v3AuthPriv({ user: "trapuser", auth: "wrongauthpass", priv: "trapprivpass" }, target));
+    await snmptrap(v3AuthPriv({ user: "trapuser", auth: "trapauthpass", priv: "wrongprivpass" }, target));
     // A noAuthNoPriv v3 trap with an empty user name (net-snmp itself would accept it; snmptrap cannot send one).
     await sendDatagrams(l.port, [ber.v3NoAuth(Buffer.from("8000000001020399", "hex"), "", [["1.3.6.1.6.3.1.1.4.1.0", ber.oid(LINK_DOWN)]])]);
     // An unknown user's inform is answered with a USM report (no callback from net-snmp): counted as dropped too.
