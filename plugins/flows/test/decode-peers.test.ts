@@ -173,17 +173,19 @@ describe.each([5, 9, 10] as const)("softflowd v%s -> decoder", (version) => {
   });
 });
 
+/** A fresh nfcapd receives these datagrams and stops: its files' folder and the flows nfdump reads back from them. */
+async function throughNfcapd(datagrams: Buffer[]): Promise<{ dir: string; flows: NfdumpFlow[] }> {
+  const nfcapd = await startNfcapd(await freePortFromSink());
+  await sendDatagrams(nfcapd.port, datagrams);
+  await new Promise((r) => setTimeout(r, 300));
+  await nfcapd.stop();
+  return { dir: nfcapd.dir, flows: await nfdumpFlows(nfcapd.dir) };
+}
+
 describe.each([5, 9, 10] as const)("v%s: the decoder and nfcapd/nfdump agree on the same datagrams", (version) => {
   it("flows, packets, bytes and start times", async () => {
     const ex = exports.get(version) ?? (await softflowdExport(version));
-    const nfcapd = await startNfcapd(await freePortFromSink());
-    await sendDatagrams(
-      nfcapd.port,
-      ex.datagrams.map((d) => d.data),
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    await nfcapd.stop();
-    const flows = await nfdumpFlows(nfcapd.dir);
+    const { flows } = await throughNfcapd(ex.datagrams.map((d) => d.data));
     const { records } = decodeAll(ex.datagrams);
     expect(flows.length).toBe(records.length);
     expect(sorted(byIcmpKey(records))).toEqual(sorted(nfdumpByKey(flows)));
@@ -196,14 +198,7 @@ describe.each([5, 9, 10] as const)("v%s: the decoder and nfcapd/nfdump agree on 
 describe.each([5, 9, 10] as const)("v%s sampled (softflowd -s 10): the decoder and nfdump", (version) => {
   it("v5: both scale by the header's rate; v9/IPFIX: nfdump 1.7.1 ignores softflowd's sampling options, so it equals our raw counts", async () => {
     const ex = await softflowdExport(version, 10);
-    const nfcapd = await startNfcapd(await freePortFromSink());
-    await sendDatagrams(
-      nfcapd.port,
-      ex.datagrams.map((d) => d.data),
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    await nfcapd.stop();
-    const flows = await nfdumpFlows(nfcapd.dir);
+    const { flows } = await throughNfcapd(ex.datagrams.map((d) => d.data));
     const { records } = decodeAll(ex.datagrams);
     expect(flows.length).toBe(records.length);
     const ours = new Map<string, Totals>();
@@ -249,15 +244,7 @@ describe("nfreplay -> decoder", () => {
   beforeAll(async () => {
     // nfcapd stores softflowd's IPFIX export (IPv4 and IPv6); nfreplay re-sends those stored flows.
     const ex = exports.get(10) ?? (await softflowdExport(10));
-    const nfcapd = await startNfcapd(await freePortFromSink());
-    await sendDatagrams(
-      nfcapd.port,
-      ex.datagrams.map((d) => d.data),
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    await nfcapd.stop();
-    stored = nfcapd.dir;
-    reference = await nfdumpFlows(stored);
+    ({ dir: stored, flows: reference } = await throughNfcapd(ex.datagrams.map((d) => d.data)));
     expect(reference.length).toBeGreaterThan(0);
   });
 
