@@ -25,7 +25,17 @@ export type {
   ProviderToken,
 } from "./pluginhost/manifest.js";
 export type { ConfigOf, ConfigSchema } from "./pluginhost/configSchema.js";
-export { Permission, Authenticated, Public, PersonOnly, ScopeUnsupported, DashboardRead, SkeletonRead, WithoutStore } from "./auth/decorators.js";
+export {
+  Permission,
+  Authenticated,
+  Public,
+  PersonOnly,
+  ScopeUnsupported,
+  DashboardRead,
+  SkeletonRead,
+  WithoutStore,
+  ProtocolInput,
+} from "./auth/decorators.js";
 export { callerScope, requireCaller } from "./auth/scope.js";
 export { currentCaller } from "./http/requestContext.js";
 export { scopeCovers, hasPermission, ROLES, PERMISSIONS, ROLE_PERMISSIONS } from "./auth/Caller.js";

@@ -42,6 +42,16 @@ export function PersonOnly() {
   return useDecorators(StoreSet(RULE.person, true), Returns(403, ErrorEnvelope).Description("API tokens name no person"));
 }
 
+/**
+ * The body relays protocol data verbatim (syslog lines, trap varbinds forwarded by a poller): the kernel's
+ * check that refuses NUL and lone surrogates in JSON bodies (core/http/inputGuard.ts) does not apply to it,
+ * and the handler must make such text storable itself (escape it, or keep it as raw bytes). Path and query
+ * are still checked.
+ */
+export function ProtocolInput() {
+  return StoreSet(RULE.protocolInput, true);
+}
+
 /** Folder-scoped callers get 403 `scope_unsupported`: the operation cannot honour scope. */
 export function ScopeUnsupported() {
   return useDecorators(StoreSet(RULE.scopeUnsupported, true), Returns(403, ErrorEnvelope).Description("scope_unsupported for folder-scoped callers"));

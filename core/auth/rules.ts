@@ -8,6 +8,7 @@ export const RULE = {
   dashboard: "nms:dashboard",
   skeletonAnswer: "nms:skeletonAnswer",
   withoutStore: "nms:withoutStore",
+  protocolInput: "nms:protocolInput",
 } as const;
 
 /** `public` = no token; `authenticated` = any valid token; otherwise the permission the caller's role must grant. */

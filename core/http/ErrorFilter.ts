@@ -1,6 +1,7 @@
 import { Catch, type ExceptionFilterMethods } from "@tsed/platform-exceptions";
 import type { BaseContext } from "@tsed/di";
 import { Exception } from "@tsed/exceptions";
+import { findPgError, pgErrorEnvelope } from "../store/pgErrors.js";
 import { ApiError } from "./errors.js";
 import { kernelLogger } from "./requestContext.js";
 import { routeTable } from "./routeTable.js";
@@ -91,6 +92,8 @@ export function toEnvelope(
       return { status: error.status, code: "bad_request", message: "The request is not valid." };
     }
   }
+  const fromStore = pgErrorEnvelope(error);
+  if (fromStore) return fromStore;
   return { status: 500, code: "internal_error", message: `Internal error; the service logged it with request id ${ctx.id}.` };
 }
 
@@ -99,7 +102,11 @@ export class EnvelopeErrorFilter implements ExceptionFilterMethods {
   catch(error: unknown, ctx: BaseContext): void {
     const { status, code, message, headers } = toEnvelope(error, { id: ctx.id, method: ctx.request.method, url: ctx.request.url });
     if (status >= 500 && !(error instanceof ApiError)) {
-      kernelLogger().error("request failed", { request_id: ctx.id, method: ctx.request.method, path: ctx.request.url.split("?")[0], error });
+      // The SQLSTATE of a database error that reached here, so the next unmapped one is easy to find.
+      const sqlstate = findPgError(error)?.code;
+      const fields = { request_id: ctx.id, method: ctx.request.method, path: ctx.request.url.split("?")[0], ...(sqlstate ? { sqlstate } : {}), error };
+      if (status === 500) kernelLogger().error("request failed", fields);
+      else kernelLogger().warn("request failed: the database is unavailable", fields);
     }
     const res = ctx.response;
     if (res.isHeadersSent()) return;

@@ -10,6 +10,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { RULE } from "../auth/rules.js";
 import type { Logger } from "../logging/Logger.js";
 import { EnvelopeErrorFilter } from "./ErrorFilter.js";
+import { inputGuard } from "./inputGuard.js";
 import { OpenApiController, OPENAPI_INFO, setOpenApiControllers } from "./OpenApiController.js";
 import { routeTable } from "./routeTable.js";
 
@@ -30,8 +31,8 @@ export interface HttpAppOptions {
  * access decorator or without a declared success response stops the boot, naming it
  * (so the generated OpenAPI document never omits either).
  */
-export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { method: string; path: string }[] {
-  const routes: { method: string; path: string }[] = [];
+export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { method: string; path: string; protocolInput: boolean }[] {
+  const routes: { method: string; path: string; protocolInput: boolean }[] = [];
   for (const { owner, token } of controllers) {
     for (const op of getOperationsRoutes(token, { basePath: API_PREFIX })) {
       if (!op.store.get(RULE.access)) {
@@ -45,7 +46,7 @@ export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { 
           `plugin "${owner}": route ${op.method.toUpperCase()} ${op.fullPath} (${op.methodClassName}) declares no success response (@Returns(2xx, Model))`,
         );
       }
-      routes.push({ method: op.method, path: String(op.fullPath) });
+      routes.push({ method: op.method, path: String(op.fullPath), protocolInput: op.store.get(RULE.protocolInput) === true });
     }
   }
   return routes;
@@ -61,7 +62,8 @@ export class HttpApp {
   async build(): Promise<HttpServer> {
     const { controllers, providers, bodyLimit, log } = this.options;
     const all = [...controllers, { owner: "core", token: OpenApiController as Type<unknown> }];
-    routeTable.reset(checkAccessRules(all));
+    const routes = checkAccessRules(all);
+    routeTable.reset(routes);
     setOpenApiControllers(all);
     const access = log.child("http");
     this.platform = await PlatformExpress.bootstrap(NmsHttpModule, {
@@ -86,6 +88,7 @@ export class HttpApp {
           next();
         },
         express.json({ limit: bodyLimit, strict: true, type: ["application/json", "application/*+json"] }),
+        inputGuard(routes.filter((r) => r.protocolInput)),
       ],
       ajv: { returnsCoercedValues: true, allErrors: true, coerceTypes: false },
       swagger: [{ path: "/api/docs", specVersion: "3.0.3", spec: OPENAPI_INFO as never }],

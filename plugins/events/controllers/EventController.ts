@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, QueryParams } from "@tsed/platform-params";
 import { Description, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, Public, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Body, ErrorEnvelope, Permission, ProtocolInput, Public, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
 import { CountBucket, EventView, ForwardedBody, ForwardedResult, IngestBody, IngestResult, StatsBucket, TimeBucket } from "../models/EventModels.js";
 import { EventQueryService, MAX_BUCKETS, type EventQuery } from "../services/EventQueryService.js";
 import { IngestService } from "../services/IngestService.js";
@@ -54,6 +54,7 @@ export class EventController {
 
   @Post("/forwarded")
   @Permission("ManageSystem")
+  @ProtocolInput()
   @ScopeUnsupported()
   @Summary("Records a remote poller's syslog and trap receivers forwarded (the poller's token); fire-and-forget, never buffered")
   @Returns(202, ForwardedResult)
@@ -69,7 +70,7 @@ export class EventController {
   @Summary("Post events to an http event source, authenticated with that source's ingest token (Authorization: Bearer)")
   @Returns(202, IngestResult)
   @(Returns(400, ErrorEnvelope).Description(
-    "validation_failed: the body, or text a store cannot keep (NUL, lone surrogates), or more events than ingestMaxEvents",
+    "validation_failed: the body, or more events than ingestMaxEvents; invalid_characters: text holding NUL or a lone surrogate",
   ))
   @(Returns(401, ErrorEnvelope).Description("no ingest token, or not one of an enabled http source"))
   async post(@Body() body: IngestBody, @Context() ctx: PlatformContext): Promise<IngestResult> {

@@ -16,11 +16,3 @@ export function storableJson(value: unknown, depth = 0): unknown {
   }
   return null;
 }
-
-/** Whether every string (and key) in a JSON value is one PostgreSQL text and jsonb can hold (no NUL, no half of a UTF-16 pair). */
-export function isStorableJson(value: unknown): boolean {
-  if (typeof value === "string") return cleanText(value) === value;
-  if (Array.isArray(value)) return value.every(isStorableJson);
-  if (value !== null && typeof value === "object") return Object.entries(value).every(([k, v]) => cleanText(k) === k && isStorableJson(v));
-  return true;
-}

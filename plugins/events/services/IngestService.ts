@@ -3,7 +3,6 @@ import { badRequest, isIpAddress, unauthorized } from "../../../core/index.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { Inbound } from "../lib/types.js";
 import { forwardedInbound } from "../lib/forwarded.js";
-import { isStorableJson } from "../lib/storable.js";
 import type { ForwardedBody, ForwardedResult, IngestBody, IngestResult } from "../models/EventModels.js";
 import { canonicalIp } from "../../inventory/contract.js";
 import { EventPipeline } from "./EventPipeline.js";
@@ -51,9 +50,6 @@ export class IngestService {
       const data = e.data ? JSON.stringify(e.data) : null;
       if (data && Buffer.byteLength(data) > MAX_DATA_BYTES) throw badRequest("validation_failed", `events[${i}].data is larger than ${MAX_DATA_BYTES} bytes.`);
       if (e.source_ip != null && !isIpAddress(e.source_ip)) throw badRequest("validation_failed", `events[${i}].source_ip is not an IP address.`);
-      for (const [field, value] of Object.entries(e)) {
-        if (!isStorableJson(value)) throw badRequest("validation_failed", `events[${i}].${field} holds a NUL or an unpaired surrogate.`);
-      }
       return {
         kind: "syslog",
         transport: "http",

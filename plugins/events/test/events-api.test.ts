@@ -401,9 +401,9 @@ describe("event sources and HTTP ingest", () => {
     expectError(await ingest({ events: [{ message: "x" }] }, null), 401, "unauthorized");
     expectError(await ingest({ events: [{ message: "x" }] }, "nmsev_wrong"), 401, "unauthorized");
     expectError(await ingest({ events: [{ message: "x" }] }, k.adminToken), 401, "unauthorized");
-    expectError(await ingest({ events: [{ message: "nul \u0000 inside" }] }, token), 400, "validation_failed");
-    expectError(await ingest({ events: [{ message: "half \ud800 a pair" }] }, token), 400, "validation_failed");
-    expectError(await ingest({ events: [{ message: "ok", data: { deep: ["a\u0000b"] } }] }, token), 400, "validation_failed");
+    expectError(await ingest({ events: [{ message: "nul \u0000 inside" }] }, token), 400, "invalid_characters");
+    expectError(await ingest({ events: [{ message: "half \ud800 a pair" }] }, token), 400, "invalid_characters");
+    expectError(await ingest({ events: [{ message: "ok", data: { deep: ["a\u0000b"] } }] }, token), 400, "invalid_characters");
     expectError(await ingest({ events: [{}] }, token), 400, "validation_failed");
     expectError(await ingest({ events: [{ message: "x", source_ip: "not-an-address" }] }, token), 400, "validation_failed");
     // A new token replaces the old one; a disabled source refuses posts.

@@ -47,10 +47,6 @@ export class DiscoveryService {
     const rows = body.nodes.map((n, i): ImportRow => {
       const name = n.name.trim();
       if (!name) throw badRequest("validation_failed", `nodes[${i}].name must not be blank.`);
-      // PostgreSQL text cannot hold NUL: refuse it here rather than fail the insert.
-      for (const field of ["name", "model", "vendor"] as const) {
-        if (n[field]?.includes("\u0000")) throw badRequest("validation_failed", `nodes[${i}].${field} must not contain NUL characters.`);
-      }
       const address = n.address.trim();
       if (!isIpAddress(address)) throw badRequest("validation_failed", `nodes[${i}].address must be an IPv4 or IPv6 address.`);
       return {

@@ -332,7 +332,6 @@ describe("POST /discovery/import", () => {
       ["credential_id not a UUID", { nodes: [{ name: "x", address: "10.50.0.1", credential_id: "v2c" }] }],
       ["row group_id not a UUID", { nodes: [{ name: "x", address: "10.50.0.1", group_id: "inbox" }] }],
       ["request group_id not a UUID", { group_id: "inbox", nodes: [{ name: "x", address: "10.50.0.1" }] }],
-      ["NUL in a name", { nodes: [{ name: "a\u0000b", address: "10.50.0.1" }] }],
       ["unknown field", { nodes: [{ name: "x", address: "10.50.0.1", colour: "red" }] }],
       ["file_by_prefix not a boolean", { file_by_prefix: "yes", nodes: [{ name: "x", address: "10.50.0.1" }] }],
     ];
@@ -340,6 +339,13 @@ describe("POST /discovery/import", () => {
       const res = await post(body);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("validation_failed");
+      expect(await nodesAt("10.50.0.1")).toEqual([]);
+    });
+
+    it("a NUL in a name is refused by the kernel before the import (invalid_characters), writing nothing", async () => {
+      const res = await post({ nodes: [{ name: "a\u0000b", address: "10.50.0.1" }] });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("invalid_characters");
       expect(await nodesAt("10.50.0.1")).toEqual([]);
     });
 
