@@ -104,7 +104,11 @@ export function parseSyslog(buf: Buffer, nowMs: number): ParseResult {
   return { ok: true, msg };
 }
 
-/** Removes NUL characters and lone surrogates (PostgreSQL refuses both in text). Cheap when there are none. */
+/**
+ * Text PostgreSQL can store, never a failing insert: a NUL becomes the four characters `\x00` (escaped, so the
+ * stored text still shows it) and a lone surrogate becomes U+FFFD (as an undecodable UTF-8 byte does).
+ * Cheap when there are none.
+ */
 export function cleanText(s: string): string {
   let dirty = false;
   for (let i = 0; i < s.length; i++) {
@@ -118,22 +122,28 @@ export function cleanText(s: string): string {
   let out = "";
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c === 0) continue;
+    if (c === 0) {
+      out += "\\x00";
+      continue;
+    }
     if (c >= 0xd800 && c <= 0xdbff) {
       const d = s.charCodeAt(i + 1);
       if (d >= 0xdc00 && d <= 0xdfff) {
         out += s[i] + s[i + 1];
         i++;
-      }
+      } else out += "\uFFFD";
       continue;
     }
-    if (c >= 0xdc00 && c <= 0xdfff) continue;
+    if (c >= 0xdc00 && c <= 0xdfff) {
+      out += "\uFFFD";
+      continue;
+    }
     out += s[i];
   }
   return out;
 }
 
-/** The bytes as storable text: UTF-8 with invalid sequences replaced, NULs and lone surrogates removed, trailing CR/LF/NUL cut. */
+/** The bytes as storable text: UTF-8 with invalid sequences replaced, NULs escaped as `\x00`, trailing CR/LF/NUL cut. */
 export function rawText(buf: Buffer, maxBytes = buf.length): string {
   let end = Math.min(buf.length, maxBytes);
   while (end > 0 && (buf[end - 1] === LF || buf[end - 1] === CR || buf[end - 1] === 0)) end--;

@@ -508,7 +508,7 @@ describe("POST /events/forwarded (remote pollers)", () => {
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ accepted: 2, dropped: 2 });
     await until("stored", async () => (await flush(), (await events("?q=relayed")).length === 1));
-    expect((await events("?q=relayed"))[0]).toMatchObject({ listener: "poller:p1/syslog.udp", node_id: nodeB, message: "relayed  by a poller" });
+    expect((await events("?q=relayed"))[0]).toMatchObject({ listener: "poller:p1/syslog.udp", node_id: nodeB, message: "relayed \\x00 by a poller" });
     const trap = (await events("?kind=trap&limit=1000")).find((e) => e.trap_oid === "1.3.6.1.6.3.1.1.5.4")!;
     expect(trap).toMatchObject({ listener: "poller:p1/syslog.udp", node_id: nodeB });
     expect(JSON.stringify(trap)).not.toContain("secret");

@@ -308,7 +308,7 @@ describe("failures", () => {
   it("refuses binary: a NUL inside, or mostly control or undecodable bytes, and gives clean raw text", () => {
     const r = fail(Buffer.from("<13>abc\0def"));
     expect(r.reason).toBe("binary");
-    expect(r.raw).toBe("<13>abcdef");
+    expect(r.raw).toBe("<13>abc\\x00def");
     expect(fail(Buffer.from([0x3c, 0x31, 0x33, 0x3e, 1, 2, 3, 4, 5, 6, 7, 8, 0x41])).reason).toBe("binary");
     expect(fail(Buffer.from([0x3c, 0x31, 0x33, 0x3e, 0xff, 0xfe, 0xc3, 0x28, 0xa0, 0xa1, 0x80, 0x81])).reason).toBe("binary");
     // A little Latin-1 in a line is not binary: the byte becomes U+FFFD.
@@ -316,10 +316,10 @@ describe("failures", () => {
     expect(latin.message).toBe("temp\uFFFDrature high");
   });
 
-  it("cleanText and rawText drop NULs and lone surrogates", () => {
-    expect(cleanText("a\0b\uD800c\uDC00d\uD83D\uDE00")).toBe("abcd\uD83D\uDE00");
+  it("cleanText and rawText escape NULs and replace lone surrogates", () => {
+    expect(cleanText("a\0b\uD800c\uDC00d\uD83D\uDE00")).toBe("a\\x00b\uFFFDc\uFFFDd\uD83D\uDE00");
     expect(cleanText("plain")).toBe("plain");
-    expect(rawText(Buffer.from([0x61, 0, 0xed, 0xa0, 0x80, 0x62, 0x0d, 0x0a]))).toBe("a\uFFFD\uFFFD\uFFFDb");
+    expect(rawText(Buffer.from([0x61, 0, 0xed, 0xa0, 0x80, 0x62, 0x0d, 0x0a]))).toBe("a\\x00\uFFFD\uFFFD\uFFFDb");
     expect(rawText(Buffer.from("abcdef"), 3)).toBe("abc");
   });
 });
