@@ -12,7 +12,7 @@
  * - `exact`: the whole event text equals the pattern (case-sensitive).
  * - `regex`: a JavaScript regular expression, without flags, tested against the event text. Inline flags such as a
  *   `(?i)` prefix are not supported (JavaScript has no inline flags: such a pattern is refused); write `[Ll]ink` instead.
- *   Patterns that can take super-linear time are refused (see `regexSafety` in `compile.ts`): backreferences, nested
+ *   Patterns that can take super-linear time are refused (see the core's `regexSafety`, used by `compile.ts`): backreferences, nested
  *   repetitions, repeated groups whose alternatives overlap, two unbounded repetitions that can match the same text,
  *   lookbehinds containing repetitions, groups repeated more than 32 times, counts above 1000.
  * - `trap_oid`: a dotted OID (a leading dot is allowed and dropped); matches a trap whose trap OID equals it or lies under
@@ -59,8 +59,3 @@ export const RULE_BOUNDS = {
 
 /** The event text is cut at this many characters before any pattern runs on it (a bound on a regex's work). */
 export const EVENT_TEXT_MAX = 8192;
-
-/** A regex repetition count above this is refused. */
-export const REGEX_MAX_COUNT = 1000;
-/** A parenthesised group may repeat at most this many times. */
-export const REGEX_MAX_GROUP_REPEAT = 32;

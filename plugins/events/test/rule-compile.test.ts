@@ -1,6 +1,6 @@
 import type { Inbound, SyslogMessage, TrapMessage } from "../lib/types.js";
 import { compilePattern, compileRule, eventText, parseOid, Subject, type MatchSubject } from "../rules/compile.js";
-import { compileSafeRegex, regexUnsafeReason } from "../rules/regexSafety.js";
+import { compileSafeRegex, regexUnsafeReason } from "../../../core/index.js";
 import { EVENT_TEXT_MAX, MATCH_KINDS, RULE_BOUNDS, SEVERITIES, SOURCE_KINDS } from "../rules/vocab.js";
 
 const NODE = "0b7c6a52-55a4-4a8e-9a57-8f1f2f0c1a01";

@@ -16,9 +16,13 @@
  *
  * The check is conservative (some harmless patterns are refused; the message says why and how to rewrite). What stays
  * allowed is at worst quadratic in the text (a single unbounded repetition tried from every start position), and the
- * text is cut at EVENT_TEXT_MAX characters before any regex runs on it.
+ * text must be cut at a bounded length before any regex runs on it (the events plugin cuts at 8 KiB). Plugins take it from
+ * the core (`compileSafeRegex`, `regexUnsafeReason`) for every pattern a user sends.
  */
-import { REGEX_MAX_COUNT, REGEX_MAX_GROUP_REPEAT } from "./vocab.js";
+/** A regex repetition count above this is refused (`a{1001}`). */
+export const REGEX_MAX_COUNT = 1000;
+/** A parenthesised group may repeat at most this many times (`(ab){32}`). */
+export const REGEX_MAX_GROUP_REPEAT = 32;
 
 /** Sorted, disjoint, non-adjacent inclusive UTF-16 code unit ranges. */
 type Ranges = [number, number][];
