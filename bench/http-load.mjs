@@ -1,0 +1,355 @@
+/* global fetch */
+// HTTP load: a mix of reads and writes at 100 connections for 60 s with autocannon (`npm run bench:http-load`; needs
+// `npm run build` first).
+//
+// Starts PostgreSQL (DATABASE_URL when set, else an embedded server in a temporary folder), makes a fresh database on
+// it and starts `node dist/core/main.js` on that database as a child process (every built-in plugin, no embedded
+// poller, no passive listener, a free loopback port). The inventory and history are seeded directly in PostgreSQL:
+// 10 site folders × 5 racks, NODES (default 3000) nodes; 8 interfaces per node with their latest in/out rates
+// (polling.latest) and one hour of per-minute samples for a quarter of them (polling.samples); HISTORY (default
+// 200 000) alert history rows over 30 days. Then ANALYZE.
+//
+// The load (autocannon, in this process, one instance per route class, all at once, keep-alive connections, the
+// admin's bearer token): reads GET /nodes?limit=100 (30 connections), GET /alerts/history?limit=100 (20),
+// GET /metrics/interface-top?metric=throughput (latest, 15) and ?agg=avg_15m (5); writes POST /nodes then DELETE
+// /nodes/:id of the node just made (12), POST /thresholds then DELETE /thresholds/:id (10), POST /mutes/bulk of a
+// random node (8). 100 connections, DURATION (default 60) s. The service's RSS (VmRSS of its process, and of the
+// embedded PostgreSQL's processes summed) is sampled every second from /proc/<pid>/status: before (after a 10 s warm-up
+// at 10 connections), during, and after (5 s after the load, and again after a forced pause of 10 s).
+// Prints, per route class, requests/s, p50/p99 latency, errors (connection errors + timeouts), non-2xx; the totals;
+// the RSS figures; the load average.
+import autocannon from "autocannon";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { bootKernel, killKernels, MAIN, ROOT } from "./lib/kernel.mjs";
+import { descendants, rssMb, sleep } from "./lib/flows-peers.mjs";
+
+const NODES = Number(process.env.BENCH_NODES ?? 3000);
+const HISTORY = Number(process.env.BENCH_HISTORY_ROWS ?? 200_000);
+const DURATION = Number(process.env.BENCH_DURATION_SECS ?? 60);
+const CONNS = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const SITES = 10;
+const RACKS = 5;
+const IFS = 8;
+
+if (!existsSync(MAIN)) {
+  console.error(`${MAIN} is missing: run "npm run build" first (npm run bench:http-load does).`);
+  process.exit(1);
+}
+
+const print = (key, value) => console.log(`${key}=${value}`);
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join("/");
+const token = randomBytes(24).toString("hex");
+const dataDir = mkdtempSync(join(tmpdir(), "nms-bench-http-"));
+let embedded = null;
+let serverDir = null;
+const cleanup = async () => {
+  killKernels();
+  await embedded?.stop().catch(() => undefined);
+  embedded = null;
+  rmSync(dataDir, { recursive: true, force: true });
+  if (serverDir) rmSync(serverDir, { recursive: true, force: true });
+};
+process.on("SIGINT", () => {
+  void cleanup().then(() => process.exit(130));
+});
+
+/** The run's PostgreSQL: DATABASE_URL, else an embedded server (the kernel's own helper) in its own folder. */
+async function server() {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  const { EmbeddedServer } = await import(join(ROOT, "dist/core/store/EmbeddedServer.js"));
+  const { JsonLogger } = await import(join(ROOT, "dist/core/logging/Logger.js"));
+  serverDir = mkdtempSync(join(tmpdir(), "nms-bench-http-pg-"));
+  embedded = new EmbeddedServer(serverDir, new JsonLogger("warn", "bench-pg", () => undefined));
+  return (await embedded.start()).url;
+}
+
+async function createDatabase(adminUrl) {
+  const name = `nms_bench_${randomBytes(4).toString("hex")}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Process ids of the embedded PostgreSQL (this process's descendants named postgres: the postmaster and its backends). */
+function postgresPids() {
+  return descendants(process.pid).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "postgres";
+    } catch {
+      return false;
+    }
+  });
+}
+const pgRssMb = () => postgresPids().reduce((s, p) => s + (rssMb(p) ?? 0), 0);
+
+async function seed(db) {
+  await db.query(`INSERT INTO inventory.node_groups (name) SELECT 'site-' || s FROM generate_series(1, ${SITES}) s`);
+  await db.query(
+    `INSERT INTO inventory.node_groups (name, parent_id)
+     SELECT 'rack-' || g.name || '-' || r, g.id FROM inventory.node_groups g, generate_series(1, ${RACKS}) r WHERE g.parent_id IS NULL`,
+  );
+  await db.query(
+    `INSERT INTO inventory.nodes (name, address, group_id)
+     SELECT 'node-' || lpad(n::text, 5, '0'), ('10.' || (n / 256) || '.' || (n % 256) || '.1')::inet,
+            (SELECT id FROM inventory.node_groups WHERE parent_id IS NOT NULL ORDER BY name OFFSET (n % ${SITES * RACKS}) LIMIT 1)
+       FROM generate_series(1, ${NODES}) n`,
+  );
+  // Latest in/out rates of IFS interfaces per node, as the pollers write them.
+  await db.query(
+    `INSERT INTO polling.latest (node_id, metric, ifindex, row_key, value, at, if_name)
+     SELECT n.id, m, i, -1, (abs(hashtext(n.id::text || i || m)) % 1000000000)::float8, now(), 'Gi0/' || i
+       FROM inventory.nodes n CROSS JOIN generate_series(1, ${IFS}) i CROSS JOIN unnest(ARRAY['if_in_bps', 'if_out_bps']) m`,
+  );
+  // One hour of per-minute samples for a quarter of the nodes (the windowed interface-top reads them).
+  const now = Date.now();
+  for (const day of new Set([now - 3_600_000, now].map((ms) => Math.floor(ms / 86_400_000) * 86_400_000))) {
+    const name = `samples_${new Date(day).toISOString().slice(0, 10).replace(/-/g, "")}`;
+    await db.query(
+      `CREATE TABLE IF NOT EXISTS polling.${name} PARTITION OF polling.samples FOR VALUES FROM ('${new Date(day).toISOString()}') TO ('${new Date(day + 86_400_000).toISOString()}')`,
+    );
+  }
+  await db.query(
+    `INSERT INTO polling.samples (node_id, metric, ifindex, row_key, at, value)
+     SELECT l.node_id, l.metric, l.ifindex, -1, now() - m * interval '1 minute', l.value * (0.5 + (m % 10) / 10.0)
+       FROM polling.latest l CROSS JOIN generate_series(0, 59) m
+      WHERE abs(hashtext(l.node_id::text)) % 4 = 0`,
+  );
+  await db.query(
+    `INSERT INTO alerts.history (recorded_at, at_unix_ms, incident_key, check_id, direction, metric, node_id, observed_value, threshold_value,
+                                 resolved, severity, state, subject_kind, title)
+     SELECT to_timestamp(t / 1000.0), t, n.id || ':' || c, gen_random_uuid(), 'above', 'cpu_util', n.id, 95, 90, g % 2 = 1,
+            CASE WHEN g % 10 < 3 THEN 'critical' ELSE 'warning' END,
+            CASE WHEN g % 2 = 1 THEN 'ok' WHEN g % 10 < 3 THEN 'critical' ELSE 'warning' END, 'node', 'cpu_util above 90'
+       FROM generate_series(1, ${HISTORY}) g
+      CROSS JOIN LATERAL (SELECT $1::bigint - (${HISTORY} - g)::bigint * $2::bigint AS t, g % 37 AS c) x
+       JOIN (SELECT row_number() OVER (ORDER BY id) - 1 AS i, id FROM inventory.nodes) n ON n.i = (g / 2) % ${NODES}`,
+    [now, Math.floor((30 * 86_400_000) / HISTORY)],
+  );
+  await db.query("ANALYZE");
+}
+
+/** A summary of one autocannon result. */
+function summary(r) {
+  const non2xx = r.non2xx ?? 0;
+  return {
+    requests: r.requests.total,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    non2xx,
+    statuses: Object.entries(r.statusCodeStats ?? {})
+      .map(([k, v]) => `${k}:${v.count}`)
+      .join(","),
+  };
+}
+
+async function main() {
+  print("http_load_machine", `${cpus().length}x ${cpus()[0]?.model ?? "?"}; load ${load()}`);
+  const admin = await server();
+  const dbUrl = await createDatabase(admin);
+  const kernel = await bootKernel({
+    NMS_DATA_DIR: join(dataDir, "kernel"),
+    NMS_DATABASE_URL: dbUrl,
+    NMS_BOOTSTRAP_TOKEN: token,
+    NMS_LOG_LEVEL: "warn",
+    NMS__pluginConfig__polling__embeddedPoller: "false",
+    NMS__pluginConfig__events__syslog__udp: "null",
+    NMS__pluginConfig__events__syslog__tcp: "null",
+    NMS__pluginConfig__events__syslog__tls: "null",
+    NMS__pluginConfig__events__traps__udp: "null",
+    NMS__pluginConfig__flows__udp: "null",
+  });
+  const pid = kernel.child.pid;
+  const db = new pg.Client({ connectionString: dbUrl });
+  await db.connect();
+  const rssSamples = [];
+  let sampler = null;
+  try {
+    const t0 = performance.now();
+    await seed(db);
+    print("http_load_seed_secs", ((performance.now() - t0) / 1000).toFixed(1));
+    const nodeIds = (await db.query("SELECT id FROM inventory.nodes ORDER BY name")).rows.map((r) => r.id);
+    print(
+      "http_load_seed",
+      `nodes=${nodeIds.length} latest_rows=${(await db.query("SELECT count(*)::int AS n FROM polling.latest")).rows[0].n} samples=${(await db.query("SELECT count(*)::int AS n FROM polling.samples")).rows[0].n} history=${HISTORY}`,
+    );
+
+    const auth = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+    const url = kernel.url;
+    // Check every route once (and that interface-top answers rows).
+    const top = await (await fetch(`${url}/api/v1/metrics/interface-top?metric=throughput&limit=10`, { headers: auth })).json();
+    const entries = top.entries ?? top;
+    print("http_load_interface_top_rows", Array.isArray(entries) ? entries.length : JSON.stringify(top).slice(0, 200));
+
+    let seq = 0;
+    const pick = () => nodeIds[Math.floor(Math.random() * nodeIds.length)];
+    const until = () => new Date(Date.now() + 3_600_000).toISOString();
+    /** onResponse that keeps the id of what was just made, for the DELETE that follows. */
+    const keepId = (status, body, context) => {
+      try {
+        context.id = status < 300 ? JSON.parse(body).id : undefined;
+      } catch {
+        context.id = undefined;
+      }
+    };
+    const del = (base) => ({
+      method: "DELETE",
+      setupRequest: (req, context) => ({ ...req, path: `${base}/${context.id ?? "00000000-0000-4000-8000-000000000000"}` }),
+    });
+    const classes = {
+      read_nodes: { share: 30, requests: [{ method: "GET", path: "/api/v1/nodes?limit=100" }] },
+      read_alert_history: { share: 20, requests: [{ method: "GET", path: "/api/v1/alerts/history?limit=100" }] },
+      read_interface_top: { share: 15, requests: [{ method: "GET", path: "/api/v1/metrics/interface-top?metric=throughput&limit=10" }] },
+      read_interface_top_avg15m: { share: 5, requests: [{ method: "GET", path: "/api/v1/metrics/interface-top?metric=throughput&agg=avg_15m&limit=10" }] },
+      write_node_create_delete: {
+        share: 12,
+        requests: [
+          {
+            method: "POST",
+            path: "/api/v1/nodes",
+            setupRequest: (req) => {
+              const n = ++seq;
+              return {
+                ...req,
+                body: JSON.stringify({ name: `load-${process.pid}-${n}`, address: `10.${200 + ((n >> 16) % 50)}.${(n >> 8) & 255}.${n & 255}` }),
+              };
+            },
+            onResponse: keepId,
+          },
+          del("/api/v1/nodes"),
+        ],
+      },
+      write_threshold_create_delete: {
+        share: 10,
+        requests: [
+          {
+            method: "POST",
+            path: "/api/v1/thresholds",
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ metric: "cpu_util", scope_level: "node", scope_ids: [pick()], direction: "above", warning: 80, critical: 95 }),
+            }),
+            onResponse: keepId,
+          },
+          del("/api/v1/thresholds"),
+        ],
+      },
+      write_mute: {
+        share: 8,
+        requests: [
+          {
+            method: "POST",
+            path: "/api/v1/mutes/bulk",
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ node_ids: [pick()], metric_name: "cpu_util", reason: "http load bench", until: until() }),
+            }),
+          },
+        ],
+      },
+    };
+    const only = process.env.BENCH_CLASSES?.split(",");
+    if (only) for (const n of Object.keys(classes)) if (!only.includes(n)) delete classes[n];
+    // Unloaded latency: 5 sequential requests of every read class (median), for comparison with the loaded figures.
+    for (const [n, c] of Object.entries(classes)) {
+      if (!n.startsWith("read_")) continue;
+      const times = [];
+      for (let i = 0; i < 5; i++) {
+        const s = performance.now();
+        const r = await fetch(`${url}${c.requests[0].path}`, { headers: auth });
+        await r.arrayBuffer();
+        times.push(performance.now() - s);
+      }
+      print(`http_load_${n}_unloaded_median_ms`, times.sort((a, b) => a - b)[2].toFixed(1));
+    }
+    const run = (name, c, connections, duration) =>
+      new Promise((resolve, reject) => {
+        const inst = autocannon({ url, connections, duration, headers: auth, requests: c.requests, timeout: 30, excludeErrorStats: false }, (err, res) =>
+          err ? reject(err) : resolve([name, res]),
+        );
+        inst.on("error", reject);
+      });
+
+    // Warm-up: 10 s at a tenth of the connections, every class (JIT, pools, caches), then the "before" RSS.
+    await Promise.all(Object.entries(classes).map(([n, c]) => run(n, c, Math.max(1, Math.round((c.share * CONNS) / 1000)), 10)));
+    await sleep(2000);
+    const before = rssMb(pid);
+    const pgBefore = pgRssMb();
+    print("http_load_rss_before_mb", `${before} (postgres ${pgBefore}) load=${load()}`);
+
+    sampler = setInterval(() => rssSamples.push(rssMb(pid)), 1000);
+    const loadStart = load();
+    const results = Object.fromEntries(
+      await Promise.all(Object.entries(classes).map(([n, c]) => run(n, c, Math.max(1, Math.round((c.share * CONNS) / 100)), DURATION))),
+    );
+    clearInterval(sampler);
+    sampler = null;
+    const loadEnd = load();
+    let totalReq = 0;
+    let totalErr = 0;
+    let totalNon2xx = 0;
+    console.log(
+      "\n| class | conns | requests | req/s | p50 ms | p99 ms | max ms | errors | non-2xx | statuses |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    );
+    for (const [name, r] of Object.entries(results)) {
+      const s = summary(r);
+      totalReq += s.requests;
+      totalErr += s.errors + s.timeouts;
+      totalNon2xx += s.non2xx;
+      console.log(
+        `| ${name} | ${r.connections} | ${s.requests} | ${Math.round(s.rps)} | ${s.p50} | ${s.p99} | ${s.max} | ${s.errors + s.timeouts} | ${s.non2xx} | ${s.statuses} |`,
+      );
+      print(
+        `http_load_${name}`,
+        `conns=${r.connections} requests=${s.requests} rps=${Math.round(s.rps)} p50_ms=${s.p50} p99_ms=${s.p99} max_ms=${s.max} errors=${s.errors} timeouts=${s.timeouts} non2xx=${s.non2xx} statuses=${s.statuses}`,
+      );
+    }
+    print(
+      "http_load_total",
+      `connections=${CONNS} secs=${DURATION} requests=${totalReq} rps=${Math.round(totalReq / DURATION)} errors=${totalErr} non2xx=${totalNon2xx}`,
+    );
+    print("http_load_load_avg", `start=${loadStart} end=${loadEnd}`);
+    await sleep(5000);
+    const after = rssMb(pid);
+    await sleep(10000);
+    const after15 = rssMb(pid);
+    const during = rssSamples.filter((x) => x !== null);
+    print(
+      "http_load_rss_mb",
+      `before=${before} during_min=${Math.min(...during)} during_max=${Math.max(...during)} first_10s_max=${Math.max(...during.slice(0, 10))} last_10s_max=${Math.max(...during.slice(-10))} after_5s=${after} after_15s=${after15}`,
+    );
+    print("http_load_rss_series_mb", during.filter((_, i) => i % 5 === 0).join(","));
+    print("http_load_postgres_rss_mb", `before=${pgBefore} after=${pgRssMb()}`);
+    print(
+      "http_load_rows_after",
+      `nodes=${(await db.query("SELECT count(*)::int AS n FROM inventory.nodes")).rows[0].n} mutes=${(await db.query("SELECT count(*)::int AS n FROM alerts.mutes")).rows[0].n}`,
+    );
+  } finally {
+    if (sampler) clearInterval(sampler);
+    await db.end();
+    await kernel.stop().catch((e) => console.error(e.message));
+    await cleanup();
+  }
+}
+
+await main().catch(async (err) => {
+  console.error(err);
+  await cleanup();
+  process.exit(1);
+});
+process.exit(0);
