@@ -2,7 +2,7 @@
 //
 // The service: `node dist/core/main.js` as a child process (embedded PostgreSQL in a fresh data dir, every built-in
 // plugin, no embedded poller, syslog/trap listeners off), the flows plugin's UDP listener on a free port of 127.0.0.1,
-// flushMs 1000 (so that a step's records reach the store within a second), every other flows setting at its default
+// every flows setting at its default (flushMs 5000: BENCH_FLUSH_MS to change)
 // (maxKeys 500000, 8 MiB receive buffer asked for). One inventory node per exporter address, so every record is
 // attributed. The reference: nfcapd (nfdump 1.7.1, -B 8 MiB) started fresh for every step, its flows counted with
 // `nfdump -R dir -I` after it exits. The kernel grants both at most net.core.rmem_max.
@@ -26,12 +26,23 @@
 // sender, in % of one core over the step; listener counters; UDP socket drops; load).
 import { randomBytes } from "node:crypto";
 import { createSocket } from "node:dgram";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { bootKernel, killKernels, MAIN } from "./lib/kernel.mjs";
-import { apiClient, drained, exporterAddresses, procCpuSecs, sendFlows, sleep, startNfcapd, treeCpuSecs, udpSocket } from "./lib/flows-peers.mjs";
+import {
+  apiClient,
+  drained,
+  profileSummary,
+  exporterAddresses,
+  procCpuSecs,
+  sendFlows,
+  sleep,
+  startNfcapd,
+  treeCpuSecs,
+  udpSocket,
+} from "./lib/flows-peers.mjs";
 
 const EXPORTERS = Number(process.env.BENCH_EXPORTERS ?? 100);
 const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 3);
@@ -42,6 +53,10 @@ const RATES = {
   ipfix: process.env.BENCH_IPFIX_RATES ?? "50000,100000,200000,300000,400000,500000,600000,800000,1000000,1200000,1400000,1600000",
 };
 const RECEIVERS = (process.env.BENCH_RECEIVERS ?? "ours,nfcapd").split(",").filter(Boolean);
+/** The service's flush interval (ms): the plugin's default unless told. */
+const FLUSH_MS = Number(process.env.BENCH_FLUSH_MS ?? 5000);
+/** A directory: the service is CPU-profiled (bench/lib/flows-prof-preload.mjs) into it, and the profile's top self-time functions are printed at the end. */
+const PROF_DIR = process.env.BENCH_CPU_PROF ?? null;
 
 if (!existsSync(MAIN)) {
   console.error(`${MAIN} is missing: run "npm run build" first (npm run bench:flows-throughput does).`);
@@ -99,7 +114,8 @@ try {
     NMS__pluginConfig__events__traps__udp: "null",
     NMS__pluginConfig__flows__udp: String(ourPort),
     NMS__pluginConfig__flows__bindAddress: "127.0.0.1",
-    NMS__pluginConfig__flows__flushMs: "1000",
+    NMS__pluginConfig__flows__flushMs: String(FLUSH_MS),
+    ...(PROF_DIR ? { NODE_OPTIONS: `--import=${new URL("./lib/flows-prof-preload.mjs", import.meta.url).href}`, BENCH_CPU_PROF: PROF_DIR } : {}),
   });
   const api = apiClient(kernel.url, token);
   const addrs = exporterAddresses(EXPORTERS);
@@ -116,7 +132,7 @@ try {
     return { received: Number(l.counters?.received ?? 0), malformed: Number(l.counters?.malformed ?? 0), dropped: Number(l.counters?.dropped ?? 0) };
   };
   /** Polls `count` until unchanged for quietMs. */
-  const settle = async (count, quietMs = 2500, maxMs = 60000) => {
+  const settle = async (count, quietMs = FLUSH_MS + 1500, maxMs = 60000) => {
     const t0 = performance.now();
     let last = await count();
     let changed = performance.now();
@@ -220,7 +236,16 @@ try {
   print("flows_throughput_secs", elapsed().toFixed(0));
 } finally {
   phase("stopping");
+  if (PROF_DIR && kernel) {
+    kernel.child.kill("SIGUSR2");
+    await sleep(3000);
+  }
   await kernel?.stop().catch((e) => console.error(e.message));
   cleanup();
+}
+if (PROF_DIR) {
+  for (const line of profileSummary(PROF_DIR)) print("# profile self", line);
+  const loops = readdirSync(PROF_DIR).filter((f) => f.endsWith(".loop.json"));
+  for (const f of loops) print("# service event loop delay", readFileSync(join(PROF_DIR, f), "utf8"));
 }
 process.exit(0);

@@ -11,7 +11,7 @@
 // 127.0.0.1 only; nfcapd is stopped by its own pid, never by name.
 import { execFileSync, spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -430,6 +430,31 @@ export function apiClient(url, token) {
     if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
     return text ? JSON.parse(text) : null;
   };
+}
+
+/** The top self-time functions of the newest .cpuprofile in `dir` (V8's format): "pct% name (file:line)" lines. */
+export function profileSummary(dir, top = 25) {
+  const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
+  if (!files.length) return ["no profile written"];
+  const newest = files.map((f) => join(dir, f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  const prof = JSON.parse(readFileSync(newest, "utf8"));
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  let total = 0;
+  prof.samples.forEach((id, i) => {
+    const dt = prof.timeDeltas[i] ?? 0;
+    const f = byId.get(id).callFrame;
+    const key = `${f.functionName || "(anonymous)"} (${f.url.replace(/^.*\/(dist|node_modules)\//, "$1/")}:${f.lineNumber + 1})`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  });
+  return [
+    `file=${newest} total_ms=${Math.round(total / 1000)}`,
+    ...[...self.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, v]) => `${((v / total) * 100).toFixed(1)}% ${k}`),
+  ];
 }
 
 if (process.argv[2] === "send") await sendMain(JSON.parse(process.argv[3]));
