@@ -5,7 +5,11 @@ export type { EventKind, Inbound, SyslogMessage, TrapMessage, Varbind, SdElement
 
 declare module "../../core/bus/EventBus.js" {
   interface BusEvents {
-    /** Messages as received (before attribution), batched per flush; the forwarding tee subscribes to it. */
+    /**
+     * What this replica's syslog and trap listeners received (before attribution; not HTTP ingest, not what remote
+     * pollers forwarded), batched per turn of the event loop, each with its original `bytes`; the forwarding tee
+     * subscribes to it. Published whether or not the store keeps up (the tee is independent of storage).
+     */
     "events.received": { events: readonly Inbound[] };
   }
 }

@@ -12,6 +12,7 @@ import { EventQueryService } from "./services/EventQueryService.js";
 import { IngestService } from "./services/IngestService.js";
 import { liveFilter } from "./services/liveFilter.js";
 import { LISTENERS } from "./lib/receivers.js";
+import { ReceivedFeed } from "./lib/receivedFeed.js";
 import { eventsPassiveReceiver } from "./poller/passive.js";
 import { ListenerService } from "./services/ListenerService.js";
 import { RuleService } from "./services/RuleService.js";
@@ -34,7 +35,11 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
     }
     for (const g of groups.values()) ctx.realtime.publish("live", "events", g.map(liveView), { folders: g[0].folder_path });
   });
-  await ctx.get(ListenerService).start((m) => pipeline.accept(m));
+  const feed = new ReceivedFeed(ctx.bus);
+  await ctx.get(ListenerService).start((m) => {
+    feed.push(m);
+    return pipeline.accept(m);
+  });
 }
 
 async function stop(ctx: PluginContext<EventsConfig>): Promise<void> {

@@ -71,7 +71,7 @@ export interface Inbound {
   syslog: SyslogMessage | null;
   trap: TrapMessage | null;
   /**
-   * When the message did not parse: syslog, the bytes as text (UTF-8, invalid sequences replaced, NULs removed, cut at
+   * When the message did not parse: syslog, the bytes as text (UTF-8, invalid sequences replaced, NULs escaped, cut at
    * the max size); traps, `0x` and the hex of the first 512 bytes, the community masked.
    */
   raw: string | null;
@@ -79,6 +79,11 @@ export interface Inbound {
   malformed: boolean;
   /** Fields an HTTP ingest client sent with the event (stored under `data.fields`). */
   extra?: Record<string, unknown> | null;
+  /**
+   * The bytes as received (a syslog datagram or stream frame without its framing; a trap datagram), for a verbatim
+   * relay by the forwarding tee. Never stored. Absent on HTTP ingest and on records a remote poller forwarded.
+   */
+  bytes?: Buffer;
 }
 
 /** Counters every listener keeps. */

@@ -51,7 +51,9 @@ class Forwarder {
       this.lose(1);
       return false;
     }
-    this.waiting.push(m);
+    // The original bytes stay here: they are for a local verbatim relay (and a trap's bytes hold its community in clear).
+    const { bytes: _bytes, ...record } = m;
+    this.waiting.push(record);
     if (this.waiting.length >= BATCH) this.send();
     else this.timer ??= setTimeout(() => this.send(), FLUSH_MS);
     return true;

@@ -88,6 +88,7 @@ class ListenerCore {
         trap: null,
         raw: null,
         malformed: false,
+        bytes: data,
       };
     } else {
       this.counters.malformed++;
@@ -102,6 +103,7 @@ class ListenerCore {
         trap: null,
         raw: r.raw,
         malformed: true,
+        bytes: data,
       };
     }
     this.handOn(m);
@@ -140,6 +142,7 @@ class ListenerCore {
       trap: null,
       raw,
       malformed: true,
+      bytes: data,
     };
     this.handOn(m);
   }

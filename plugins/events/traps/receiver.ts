@@ -198,6 +198,7 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
       trap: null,
       raw: rawHex(buf),
       malformed: true,
+      bytes: buf,
     });
   };
 
@@ -229,6 +230,7 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
       trap,
       raw: null,
       malformed: false,
+      bytes: c.buf,
     });
   };
 
