@@ -21,6 +21,8 @@ export const flowsConfigSchema = {
     /** Days of minute rollups and of hour rollups kept (whole daily partitions are dropped). */
     minuteRetentionDays: { type: "integer", minimum: 1, maximum: 365, default: 7 },
     hourRetentionDays: { type: "integer", minimum: 1, maximum: 3650, default: 90 },
+    /** The largest MMDB file POST /flow/asn/mmdb takes, in MiB (the file is held in memory while it is read). */
+    asnUploadMaxMiB: { type: "integer", minimum: 1, maximum: 1024, default: 128 },
   },
 } as const;
 

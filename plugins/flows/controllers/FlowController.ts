@@ -1,9 +1,20 @@
+import type { IncomingMessage } from "node:http";
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, QueryParams } from "@tsed/platform-params";
-import { Description, Get, Post, Returns, Summary } from "@tsed/schema";
+import { Consumes, Description, Enum, Get, In, Post, Returns, Summary } from "@tsed/schema";
 import { Body, ErrorEnvelope, Permission, ScopeUnsupported } from "../../../core/index.js";
-import { AsnImport, AsnImportResult, FlowConversation, FlowExporter, ForwardedDatagrams, ForwardedResult, TopAs } from "../models/FlowModels.js";
+import {
+  AsnImport,
+  AsnImportResult,
+  AsnMmdbImportResult,
+  FlowConversation,
+  FlowExporter,
+  ForwardedDatagrams,
+  ForwardedResult,
+  TopAs,
+} from "../models/FlowModels.js";
+import { readBinaryBody } from "../lib/upload.js";
 import { FlowCollector } from "../services/FlowCollector.js";
 import { FlowQueryService } from "../services/FlowQueryService.js";
 
@@ -59,6 +70,34 @@ export class FlowController {
   @(Returns(503, ErrorEnvelope).Description("flows_disabled"))
   importAsn(@Body() body: AsnImport): Promise<AsnImportResult> {
     return this.flows.importAsn(body);
+  }
+
+  @Post("/asn/mmdb")
+  @Permission("ManageSystem")
+  @ScopeUnsupported()
+  @Summary("Load the address-to-AS table from an MMDB file (GeoLite2-ASN, ipinfo, iptoasn-derived) sent as the body; replaces it unless replace=false")
+  @Description(
+    "The body is the .mmdb file itself (Content-Type: application/octet-stream, uncompressed, at most pluginConfig.flows.asnUploadMaxMiB, 128 MiB by default). " +
+      "Every network whose record has an AS number (autonomous_system_number, asn or as_number; 'AS13335' or 13335) becomes a prefix, named by " +
+      "autonomous_system_organization, as_name, name, as_description, organization (or the domain). IPv4 networks of an IPv6 tree are stored as IPv4 prefixes; " +
+      "the aliases of the IPv4 space (::ffff:0:0/96, 2002::/16) are not loaded twice. The file is read and written in one transaction: a fault leaves the table as it was.",
+  )
+  @Consumes("application/octet-stream")
+  @(In("body").Required(true).Schema({ type: "string", format: "binary" }).Description("the .mmdb file"))
+  @Returns(200, AsnMmdbImportResult)
+  @(Returns(400, ErrorEnvelope).Description(
+    "invalid_asn_table: not an MMDB file, a truncated or damaged one, records that are no maps, an AS number that is none, no AS number in any record, an empty body; validation_failed: replace is not true or false",
+  ))
+  @(Returns(413, ErrorEnvelope).Description("payload_too_large: the file is larger than pluginConfig.flows.asnUploadMaxMiB"))
+  @(Returns(415, ErrorEnvelope).Description("unsupported_media_type: the body is not application/octet-stream; unsupported_encoding: a Content-Encoding"))
+  @(Returns(503, ErrorEnvelope).Description("flows_disabled"))
+  async importAsnMmdb(
+    @Context() ctx: PlatformContext,
+    @QueryParams("replace") @Enum("true", "false") @Description("true (default): the table is replaced; false: networks are added or updated") replace?: string,
+  ): Promise<AsnMmdbImportResult> {
+    this.flows.ensureEnabled();
+    const file = await readBinaryBody(ctx.request.raw as IncomingMessage, this.flows.asnUploadMaxBytes);
+    return this.flows.importAsnMmdb(file, replace !== "false");
   }
 
   @Post("/forwarded")

@@ -82,3 +82,15 @@ export class ForwardedResult {
   @Required() @Integer() accepted: number;
   @Required() @Integer() @Description("not an address, or not base64") dropped: number;
 }
+
+export class AsnMmdbImportResult {
+  @Required() @Integer() @Description("prefixes written (networks with an AS number)") prefixes: number;
+  @Required() @Integer() @Description("AS names written") names: number;
+  @Required()
+  @Integer()
+  @Description("networks in the file (records of its search tree that hold data; the IPv4 aliases of an IPv6 tree not counted)")
+  networks: number;
+  @Required() @Integer() @Description("networks skipped: no AS number field, an empty one, or AS 0") skipped: number;
+  @Required() @Description("the file's database_type (GeoLite2-ASN, …)") database_type: string;
+  @Required() @Integer() @Description("4 or 6: the file's search tree") ip_version: number;
+}

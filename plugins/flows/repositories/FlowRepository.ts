@@ -75,6 +75,13 @@ const effectiveAs = (reported: string, address: string, t: (n: string) => string
 /** Ranges longer than this read the hour rollups. */
 const HOUR_TABLE_ABOVE_SECS = 48 * 3600;
 
+/** One row of the address-to-AS table: a prefix in canonical text (host bits clear), its AS, the AS's name. */
+export interface AsnTableEntry {
+  prefix: string;
+  asn: number;
+  name: string | null;
+}
+
 /**
  * SQL of the flows plugin: minute rollups added to (never overwritten: replicas and restarts add), hour rollups
  * recomputed from them, exporters, templates, the AS table, and the ranked reads.
@@ -259,21 +266,40 @@ export class FlowRepository {
   }
 
   /** Replaces (or adds to) the AS table in one transaction; returns the prefixes and names stored. */
-  async importAsn(entries: readonly { prefix: string; asn: number; name: string | null }[], replace: boolean): Promise<{ prefixes: number; names: number }> {
+  importAsn(entries: readonly AsnTableEntry[], replace: boolean): Promise<{ prefixes: number; names: number }> {
+    return this.importAsnBatches([entries], replace);
+  }
+
+  /**
+   * Replaces (or adds to) the AS table from batches of entries, all in one transaction: a batch source that throws
+   * (a damaged file found half-way) rolls everything back. A prefix given twice keeps its last AS number, an AS
+   * number its last name. Returns the prefixes and names written.
+   */
+  async importAsnBatches(batches: Iterable<readonly AsnTableEntry[]>, replace: boolean): Promise<{ prefixes: number; names: number }> {
     return this.ctx.store.tx(async (db) => {
       if (replace) await db.query(`TRUNCATE ${this.t("asn_prefixes")}, ${this.t("asn_names")}`);
-      const { rowCount: prefixes } = await db.query(
-        `INSERT INTO ${this.t("asn_prefixes")} (prefix, asn) SELECT u.prefix::cidr, u.asn FROM unnest($1::text[], $2::int8[]) AS u(prefix, asn)
-         ON CONFLICT (prefix) DO UPDATE SET asn = EXCLUDED.asn`,
-        [entries.map((e) => e.prefix), entries.map((e) => e.asn)],
-      );
+      let prefixes = 0;
       const named = new Map<number, string>();
-      for (const e of entries) if (e.name) named.set(e.asn, e.name);
+      for (const batch of batches) {
+        // One INSERT … ON CONFLICT cannot touch a row twice: the last entry of a prefix wins within the batch.
+        const byPrefix = new Map<string, number>();
+        for (const e of batch) {
+          byPrefix.delete(e.prefix);
+          byPrefix.set(e.prefix, e.asn);
+          if (e.name) named.set(e.asn, e.name);
+        }
+        const { rowCount } = await db.query(
+          `INSERT INTO ${this.t("asn_prefixes")} (prefix, asn) SELECT u.prefix::cidr, u.asn FROM unnest($1::text[], $2::int8[]) AS u(prefix, asn)
+           ON CONFLICT (prefix) DO UPDATE SET asn = EXCLUDED.asn`,
+          [[...byPrefix.keys()], [...byPrefix.values()]],
+        );
+        prefixes += rowCount ?? 0;
+      }
       const { rowCount: names } = await db.query(
         `INSERT INTO ${this.t("asn_names")} (asn, name) SELECT * FROM unnest($1::int8[], $2::text[]) ON CONFLICT (asn) DO UPDATE SET name = EXCLUDED.name`,
         [[...named.keys()], [...named.values()]],
       );
-      return { prefixes: prefixes ?? 0, names: names ?? 0 };
+      return { prefixes, names: names ?? 0 };
     });
   }
 }

@@ -1,16 +1,19 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import type { CommandDeclaration } from "../../../core/index.js";
+import { looksLikeMmdb, openAsnMmdb, type AsnMmdb } from "../lib/mmdbAsn.js";
 
 const USAGE = `Usage:
   nms flows import-asn FILE --core URL --token TOKEN [--add]
 
-Loads the address-to-AS table of the flows plugin from a CSV file of prefix,asn,name lines (a header line
-and # comments are skipped; the name may be quoted or hold commas), through the core's POST /api/v1/flow/asn
-(an admin API token; NMS_TOKEN and NMS_CORE may stand for --token and --core). The table is replaced, or
-added to with --add. Where to get one: iptoasn.com's ip2asn-combined.tsv (ranges: convert
-them to prefixes as docs/flows.md shows), or any prefix,asn,name export of a routing table. MMDB files (GeoLite2-ASN, ipinfo) are
-not read yet.`;
+Loads the address-to-AS table of the flows plugin through the core's POST /api/v1/flow/asn (an admin API
+token; NMS_TOKEN and NMS_CORE may stand for --token and --core). FILE is either
+  - an MMDB file (MaxMind DB: GeoLite2-ASN, ipinfo's ASN or country+ASN database, an iptoasn-derived MMDB),
+    read here: every network with an AS number becomes a prefix; or
+  - a CSV file of prefix,asn,name lines (a header line and # comments are skipped; the name may be quoted
+    or hold commas).
+The whole file is checked before anything is sent (a bad file: one line, exit 2). The table is replaced,
+or added to with --add. Where to get a table: docs/flows.md ("Loading the AS table").`;
 
 /** Entries per request (the core's body limit is 1 MiB: about 40 bytes an entry). */
 const CHUNK = 10_000;
@@ -66,38 +69,78 @@ async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const file = positionals[1];
-  if (/\.mmdb$/i.test(file)) {
-    process.stderr.write("nms flows import-asn: MMDB files are not read yet; convert the table to prefix,asn,name CSV\n");
-    return 2;
-  }
-  let entries: AsnLine[];
+  let source: { batches: () => Iterable<AsnLine[]>; what: string };
   try {
-    entries = parseAsnCsv(await readFile(file, "utf8"));
+    source = await readTable(file);
   } catch (err) {
-    process.stderr.write(`nms flows import-asn: ${file}: ${(err as Error).message}\n`);
+    process.stderr.write(`nms flows import-asn: ${file}: ${String((err as Error).message).split("\n")[0]}\n`);
     return 2;
   }
   const base = core.replace(/\/+$/, "").replace(/\/api\/v1$/, "");
   let prefixes = 0;
-  for (let i = 0; i < entries.length || i === 0; i += CHUNK) {
-    const res = await fetch(`${base}/api/v1/flow/asn`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ entries: entries.slice(i, i + CHUNK), replace: !values.add && i === 0 }),
-    });
+  let first = true;
+  for (const batch of source.batches()) {
+    let res: Response;
+    try {
+      res = await fetch(`${base}/api/v1/flow/asn`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ entries: batch, replace: !values.add && first }),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      process.stderr.write(`nms flows import-asn: cannot reach the core at ${base}: ${cause?.code ?? cause?.message ?? (err as Error).message}\n`);
+      return 1;
+    }
+    first = false;
     const body = (await res.json().catch(() => null)) as { prefixes?: number; error?: { message: string } } | null;
     if (res.status !== 200) {
       process.stderr.write(`nms flows import-asn: the core answered ${res.status}: ${body?.error?.message ?? "no message"}\n`);
       return 1;
     }
     prefixes += body?.prefixes ?? 0;
-    if (!entries.length) break;
   }
-  process.stdout.write(`loaded ${prefixes} prefixes from ${file}\n`);
+  process.stdout.write(`loaded ${prefixes} prefixes from ${file}${source.what}\n`);
   return 0;
 }
 
+/**
+ * The file's entries in batches of CHUNK (at least one batch, possibly empty, so that replacing with an empty file
+ * empties the table). An MMDB file is walked once to check it all (a fault throws before anything is sent), then
+ * again batch by batch, so a large table is never held whole in memory.
+ */
+async function readTable(file: string): Promise<{ batches: () => Iterable<AsnLine[]>; what: string }> {
+  const bytes = await readFile(file);
+  if (looksLikeMmdb(bytes)) {
+    const table = openAsnMmdb(bytes);
+    for (const _row of table.rows()); // the check: every record decoded once
+    const { networks, skipped } = table.stats;
+    const what = ` (MMDB ${table.info.databaseType || "of no type"}, IPv${table.info.ipVersion} tree: ${networks} networks, ${skipped} without an AS number skipped)`;
+    return { batches: () => mmdbBatches(table), what };
+  }
+  if (/\.mmdb$/i.test(file) || (bytes[0] === 0x1f && bytes[1] === 0x8b)) openAsnMmdb(bytes); // throws the reason it is no MMDB file
+  const entries = parseAsnCsv(bytes.toString("utf8"));
+  const batches = function* () {
+    for (let i = 0; i < entries.length || i === 0; i += CHUNK) yield entries.slice(i, i + CHUNK);
+  };
+  return { batches, what: "" };
+}
+
+function* mmdbBatches(table: AsnMmdb): Generator<AsnLine[]> {
+  let batch: AsnLine[] = [];
+  let sent = false;
+  for (const row of table.rows()) {
+    batch.push(row);
+    if (batch.length === CHUNK) {
+      yield batch;
+      sent = true;
+      batch = [];
+    }
+  }
+  if (batch.length || !sent) yield batch;
+}
+
 export const importAsnCommand: CommandDeclaration = {
-  description: "flows import-asn FILE: load the address-to-AS table (prefix,asn,name CSV) through the core",
+  description: "flows import-asn FILE: load the address-to-AS table (an MMDB file or a prefix,asn,name CSV) through the core",
   run,
 };
