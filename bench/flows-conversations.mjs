@@ -6,14 +6,14 @@
 // flow listener: the store is filled directly). Then, directly in PostgreSQL:
 //   - 10 site folders × 5 racks and EXPORTERS (default 500) nodes, one per exporter address (10.200.x.y), spread over
 //     the racks;
-//   - the minute rollups of the last 24 h: for every exporter and minute, PER_MINUTE (default 20) rows, written with
+//   - the minute rollups of the last 24 h: for every exporter and minute, PER_MINUTE (default 10) rows, written with
 //     INSERT … SELECT FROM generate_series in batches of one hour. Each exporter has a pool of 200 conversations
 //     (an inside host 10.<e>.x.y among 100, an outside host 198.18-19.x.y among 4000, protocol 6/17/1 60/30/10 %, a
 //     destination port among 443, 80, 22, 53, 123 …, reported AS numbers); each minute PER_MINUTE of them are active,
 //     rotating, with a new source port each minute, and heavy-tailed bytes and packets. node_id and folder_path are
 //     the exporter's node's, as the collector writes them. The daily partitions are made first; then ANALYZE.
 // Then it times GET /api/v1/flow/conversations over HTTP (wall-clock as the client sees it), REPS sequential requests
-// per query shape (fewer when a shape's requests have taken SHAPE_MAX_SECS), as admin and as a viewer scoped to one
+// per query shape (but at least MIN_REPS, default 3, once a shape's requests have taken SHAPE_MAX_SECS, default 20), as admin and as a viewer scoped to one
 // site folder (a tenth of the exporters), and EXPLAIN (ANALYZE, BUFFERS)s the slowest shape's SQL (the same statement
 // the flows repository runs) so that the report says where the time goes.
 // Prints flows_conversations_rows, _fill_secs, _table_mb, per shape flows_conversations_<shape>_p50_ms / _p99_ms /
@@ -27,10 +27,11 @@ import pg from "pg";
 import { bootKernel, killKernels, MAIN, ROOT } from "./lib/kernel.mjs";
 
 const EXPORTERS = Number(process.env.BENCH_EXPORTERS ?? 500);
-const PER_MINUTE = Number(process.env.BENCH_CONVERSATIONS_PER_MINUTE ?? 20);
+const PER_MINUTE = Number(process.env.BENCH_CONVERSATIONS_PER_MINUTE ?? 10);
 const MINUTES = Number(process.env.BENCH_MINUTES ?? 1440);
 const REPS = Number(process.env.BENCH_REPS ?? 30);
-const SHAPE_MAX_SECS = Number(process.env.BENCH_SHAPE_MAX_SECS ?? 40);
+const SHAPE_MAX_SECS = Number(process.env.BENCH_SHAPE_MAX_SECS ?? 20);
+const MIN_REPS = Number(process.env.BENCH_MIN_REPS ?? 3);
 const POOL = 200;
 const SITES = 10;
 const RACKS = 5;
@@ -226,7 +227,7 @@ async function main() {
         times.push(performance.now() - s);
         if (r.status !== 200) throw new Error(`${name}: ${r.status} ${JSON.stringify(body).slice(0, 300)}`);
         n = body.length;
-        if ((performance.now() - t0) / 1000 > SHAPE_MAX_SECS && times.length >= 5) break;
+        if ((performance.now() - t0) / 1000 > SHAPE_MAX_SECS && times.length >= MIN_REPS) break;
       }
       timings[name] = percentile(times, 50);
       print(`flows_conversations_${name}_p50_ms`, percentile(times, 50).toFixed(1));
@@ -252,6 +253,13 @@ async function main() {
       [to - 86400, to],
     );
     for (const line of planLines(plan.rows)) print("# plan day_limit100", line);
+    const planHour = await db.query(
+      `EXPLAIN (ANALYZE, BUFFERS)
+       SELECT r.src, r.dst, max(r.src_as), max(r.dst_as), sum(r.bytes) AS bytes, sum(r.packets), sum(r.flows) FROM flows.rollup_1m r
+        WHERE r.at >= to_timestamp($1) AND r.at < to_timestamp($2) GROUP BY r.src, r.dst ORDER BY bytes DESC LIMIT 100`,
+      [to - 3600, to],
+    );
+    for (const line of planLines(planHour.rows)) print("# plan default_1h (pairs part)", line);
     const planScoped = await db.query(
       `EXPLAIN (ANALYZE, BUFFERS)
        SELECT r.src, r.dst, sum(r.bytes) AS bytes FROM flows.rollup_1m r
