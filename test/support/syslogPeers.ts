@@ -1,6 +1,6 @@
 /**
- * Real syslog senders on loopback for tests: util-linux `logger` and `rsyslogd` as a relay (imudp in,
- * omfwd out over UDP, TCP or TLS). rsyslogd runs with a private configuration in a temporary folder,
+ * Real syslog peers on loopback for tests: util-linux `logger`, `rsyslogd` as a relay (imudp in, omfwd out over
+ * UDP, TCP or TLS), and `rsyslogd` as a receiver (imudp / imtcp / imtcp over gtls in, each raw message to a file). rsyslogd runs with a private configuration in a temporary folder,
  * is stopped by its pid, and its folder is removed (stopAllSyslogPeers() in afterAll is the safety net).
  * Certificates for rsyslog's TLS driver are made with the `openssl` program (a test peer only).
  *
@@ -9,7 +9,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -73,15 +73,15 @@ export async function sendWithLogger(o: LoggerSend): Promise<void> {
 }
 
 const children = new Set<ChildProcess>();
-const relays = new Set<RsyslogRelay>();
+const running = new Set<{ stop(): Promise<void> }>();
 
 process.once("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-/** Stops every relay this module started that is still running (afterAll safety net). */
+/** Stops every rsyslogd (relay or receiver) this module started that is still running (afterAll safety net). */
 export async function stopAllSyslogPeers(): Promise<void> {
-  await Promise.all([...relays].map((r) => r.stop()));
+  await Promise.all([...running].map((r) => r.stop()));
 }
 
 export interface RsyslogRelayOptions {
@@ -144,10 +144,31 @@ export async function startRsyslogRelay(o: RsyslogRelayOptions): Promise<Rsyslog
   lines.push(`module(load="imudp")`);
   lines.push(`input(type="imudp" address="${LOOPBACK}" port="${inputPort}")`);
   lines.push(`action(${action.join(" ")})`);
+  const proc = spawnRsyslogd(dir, lines);
+  const relay: RsyslogRelay = { inputPort, dir, pid: proc.pid, output: proc.output, stop: proc.stop };
+  try {
+    await waitUdpListening(inputPort, 15_000, proc.child);
+  } catch (err) {
+    const text = proc.output();
+    await proc.stop();
+    throw new Error(`${(err as Error).message}\n${text}`);
+  }
+  return relay;
+}
+
+interface RsyslogProcess {
+  child: ChildProcess;
+  pid: number;
+  output(): string;
+  /** Stops rsyslogd (SIGTERM, then SIGKILL after 5 s) and removes its folder. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Runs rsyslogd in the foreground on a config of `lines` written in `dir`; stopAllSyslogPeers() stops it too. */
+function spawnRsyslogd(dir: string, lines: string[]): RsyslogProcess {
   const conf = join(dir, "rsyslog.conf");
   writeFileSync(conf, lines.join("\n") + "\n");
   const pidFile = join(dir, "rsyslogd.pid");
-
   const child = spawn("rsyslogd", ["-n", "-f", conf, "-i", pidFile], { stdio: ["ignore", "pipe", "pipe"] });
   children.add(child);
   const out: Buffer[] = [];
@@ -156,11 +177,9 @@ export async function startRsyslogRelay(o: RsyslogRelayOptions): Promise<Rsyslog
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.once("exit", () => children.delete(child));
   const output = () => Buffer.concat(out).toString("utf8") + (existsSync(conf) ? `\n--- ${conf}\n${readFileSync(conf, "utf8")}` : "");
-
   let stopped: Promise<void> | null = null;
-  const relay: RsyslogRelay = {
-    inputPort,
-    dir,
+  const proc: RsyslogProcess = {
+    child,
     pid: child.pid ?? -1,
     output,
     stop: () =>
@@ -171,19 +190,116 @@ export async function startRsyslogRelay(o: RsyslogRelayOptions): Promise<Rsyslog
           await exited;
           clearTimeout(timer);
         }
-        relays.delete(relay);
+        running.delete(proc);
         rmSync(dir, { recursive: true, force: true });
       })()),
   };
-  relays.add(relay);
+  running.add(proc);
+  return proc;
+}
+
+export interface RsyslogReceiverOptions {
+  protocol: "udp" | "tcp" | "tls";
+  /** A port to listen on (a receiver restarted on the port of one stopped); default a free one. */
+  port?: number;
+}
+
+export interface RsyslogReceiver {
+  port: number;
+  /** PEM of the TLS listener's self-signed certificate (subject alt names 127.0.0.1 and localhost). */
+  certPem: string | null;
+  /** Every message received so far, as rsyslog read it (`%rawmsg%`: the datagram or frame, unchanged). */
+  messages(): string[];
+  /** Waits until at least `n` messages have arrived (or the deadline passes) and answers them. */
+  waitFor(n: number, timeoutMs?: number): Promise<string[]>;
+  output(): string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts rsyslogd as a syslog receiver on a free loopback port (imudp, or imtcp with octet counting or LF framing
+ * detected per frame, or imtcp over its gtls driver), writing each message's raw text (`%rawmsg%`, control
+ * characters kept) as one line of a file. Resolves once the input listens.
+ */
+export async function startRsyslogReceiver(o: RsyslogReceiverOptions): Promise<RsyslogReceiver> {
+  const dir = mkdtempSync(join(tmpdir(), "nms-rsyslog-rx-"));
+  const work = join(dir, "work");
+  mkdirSync(work);
+  const port = o.port ?? (o.protocol === "udp" ? await freeUdpPort() : await freeTcpPort());
+  const file = join(dir, "received.log");
+  const globals = [`workDirectory="${work}"`, `maxMessageSize="64k"`, `parser.escapeControlCharactersOnReceive="off"`];
+  let certPem: string | null = null;
+  if (o.protocol === "tls") {
+    const certPath = join(dir, "rx.crt");
+    const keyPath = join(dir, "rx.key");
+    await run(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", "/CN=localhost"].concat([
+        "-addext",
+        "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        "-keyout",
+        keyPath,
+        "-out",
+        certPath,
+      ]),
+      { timeout: 30_000 },
+    );
+    certPem = readFileSync(certPath, "utf8");
+    globals.push(`defaultNetstreamDriverCAFile="${certPath}"`, `defaultNetstreamDriverCertFile="${certPath}"`, `defaultNetstreamDriverKeyFile="${keyPath}"`);
+  }
+  const lines = [`global(${globals.join(" ")})`, `template(name="raw" type="string" string="%rawmsg%\\n")`];
+  if (o.protocol === "udp") {
+    lines.push(`module(load="imudp")`, `input(type="imudp" address="${LOOPBACK}" port="${port}" ruleset="rx")`);
+  } else if (o.protocol === "tcp") {
+    lines.push(`module(load="imtcp")`, `input(type="imtcp" address="${LOOPBACK}" port="${port}" ruleset="rx")`);
+  } else {
+    lines.push(
+      `module(load="imtcp" streamDriver.name="gtls" streamDriver.mode="1" streamDriver.authMode="anon")`,
+      `input(type="imtcp" address="${LOOPBACK}" port="${port}" ruleset="rx")`,
+    );
+  }
+  lines.push(`ruleset(name="rx") { action(type="omfile" file="${file}" template="raw" flushOnTXEnd="on" asyncWriting="off") }`);
+  const proc = spawnRsyslogd(dir, lines);
+  const messages = () => (existsSync(file) ? readFileSync(file, "utf8").split("\n").slice(0, -1) : []).filter((m) => !m.includes("nms-probe"));
+  const receiver: RsyslogReceiver = {
+    port,
+    certPem,
+    messages,
+    async waitFor(n, timeoutMs = 15_000) {
+      const until = Date.now() + timeoutMs;
+      while (messages().length < n && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      return messages();
+    },
+    output: proc.output,
+    pid: proc.pid,
+    stop: proc.stop,
+  };
   try {
-    await waitUdpListening(inputPort, 15_000, child);
+    if (o.protocol === "udp") await waitUdpListening(port, 15_000, proc.child);
+    else await waitTcpListening(port, 15_000, proc.child);
   } catch (err) {
-    const text = output();
-    await relay.stop();
+    const text = proc.output();
+    await proc.stop();
     throw new Error(`${(err as Error).message}\n${text}`);
   }
-  return relay;
+  return receiver;
+}
+
+/** Waits until a TCP connection to 127.0.0.1:port is accepted. */
+async function waitTcpListening(port: number, deadlineMs: number, child: ChildProcess): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`rsyslogd exited with code ${child.exitCode} before listening on tcp ${port}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, LOOPBACK);
+      s.once("connect", () => (s.destroy(), resolve(true)));
+      s.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`rsyslogd did not listen on tcp ${LOOPBACK}:${port} within ${deadlineMs} ms`);
 }
 
 /**

@@ -1,0 +1,23 @@
+/** The forwarding plugin's configuration schema (the one source of its config type) and its context token. */
+import { pluginContextToken, type ConfigOf, type PluginContext } from "../../core/index.js";
+
+export const forwardingConfigSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    /** Most destinations this deployment keeps (a create past it answers 400 too_many_destinations). */
+    maxDestinations: { type: "integer", minimum: 1, maximum: 10000, default: 100 },
+    /** Messages a stream destination (syslog_tcp, syslog_tls) holds while it is behind or reconnecting; past it the oldest are dropped and counted. */
+    queueSize: { type: "integer", minimum: 10, maximum: 1000000, default: 10000 },
+    /** Reconnect backoff of stream destinations: the first wait, doubled per failure up to the ceiling. */
+    reconnectMinMs: { type: "integer", minimum: 10, maximum: 60000, default: 500 },
+    reconnectMaxMs: { type: "integer", minimum: 100, maximum: 600000, default: 30000 },
+    /** How often a replica re-reads the destinations (a change made on another replica reaches it within this). */
+    reloadMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
+  },
+} as const;
+
+export type ForwardingConfig = ConfigOf<typeof forwardingConfigSchema>;
+export type ForwardingContext = PluginContext<ForwardingConfig>;
+
+export const FORWARDING_CONTEXT = pluginContextToken("forwarding");

@@ -1,0 +1,205 @@
+/**
+ * The tee: takes what this replica's events listeners received (`events.received`, the events plugin's contract),
+ * filters it per destination, rate-limits it and hands it to the destination's sender. It runs after the receivers
+ * have handed the record on (the feed is batched per event-loop turn and not awaited), so a slow or dead
+ * destination never slows a receiver: its sender queues (bounded) or drops, and counts.
+ */
+import { Inject, Injectable } from "@tsed/di";
+import type { Inbound } from "../../events/contract.js";
+import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
+import { syslogPayload } from "../lib/render.js";
+import type { DestinationCounters, FilterSubject, RuntimeDestination } from "../lib/types.js";
+import { StreamSender, UdpSender, type Sender } from "../senders/senders.js";
+
+/** Where the tee reads its destinations (the destination service). */
+export interface DestinationSource {
+  runtimeDestinations(): Promise<RuntimeDestination[]>;
+  onChange(listener: () => void): void;
+}
+
+const zero = (): DestinationCounters => ({
+  forwarded: 0,
+  dropped_filter: 0,
+  dropped_rate_limit: 0,
+  dropped_queue: 0,
+  send_errors: 0,
+  last_error_class: null,
+  last_error_at: null,
+  connection: "idle",
+  queued: 0,
+});
+
+/** A token bucket: `rate` tokens a second, holding at most one second's worth. */
+export class TokenBucket {
+  private tokens: number;
+  private last = performance.now();
+
+  constructor(private readonly rate: number) {
+    this.tokens = rate;
+  }
+
+  take(now = performance.now()): boolean {
+    this.tokens = Math.min(this.rate, this.tokens + ((now - this.last) * this.rate) / 1000);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+interface Running {
+  dest: RuntimeDestination;
+  sender: Sender | null;
+  bucket: TokenBucket | null;
+  counters: DestinationCounters;
+}
+
+/** The filter's view of a received syslog message or trap (flows fields are null). */
+export function subjectOf(r: Inbound): FilterSubject {
+  const s = r.syslog;
+  const t = r.trap;
+  return {
+    kind: r.kind,
+    source_ip: r.source_ip,
+    pool: null,
+    facility: s?.facility ?? null,
+    severity: s?.severity ?? null,
+    hostname: s?.hostname ?? null,
+    app_name: s?.app_name ?? null,
+    message: s ? s.message : r.kind === "syslog" ? r.raw : null,
+    trap_oid: t?.trap_oid ?? null,
+    varbinds: t ? t.varbinds.map((v) => `${v.oid}=${v.value ?? ""}`) : null,
+    src_addr: null,
+    dst_addr: null,
+    proto: null,
+    src_port: null,
+    dst_port: null,
+    src_as: null,
+    dst_as: null,
+  };
+}
+
+@Injectable()
+export class ForwardingTee {
+  @Inject(FORWARDING_CONTEXT)
+  private ctx: ForwardingContext;
+
+  private readonly running = new Map<string, Running>();
+  private source: DestinationSource | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private reloading: Promise<void> | null = null;
+  private again = false;
+
+  /** This replica's counters for a destination (zeros when it has sent nothing yet). */
+  status(id: string): DestinationCounters {
+    return { ...(this.running.get(id)?.counters ?? zero()) };
+  }
+
+  async start(source: DestinationSource): Promise<void> {
+    this.source = source;
+    source.onChange(() => void this.reload());
+    await this.reload();
+    this.unsubscribe = this.ctx.bus.on("events.received", ({ events }) => this.tee(events));
+    this.timer = setInterval(() => void this.reload(), this.ctx.config.reloadMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.reloading;
+    await Promise.all([...this.running.values()].map((r) => r.sender?.close()));
+    this.running.clear();
+  }
+
+  /** Re-reads the destinations: new ones start, changed ones get a new sender (their counters stay), removed ones stop. */
+  reload(): Promise<void> {
+    if (this.reloading) {
+      this.again = true;
+      return this.reloading;
+    }
+    this.reloading = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.apply(await this.source!.runtimeDestinations());
+        } while (this.again);
+      } catch (err) {
+        this.ctx.log.warn("could not read the forwarding destinations; keeping the current ones", { error: String(err) });
+      } finally {
+        this.reloading = null;
+      }
+    })();
+    return this.reloading;
+  }
+
+  private async apply(destinations: RuntimeDestination[]): Promise<void> {
+    const seen = new Set<string>();
+    const closing: Promise<void>[] = [];
+    for (const dest of destinations) {
+      seen.add(dest.id);
+      const current = this.running.get(dest.id);
+      if (current && current.dest.version === dest.version) continue;
+      if (current?.sender) closing.push(current.sender.close());
+      const counters = current?.counters ?? zero();
+      this.running.set(dest.id, {
+        dest,
+        sender: this.senderFor(dest, counters),
+        bucket: dest.rate_limit_per_sec ? new TokenBucket(dest.rate_limit_per_sec) : null,
+        counters,
+      });
+    }
+    for (const [id, r] of this.running) {
+      if (seen.has(id)) continue;
+      this.running.delete(id);
+      if (r.sender) closing.push(r.sender.close());
+    }
+    await Promise.all(closing);
+  }
+
+  private senderFor(dest: RuntimeDestination, counters: DestinationCounters): Sender | null {
+    const target = { host: dest.host, port: dest.port, caCert: dest.ca_cert };
+    const c = this.ctx.config;
+    const stream = { queueSize: c.queueSize, reconnectMinMs: c.reconnectMinMs, reconnectMaxMs: c.reconnectMaxMs };
+    switch (dest.dest_kind) {
+      case "syslog_udp":
+        return new UdpSender(target, counters);
+      case "syslog_tcp":
+        return new StreamSender(false, target, counters, stream);
+      case "syslog_tls":
+        return new StreamSender(true, target, counters, stream);
+      default:
+        // Trap re-encoding, flow export and the warehouse stream are not built: the API refuses these kinds (501).
+        counters.connection = "not_built";
+        return null;
+    }
+  }
+
+  /** One batch of received records through every destination of their stream. */
+  private tee(events: readonly Inbound[]): void {
+    if (this.running.size === 0) return;
+    for (const r of events) {
+      let subject: FilterSubject | null = null;
+      for (const run of this.running.values()) {
+        const d = run.dest;
+        if (d.source_kind !== r.kind || !run.sender) continue;
+        // Records the core received itself carry no pool: a destination restricted to a pool tees only what that
+        // pool's pollers received, which they forward themselves.
+        if (d.pool !== null) continue;
+        subject ??= subjectOf(r);
+        if (!d.filter(subject)) {
+          run.counters.dropped_filter++;
+          continue;
+        }
+        if (run.bucket && !run.bucket.take()) {
+          run.counters.dropped_rate_limit++;
+          continue;
+        }
+        run.sender.send(syslogPayload(r, d.verbatim));
+      }
+    }
+  }
+}
