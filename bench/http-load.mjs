@@ -26,7 +26,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { bootKernel, killKernels, MAIN, ROOT } from "./lib/kernel.mjs";
-import { descendants, rssMb, sleep } from "./lib/flows-peers.mjs";
+import { descendants, procCpuSecs, rssMb, sleep } from "./lib/flows-peers.mjs";
 
 const NODES = Number(process.env.BENCH_NODES ?? 3000);
 const HISTORY = Number(process.env.BENCH_HISTORY_ROWS ?? 200_000);
@@ -292,6 +292,8 @@ async function main() {
     const pgBefore = pgRssMb();
     print("http_load_rss_before_mb", `${before} (postgres ${pgBefore}) load=${load()}`);
 
+    const cpuOf = () => ({ service: procCpuSecs(pid), postgres: postgresPids().reduce((sum, p) => sum + procCpuSecs(p), 0), bench: process.cpuUsage() });
+    const cpu0 = cpuOf();
     sampler = setInterval(() => rssSamples.push(rssMb(pid)), 1000);
     const loadStart = load();
     const results = Object.fromEntries(
@@ -324,6 +326,12 @@ async function main() {
       `connections=${CONNS} secs=${DURATION} requests=${totalReq} rps=${Math.round(totalReq / DURATION)} errors=${totalErr} non2xx=${totalNon2xx}`,
     );
     print("http_load_load_avg", `start=${loadStart} end=${loadEnd}`);
+    const cpu1 = cpuOf();
+    const benchCpu = process.cpuUsage(cpu0.bench);
+    print(
+      "http_load_cpu_pct_of_one_core",
+      `service=${Math.round(((cpu1.service - cpu0.service) / DURATION) * 100)} postgres=${Math.round(((cpu1.postgres - cpu0.postgres) / DURATION) * 100)} autocannon(bench process)=${Math.round(((benchCpu.user + benchCpu.system) / 1e6 / DURATION) * 100)}`,
+    );
     await sleep(5000);
     const after = rssMb(pid);
     await sleep(10000);
@@ -335,6 +343,19 @@ async function main() {
     );
     print("http_load_rss_series_mb", during.filter((_, i) => i % 5 === 0).join(","));
     print("http_load_postgres_rss_mb", `before=${pgBefore} after=${pgRssMb()}`);
+    // Where a node list page's time goes: the inventory repository's statement (first page, no filter), in PostgreSQL.
+    const plan = await db.query(
+      `EXPLAIN (ANALYZE, BUFFERS)
+       SELECT n.id, n.name, host(n.address) AS address, d.effective_pool, d.effective_tags, lower(n.name) AS name_key
+         FROM inventory.nodes n JOIN inventory.node_directory d ON d.id = n.id
+        WHERE ($1::uuid[] IS NULL OR d.folder_path && $1::uuid[])
+        ORDER BY lower(n.name), n.id LIMIT 101`,
+      [null],
+    );
+    for (const r of plan.rows) {
+      const l = r["QUERY PLAN"];
+      if ((/actual time/.test(l) && !/never executed/.test(l)) || /Execution Time|Sort Method/.test(l)) print("# plan nodes_list", l);
+    }
     print(
       "http_load_rows_after",
       `nodes=${(await db.query("SELECT count(*)::int AS n FROM inventory.nodes")).rows[0].n} mutes=${(await db.query("SELECT count(*)::int AS n FROM alerts.mutes")).rows[0].n}`,
