@@ -1,0 +1,122 @@
+import { AdditionalProperties, CollectionOf, Description, Enum, Integer, MaxLength, MinLength, Nullable, Optional, Property, Required } from "@tsed/schema";
+import { FILTER_VALUE_MAX } from "../lib/filter.js";
+import { DEST_KINDS, FILTER_FIELDS, FILTER_OPS, SOURCE_KINDS, type DestKind, type FilterField, type FilterOp, type SourceKind } from "../lib/types.js";
+
+/**
+ * A filter condition. `field` and `op` are checked by the service (400 invalid_filter, with which pairings apply and
+ * how `value` is read per field: plugins/forwarding/README.md, "Filters"), so a bad one answers that code.
+ */
+@AdditionalProperties(false)
+export class FilterConditionBody {
+  @Required() @MinLength(1) @MaxLength(32) @Description(`one of ${FILTER_FIELDS.join(", ")}`) field: string;
+  @Required() @MinLength(1) @MaxLength(32) @Description(`one of ${FILTER_OPS.join(", ")}; which apply depends on the field`) op: string;
+  @Required()
+  @MaxLength(FILTER_VALUE_MAX)
+  @Description("always a string, read per field type (integer, address, prefix list, OID, regex, comma-separated list)")
+  value: string;
+}
+
+@AdditionalProperties(false)
+export class FilterBody {
+  @Optional() @Description("all (default): every condition holds; any: at least one") mode?: string;
+  @Optional() @CollectionOf(FilterConditionBody) @Description("at most 32; empty matches everything") conditions?: FilterConditionBody[];
+}
+
+/** The spec's forwarding destination body (create and the full-body update). */
+@AdditionalProperties(false)
+export class DestinationBody {
+  @Required() @MinLength(1) @MaxLength(120) @Description("unique regardless of case") name: string;
+  @Required() @Enum(...DEST_KINDS) dest_kind: DestKind;
+  @Required() @Enum(...SOURCE_KINDS) @Description("the received stream it tees; must fit dest_kind (400 kind_mismatch)") source_kind: SourceKind;
+  @Required() @Description("host:port of the collector: a hostname, an IPv4 address or [IPv6]; port 1 to 65535") target: string;
+  @Optional() @Description("default true") enabled?: boolean;
+  @Optional() @Nullable(String) @Description("only what the pollers of this pool received; null or omitted = every pool") pool?: string | null;
+  @Optional() @Nullable(Number) @Integer() @Description("messages per second, at least 1; null or omitted = no ceiling") rate_limit_per_sec?: number | null;
+  @Optional() @Description("relay the original bytes (default true) instead of re-rendering from the parsed fields") verbatim?: boolean;
+  @Optional()
+  @Nullable(String)
+  @MaxLength(262144)
+  @Description("PEM certificates trusted in addition to the system roots (syslog_tls, warehouse); not secret; empty or null clears it")
+  ca_cert?: string | null;
+  @Optional()
+  @Nullable(String)
+  @MinLength(1)
+  @MaxLength(255)
+  @Description("SNMP community of re-encoded traps (snmp_trap_udp only); sealed, never answered; on update omitted keeps it, null clears it")
+  community?: string | null;
+  @Optional()
+  @Nullable(String)
+  @MinLength(2)
+  @MaxLength(65536)
+  @Description(
+    "service-account key file (JSON) of a warehouse destination; sealed, never answered; omitted or null on create = the platform's ambient identity; on update omitted keeps it, null clears it (ambient identity)",
+  )
+  service_account_json?: string | null;
+  @Optional() @Nullable(FilterBody) @Description("omitted or null = forward the whole stream") filter?: FilterBody | null;
+}
+
+export class FilterConditionView {
+  @Required() field: string;
+  @Required() op: string;
+  @Required() value: string;
+}
+
+export class FilterView {
+  @Required() @Enum("all", "any") mode: string;
+  @Required() @CollectionOf(FilterConditionView) conditions: FilterConditionView[];
+}
+
+/** A destination as answered: the body without its secrets, and what the secrets' state is. */
+export class DestinationView {
+  @Required() id: string;
+  @Required() name: string;
+  @Required() @Enum(...DEST_KINDS) dest_kind: string;
+  @Required() @Enum(...SOURCE_KINDS) source_kind: string;
+  @Required() target: string;
+  @Required() enabled: boolean;
+  @Required() @Nullable(String) pool: string | null;
+  @Required() @Nullable(Number) @Integer() rate_limit_per_sec: number | null;
+  @Required() verbatim: boolean;
+  @Required() @Nullable(String) ca_cert: string | null;
+  @Required() @Nullable(FilterView) filter: FilterView | null;
+  @Required() @Description("a community is stored (sealed)") has_community: boolean;
+  @Required() @Description("a service-account key is stored (sealed)") has_service_account: boolean;
+  @Required() @Description("a warehouse destination without a key: it authenticates as the platform's ambient identity") ambient_identity: boolean;
+  @Property()
+  @Nullable(String)
+  @Description("secret_missing: imported from a bundle without the secret it had; it stays disabled until the secret is set")
+  disabled_reason: string | null;
+  @Required() created_at: string;
+  @Required() updated_at: string;
+}
+
+/** This replica's counters for a destination since it started. */
+export class DestinationStatusView {
+  @Required() id: string;
+  @Required() name: string;
+  @Required() @Integer() forwarded: number;
+  @Required() @Integer() @Description("records the filter did not pass") dropped_filter: number;
+  @Required() @Integer() @Description("records over rate_limit_per_sec") dropped_rate_limit: number;
+  @Required() @Integer() @Description("records dropped from a full send queue (the oldest go first)") dropped_queue: number;
+  @Required() @Integer() send_errors: number;
+  @Property() @Nullable(String) @Description("connect_refused, timeout, tls, dns, reset, send; never a message") last_error_class: string | null;
+  @Property() @Nullable(String) last_error_at: string | null;
+  @Required() @Enum("idle", "ready", "connecting", "connected", "disconnected", "disabled", "not_built") connection: string;
+  @Required() @Integer() @Description("messages waiting in the send queue (syslog_tcp, syslog_tls)") queued: number;
+}
+
+/** The bundle's `forward_destination` record: the body without secrets, plus id and had_secret. */
+export interface ForwardDestinationRecord {
+  id: string;
+  name: string;
+  dest_kind: DestKind;
+  source_kind: SourceKind;
+  target: string;
+  enabled: boolean;
+  pool: string | null;
+  rate_limit_per_sec: number | null;
+  verbatim: boolean;
+  ca_cert: string | null;
+  filter: { mode: "all" | "any"; conditions: { field: FilterField; op: FilterOp; value: string }[] } | null;
+  had_secret: boolean;
+}
