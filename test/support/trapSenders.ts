@@ -3,13 +3,16 @@
  * without MIB files, so OIDs are numeric; with a private persistent folder and no user config),
  * a capture of what they send, and raw datagrams from node:dgram for fuzzing.
  *
- * Needs the Debian package snmp (Net-SNMP command-line tools).
+ * And Net-SNMP's snmptrapd as a collector, the far end of trap forwarding.
+ *
+ * Needs the Debian packages snmp (Net-SNMP command-line tools) and snmptrapd.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freeUdpPort } from "./snmpAgents.js";
 
 export const LOOPBACK = "127.0.0.1";
 
@@ -140,3 +143,64 @@ export const ber = {
     return ber.seq(ber.int(3), header, usm, scoped);
   },
 };
+
+export interface Snmptrapd {
+  port: number;
+  /** One line per notification received and accepted: `TRAP <sender address> <varbinds, tab-separated>` (numeric OIDs). */
+  traps(): string[];
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Net-SNMP's snmptrapd as a trap collector on a free loopback port, accepting (and logging) only the v1/v2c
+ * communities given; every other notification is refused by snmptrapd itself. Needs the Debian package snmptrapd.
+ */
+export async function startSnmptrapd(communities: string[]): Promise<Snmptrapd> {
+  const dir = mkdtempSync(join(tmpdir(), "nms-snmptrapd-"));
+  const port = await freeUdpPort();
+  const log = join(dir, "traps.log");
+  const conf = join(dir, "snmptrapd.conf");
+  writeFileSync(
+    conf,
+    [
+      `snmpTrapdAddr udp:${LOOPBACK}:${port}`,
+      ...communities.map((c) => `authCommunity log ${c}`),
+      "doNotRetainNotificationLogs yes",
+      "format2 TRAP %b %V\\t%v\\n",
+      "format1 TRAP %b %V\\t%v\\n",
+      "",
+    ].join("\n"),
+  );
+  const env = { ...senderEnv(), SNMP_PERSISTENT_DIR: dir };
+  const child = spawn("snmptrapd", ["-f", "-C", "-c", conf, "-Lf", log, "-n", "-On"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const out: Buffer[] = [];
+  child.stdout?.on("data", (b: Buffer) => out.push(b));
+  child.stderr?.on("data", (b: Buffer) => out.push(b));
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const traps = () =>
+    existsSync(log)
+      ? readFileSync(log, "utf8")
+          .split("\n")
+          .filter((l) => l.startsWith("TRAP "))
+      : [];
+  const output = () => Buffer.concat(out).toString("utf8") + (existsSync(log) ? `\n--- ${log}\n${readFileSync(log, "utf8")}` : "");
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // Listening once the log says so (snmptrapd writes "NET-SNMP version …" once its socket is open).
+  const until = Date.now() + 15_000;
+  while (!(existsSync(log) && readFileSync(log, "utf8").includes("NET-SNMP version"))) {
+    if (child.exitCode !== null || Date.now() > until) {
+      const text = output();
+      await stop();
+      throw new Error(`snmptrapd did not start on udp ${port}\n${text}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { port, traps, output, stop };
+}

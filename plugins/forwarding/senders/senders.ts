@@ -39,11 +39,13 @@ export function errorClass(err: unknown): string {
   if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NONAME") return "dns";
   if (["ECONNRESET", "EPIPE", "ECONNABORTED", "ERR_STREAM_DESTROYED", "ERR_STREAM_WRITE_AFTER_END"].includes(code)) return "reset";
   if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return "unreachable";
+  if (code === "unencodable") return "unencodable";
   if (/^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/.test(code)) return "tls";
   return "send";
 }
 
-function failed(counters: DestinationCounters, err: unknown): void {
+/** Counts a failure and keeps its class and time (never its message). */
+export function failed(counters: DestinationCounters, err: unknown): void {
   counters.send_errors++;
   counters.last_error_class = errorClass(err);
   counters.last_error_at = new Date().toISOString();

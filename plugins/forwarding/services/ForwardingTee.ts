@@ -10,6 +10,7 @@ import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import { syslogPayload } from "../lib/render.js";
 import type { DestinationCounters, FilterSubject, RuntimeDestination } from "../lib/types.js";
 import { StreamSender, UdpSender, type Sender } from "../senders/senders.js";
+import { TrapReencoder } from "../senders/trapSender.js";
 
 /** Where the tee reads its destinations (the destination service). */
 export interface DestinationSource {
@@ -47,9 +48,15 @@ export class TokenBucket {
   }
 }
 
+/** How one destination takes a record: framed, rendered or re-encoded for its kind. */
+interface Delivery {
+  deliver(r: Inbound): void;
+  close(): Promise<void>;
+}
+
 interface Running {
   dest: RuntimeDestination;
-  sender: Sender | null;
+  sender: Delivery | null;
   bucket: TokenBucket | null;
   counters: DestinationCounters;
 }
@@ -160,19 +167,29 @@ export class ForwardingTee {
     await Promise.all(closing);
   }
 
-  private senderFor(dest: RuntimeDestination, counters: DestinationCounters): Sender | null {
+  private senderFor(dest: RuntimeDestination, counters: DestinationCounters): Delivery | null {
     const target = { host: dest.host, port: dest.port, caCert: dest.ca_cert };
     const c = this.ctx.config;
     const stream = { queueSize: c.queueSize, reconnectMinMs: c.reconnectMinMs, reconnectMaxMs: c.reconnectMaxMs };
+    const syslog = (sender: Sender): Delivery => ({ deliver: (r) => sender.send(syslogPayload(r, dest.verbatim)), close: () => sender.close() });
     switch (dest.dest_kind) {
       case "syslog_udp":
-        return new UdpSender(target, counters);
+        return syslog(new UdpSender(target, counters));
       case "syslog_tcp":
-        return new StreamSender(false, target, counters, stream);
+        return syslog(new StreamSender(false, target, counters, stream));
       case "syslog_tls":
-        return new StreamSender(true, target, counters, stream);
+        return syslog(new StreamSender(true, target, counters, stream));
+      case "snmp_trap_udp": {
+        if (dest.verbatim) {
+          // The datagram as received (its own community); a record without bytes (none here) cannot be relayed.
+          const udp = new UdpSender(target, counters);
+          return { deliver: (r) => (r.bytes ? udp.send(r.bytes) : undefined), close: () => udp.close() };
+        }
+        const trap = new TrapReencoder(target, dest.community ?? "public", counters);
+        return { deliver: (r) => trap.send(r), close: () => trap.close() };
+      }
       default:
-        // Trap re-encoding, flow export and the warehouse stream are not built: the API refuses these kinds (501).
+        // Flow export and the warehouse stream are not built: the API refuses these kinds (501).
         counters.connection = "not_built";
         return null;
     }
@@ -198,7 +215,7 @@ export class ForwardingTee {
           run.counters.dropped_rate_limit++;
           continue;
         }
-        run.sender.send(syslogPayload(r, d.verbatim));
+        run.sender.deliver(r);
       }
     }
   }
