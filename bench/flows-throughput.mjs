@@ -14,7 +14,8 @@
 // exporter, sequence numbers and export times correct. A child process paces the datagrams by the clock, round-robin
 // over the exporters.
 //
-// Method: per format, for each receiver, the offered rate steps up (BENCH_V9_RATES / BENCH_IPFIX_RATES, records/s),
+// Method: first a warm-up of the service (BENCH_WARMUP_SECS, default 3, at 50k records/s per format; not counted). Then
+// per format, for each receiver, the offered rate steps up (BENCH_V9_RATES / BENCH_IPFIX_RATES, records/s),
 // BENCH_STEP_SECS (default 3) seconds per step. After a step the receiver's socket queue must be empty, then the count
 // settle (the service: the sum of `records` of GET /flow/exporters, i.e. records decoded, attributed, aggregated and
 // written to the minute rollups; nfcapd: flows in its file). A step is lossless when that count grew by exactly what
@@ -147,13 +148,13 @@ try {
     return { count: last, lastChangeMs: changed };
   };
 
-  const stepOurs = async (version, rate) => {
+  const stepOurs = async (version, rate, secs = STEP_SECS) => {
     const r0 = (await exporterTotals()).records;
     const c0 = await listener();
     const d0 = udpSocket(ourPort).drops;
     const cpu0 = treeCpuSecs(kernel.child.pid);
     const t0 = performance.now();
-    const sent = await sendFlows({ port: ourPort, version, exporters: EXPORTERS, recordsPerSec: rate, secs: STEP_SECS });
+    const sent = await sendFlows({ port: ourPort, version, exporters: EXPORTERS, recordsPerSec: rate, secs });
     await drained(ourPort);
     const { count } = await settle(async () => (await exporterTotals()).records);
     const wall = (performance.now() - t0) / 1000;
@@ -209,6 +210,13 @@ try {
     }
     return { best, lostAt };
   };
+
+  // Warm-up of the service (JIT, the first flush, templates learned), not counted: BENCH_WARMUP_SECS at 50k records/s per format.
+  const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 3);
+  if (RECEIVERS.includes("ours") && WARMUP_SECS > 0) {
+    for (const format of FORMATS) await stepOurs(format === "v9" ? 9 : 10, 50000, WARMUP_SECS);
+    phase("service warmed up");
+  }
 
   for (const format of FORMATS) {
     results[format] = {};

@@ -152,12 +152,12 @@ function writeIpfixRecord(buf, o, f) {
 const pad4 = (n) => (n + 3) & ~3;
 
 /** The template datagram of exporter `e` (header + one template set). */
-export function templatePacket(version, e, nowMs) {
+export function templatePacket(version, e, nowMs, sequence = 0) {
   const fields = version === 9 ? V9_FIELDS : IPFIX_FIELDS;
   const setLen = 4 + 4 + fields.length * 4;
   const hdr = version === 9 ? 20 : 16;
   const buf = Buffer.alloc(hdr + setLen);
-  writeHeader(buf, version, e, nowMs, 0, 1);
+  writeHeader(buf, version, e, nowMs, sequence, 1);
   buf.writeUInt16BE(version === 9 ? 0 : 2, hdr);
   buf.writeUInt16BE(setLen, hdr + 2);
   buf.writeUInt16BE(TEMPLATE_ID, hdr + 4);
@@ -261,7 +261,11 @@ async function sendMain(spec) {
   const seq = new Array(exporters).fill(0);
   // Templates first, every exporter; again every TEMPLATE_EVERY datagrams of an exporter (exporters refresh them).
   const TEMPLATE_EVERY = 1000;
-  const sendTemplate = (e) => socks[e].send(templatePacket(version, e + 1, Date.now()));
+  // v9 counts every export datagram in the sequence (a template datagram too); IPFIX counts data records only.
+  const sendTemplate = (e) => {
+    if (version === 9) seq[e]++;
+    socks[e].send(templatePacket(version, e + 1, Date.now(), seq[e]));
+  };
   for (let e = 0; e < exporters; e++) sendTemplate(e);
   await sleep(300);
   const pps = recordsPerSec / per;
@@ -290,8 +294,9 @@ async function sendMain(spec) {
         const buf = Buffer.allocUnsafe(src.length);
         src.copy(buf);
         // v9: sequence counts datagrams; IPFIX: data records sent before this message
-        writeHeader(buf, version, e + 1, nowMs, version === 9 ? seq[e] + 1 : seq[e], per);
-        seq[e] += version === 9 ? 1 : per;
+        if (version === 9) seq[e]++;
+        writeHeader(buf, version, e + 1, nowMs, seq[e], per);
+        if (version === 10) seq[e] += per;
         socks[e].send(buf, onSent);
         sent++;
       }
