@@ -1,7 +1,9 @@
 import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { createSocket, type Socket } from "node:dgram";
 import type { Test } from "supertest";
 import { expectError } from "../../../test/support/assertions.js";
 import { selfSignedCert, type SelfSignedCert } from "../../../test/support/httpTarget.js";
+import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { alertsPlugin } from "../../alerts/index.js";
 import { eventsPlugin } from "../../events/index.js";
@@ -11,6 +13,7 @@ import { pollingPlugin } from "../../polling/index.js";
 import { forwardingPlugin } from "../index.js";
 import type { FilterSubject } from "../lib/types.js";
 import { DestinationService, type DestinationChange } from "../services/DestinationService.js";
+import { ForwardingTee } from "../services/ForwardingTee.js";
 
 const COMMUNITY = "c0mmunity-s3cret-7f1e";
 const COMMUNITY2 = "c0mmunity-s3cret-second-9a2b";
@@ -33,7 +36,7 @@ const KEY_JSON = JSON.stringify({
 });
 /** Texts that would betray a secret anywhere they appear (the key's body, not its PEM header). */
 const SECRET_MARKERS = [COMMUNITY, COMMUNITY2, RSA.split("\n")[1], RSA.split("\n")[5], "5e1f0a9c3b7d", "sealed:v1:"];
-const MAX = 20;
+const MAX = 100;
 
 let k: TestKernel;
 let tls: SelfSignedCert;
@@ -120,7 +123,14 @@ beforeAll(async () => {
   tls = selfSignedCert();
   k = await startTestKernel({
     plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin, flowsPlugin, forwardingPlugin],
-    overrides: { pluginConfig: { flows: { udp: 0, bindAddress: "127.0.0.1" }, forwarding: { maxDestinations: MAX } } },
+    overrides: {
+      pluginConfig: {
+        polling: { embeddedPoller: false },
+        events: { syslog: { udp: 0, tcp: null, tls: null, bindAddress: "127.0.0.1" }, traps: { udp: null }, flushMs: 50 },
+        flows: { udp: null },
+        forwarding: { maxDestinations: MAX },
+      },
+    },
   });
 });
 let stopped = false;
@@ -508,6 +518,104 @@ describe("access", () => {
     const r = (k.http as unknown as Record<string, (p: string) => Test>)[method](path).set(bearer(token));
     return keep(body === undefined ? r : r.send(body as object));
   }
+});
+
+/** Two real syslog lines: RFC 5424 from 127.0.0.1 (auth.crit, core-sw1, sshd), RFC 3164 from 127.0.0.2 (local7.info, edge-fw7, cron). */
+const L1 = "<34>1 2026-11-24T09:00:00.000Z core-sw1 sshd 4242 ID47 - Failed password for root from 198.51.100.7";
+const L2 = "<190>Nov 24 09:00:00 edge-fw7 cron[77]: session opened for user root";
+/** [field, op, value, forwards L1, forwards L2]: every operator of the syslog fields, and fields syslog has not. */
+const REAL: [string, string, string, boolean, boolean][] = [
+  ["kind", "eq", "syslog", true, true],
+  ["kind", "ne", "syslog", false, false],
+  ["kind", "in_list", "trap, flow", false, false],
+  ["source_ip", "eq", "127.0.0.1", true, false],
+  ["source_ip", "ne", "127.0.0.1", false, true],
+  ["source_ip", "in_list", "127.0.0.2,10.0.0.1", false, true],
+  ["source_ip", "in_cidr", "127.0.0.0/31", true, false],
+  ["source_ip", "not_in_cidr", "127.0.0.2/32", true, false],
+  ["facility", "eq", "4", true, false],
+  ["facility", "ne", "4", false, true],
+  ["facility", "in_list", "23, 22", false, true],
+  ["facility", "lte", "4", true, false],
+  ["facility", "gte", "23", false, true],
+  ["severity", "eq", "2", true, false],
+  ["severity", "ne", "2", false, true],
+  ["severity", "in_list", "6,7", false, true],
+  ["severity", "lte", "3", true, false],
+  ["severity", "gte", "6", false, true],
+  ["hostname", "eq", "CORE-SW1", true, false],
+  ["hostname", "ne", "core-sw1", false, true],
+  ["hostname", "in_list", "edge-fw7, x", false, true],
+  ["hostname", "contains", "FW", false, true],
+  ["hostname", "not_contains", "fw", true, false],
+  ["hostname", "prefix", "core", true, false],
+  ["hostname", "regex", "^edge-fw[0-9]+$", false, true],
+  ["hostname", "not_regex", "^edge", true, false],
+  ["app_name", "eq", "sshd", true, false],
+  ["app_name", "ne", "sshd", false, true],
+  ["app_name", "in_list", "cron", false, true],
+  ["app_name", "contains", "ssh", true, false],
+  ["app_name", "not_contains", "ssh", false, true],
+  ["app_name", "prefix", "cr", false, true],
+  ["app_name", "regex", "^s", true, false],
+  ["app_name", "not_regex", "^s", false, true],
+  ["message", "eq", "session opened for user ROOT", false, true],
+  ["message", "ne", "session opened for user root", true, false],
+  ["message", "in_list", "session opened for user root, x", false, true],
+  ["message", "contains", "failed password", true, false],
+  ["message", "not_contains", "failed password", false, true],
+  ["message", "prefix", "session", false, true],
+  ["message", "regex", "from [0-9.]+$", true, false],
+  ["message", "not_regex", "from [0-9.]+$", false, true],
+  // What the core received itself has no pool; syslog has no trap or flow fields: no condition on them holds.
+  ["pool", "ne", "edge", false, false],
+  ["trap_oid", "prefix", "1.3.6", false, false],
+  ["varbind", "not_contains", "x", false, false],
+  ["dst_port", "gte", "0", false, false],
+  ["src_addr", "not_in_cidr", "10.0.0.0/8", false, false],
+];
+
+describe("the filter on real parsed syslog", () => {
+  let sink: Socket;
+  const got: string[] = [];
+  beforeAll(async () => {
+    sink = createSocket("udp4");
+    sink.on("message", (m) => got.push(m.toString("utf8")));
+    await new Promise<void>((r) => sink.bind(0, "127.0.0.1", () => r()));
+  });
+  afterAll(() => sink?.close());
+
+  it("forwards, or counts as dropped by the filter, exactly what each condition says", async () => {
+    const tee = k.context("forwarding").get(ForwardingTee);
+    const port = (await k.request("GET", "/listeners")).body as { listeners: { name: string; port: number }[] };
+    const syslogPort = port.listeners.find((l) => l.name === "syslog.udp")!.port;
+    const ids: string[] = [];
+    for (const [i, [field, op, value]] of REAL.entries())
+      ids.push(
+        await create(syslogUdp(`real-${i}`, { target: `127.0.0.1:${sink.address().port}`, filter: { mode: "all", conditions: [{ field, op, value }] } })),
+      );
+    await tee.reload();
+    await sendUdp(syslogPort, L1, "127.0.0.1");
+    await sendUdp(syslogPort, L2, "127.0.0.2");
+    const counts = async () => Promise.all(ids.map((id) => tee.status(id)));
+    const deadline = Date.now() + 15000;
+    while ((await counts()).some((c) => c.forwarded + c.dropped_filter < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const seen = (await counts()).map((c, i) => ({ condition: REAL[i].slice(0, 3).join(" "), forwarded: c.forwarded, dropped_filter: c.dropped_filter }));
+    expect(seen).toEqual(REAL.map(([f, o, v, a, b]) => ({ condition: `${f} ${o} ${v}`, forwarded: +a + +b, dropped_filter: 2 - +a - +b })));
+    // Verbatim: the sink got each line as sent, as many times as conditions passed it.
+    const want = REAL.filter((r) => r[3]).length + REAL.filter((r) => r[4]).length;
+    const deadline2 = Date.now() + 5000;
+    while (got.length < want && Date.now() < deadline2) await new Promise((r) => setTimeout(r, 20));
+    expect({ l1: got.filter((g) => g === L1).length, l2: got.filter((g) => g === L2).length, other: got.filter((g) => g !== L1 && g !== L2) }).toEqual({
+      l1: REAL.filter((r) => r[3]).length,
+      l2: REAL.filter((r) => r[4]).length,
+      other: [],
+    });
+    // The status route answers the same counters.
+    const res = await get(`/${ids[3]}/status`);
+    expect(res.body).toMatchObject({ id: ids[3], name: "real-3", forwarded: 1, dropped_filter: 1, dropped_rate_limit: 0, send_errors: 0 });
+    for (const id of ids) expect((await del(id)).status).toBe(204);
+  });
 });
 
 describe("the destination cap", () => {
