@@ -4,7 +4,7 @@
  * parse errors are not passed on, since they quote the input).
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { assertPoolName, badRequest, isIpAddress, ipFamily } from "../../../core/index.js";
+import { assertPoolName, badRequest, ipFamily } from "../../../core/index.js";
 import { filterProblem } from "./filter.js";
 import type { DestKind, Filter, SourceKind } from "./types.js";
 
@@ -65,7 +65,7 @@ export function parseTarget(target: string): Target {
     host = target.slice(0, colon);
     portText = target.slice(colon + 1);
     if (host.includes(":")) throw invalidTarget("an IPv6 address goes in brackets: [2001:db8::1]:514");
-    if (!(ipFamily(host) === 4 || (isHostname(host) && !isIpAddress(host)))) throw invalidTarget("the host must be a hostname or an IPv4 address");
+    if (!(ipFamily(host) === 4 || isHostname(host))) throw invalidTarget("the host must be a hostname or an IPv4 address");
   }
   const port = PORT.test(portText) ? Number(portText) : NaN;
   if (!(port >= 1 && port <= 65535)) throw invalidTarget("the port must be 1 to 65535");

@@ -185,7 +185,7 @@ export class DestinationService {
   }
 
   /** Checks a body and turns it into a row: secrets sealed, an omitted secret kept from `stored` while its kind uses it. */
-  private write(body: Omit<DestinationBody, "community" | "service_account_json"> & Partial<DestinationBody>, stored: DestinationRow | null): DestinationWrite {
+  private write(body: DestinationBody, stored: DestinationRow | null): DestinationWrite {
     const name = body.name.trim();
     if (!name) throw badRequest("validation_failed", "name must not be blank.");
     parseTarget(body.target);

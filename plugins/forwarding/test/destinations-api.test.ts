@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { createSocket, type Socket } from "node:dgram";
 import type { Test } from "supertest";
 import { expectError } from "../../../test/support/assertions.js";
+import { responseProblems } from "../../../test/support/openapi.js";
 import { selfSignedCert, type SelfSignedCert } from "../../../test/support/httpTarget.js";
 import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
@@ -645,6 +646,52 @@ describe("secrets", () => {
     const all = k.logs.join("\n");
     expect(all.length).toBeGreaterThan(0);
     for (const m of SECRET_MARKERS) expect(all).not.toContain(m);
+  });
+});
+
+describe("OpenAPI", () => {
+  it("documents the routes with their error envelopes, every 400 code, and the body's fields", async () => {
+    const doc = (await k.http.get("/api/v1/openapi.json")).body;
+    const paths = Object.fromEntries(Object.entries(doc.paths as Record<string, unknown>).filter(([p]) => p.startsWith("/api/v1/forwarding/")));
+    expect(Object.keys(paths).sort()).toEqual([
+      "/api/v1/forwarding/destinations",
+      "/api/v1/forwarding/destinations/{id}",
+      "/api/v1/forwarding/destinations/{id}/status",
+    ]);
+    expect(responseProblems({ ...doc, paths })).toEqual([]);
+    const createOp = doc.paths["/api/v1/forwarding/destinations"].post;
+    const described = createOp.responses["400"].description as string;
+    for (const c of [
+      "invalid_target",
+      "kind_mismatch",
+      "invalid_pool",
+      "invalid_rate_limit",
+      "invalid_filter",
+      "invalid_ca_cert",
+      "community_not_allowed",
+      "invalid_service_account",
+      "too_many_destinations",
+    ])
+      expect(described).toContain(c);
+    expect(Object.keys(doc.components.schemas.DestinationBody.properties).sort()).toEqual(
+      [
+        "name",
+        "dest_kind",
+        "source_kind",
+        "target",
+        "enabled",
+        "pool",
+        "rate_limit_per_sec",
+        "verbatim",
+        "ca_cert",
+        "community",
+        "service_account_json",
+        "filter",
+      ].sort(),
+    );
+    expect(doc.components.schemas.DestinationBody.required.sort()).toEqual(["dest_kind", "name", "source_kind", "target"]);
+    expect(Object.keys(doc.components.schemas.DestinationView.properties)).not.toContain("community");
+    expect(Object.keys(doc.components.schemas.DestinationView.properties)).not.toContain("service_account_json");
   });
 });
 
