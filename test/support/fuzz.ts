@@ -321,6 +321,7 @@ export function hostileValues(rng: Rng): Hostile[] {
     { label: "1e308", json: "1e308" },
     { label: "-1e308", json: "-1e308" },
     { label: "1e400 (Infinity once parsed)", json: "1e400" },
+    { label: "-1e400 (-Infinity once parsed)", json: "-1e400" },
     { label: "2**63", json: "9223372036854775808" },
     { label: "-(2**63)-1", json: "-9223372036854775809" },
     { label: "2**64", json: "18446744073709551616" },
@@ -361,6 +362,31 @@ export function hostileValues(rng: Rng): Hostile[] {
     { label: "control characters", json: '"\\u0001\\u001b[31m\\r\\n\\t"' },
     { label: "backslashes", json: '"\\\\\\\\x00\\\\"' },
   ];
+}
+
+/** Values at and just past what a property's schema declares: every enum member, bounds, lengths, extreme dates. */
+export function boundaryValues(s: Schema): Hostile[] {
+  const out: Hostile[] = [];
+  for (const v of (s.enum ?? []).slice(0, 12)) out.push({ label: `enum ${JSON.stringify(v)}`, json: JSON.stringify(v) });
+  const type = s.type ?? (s.properties ? "object" : s.items ? "array" : "string");
+  if (type === "number" || type === "integer") {
+    if (s.minimum !== undefined) out.push({ label: "minimum", json: String(s.minimum) }, { label: "below minimum", json: String(s.minimum - 1) });
+    if (s.maximum !== undefined) out.push({ label: "maximum", json: String(s.maximum) }, { label: "above maximum", json: String(s.maximum + 1) });
+    out.push({ label: "2**53+1", json: "9007199254740993" }, { label: "1.5 (fraction)", json: "1.5" });
+  }
+  if (type === "string") {
+    if (s.maxLength !== undefined && s.maxLength < 200_000) {
+      out.push(
+        { label: "maxLength", json: JSON.stringify("m".repeat(s.maxLength)) },
+        { label: "maxLength+1", json: JSON.stringify("m".repeat(s.maxLength + 1)) },
+      );
+      out.push({ label: "maxLength of 4-byte characters", json: JSON.stringify("😀".repeat(Math.ceil(s.maxLength / 2))) });
+    }
+    for (const d of ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "1970-01-01T00:00:00+14:00", "2026-02-30T00:00:00Z", "1712345678"]) {
+      out.push({ label: `date ${d}`, json: JSON.stringify(d) });
+    }
+  }
+  return out;
 }
 
 const PLACEHOLDER = "@@fuzz-value-7f3a@@";
