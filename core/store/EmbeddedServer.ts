@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { chmod, chown, lstat, mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
@@ -20,6 +20,9 @@ export interface EmbeddedServerOptions {
   /** As root: where a new cluster goes when the server user cannot reach the data directory. */
   clusterHome?: string;
 }
+
+const RESTART_FIRST_DELAY_MS = 500;
+const RESTART_MAX_DELAY_MS = 30000;
 
 export async function freePort(host = "127.0.0.1"): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -60,10 +63,34 @@ function parentPid(pid: number): number | null {
   }
 }
 
+/** PostgreSQL processes whose working directory is `dir` (every server process runs in its data directory). */
+function serverProcessesIn(dir: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readlinkSync(`/proc/${name}/cwd`) === dir && /^(\S*\/)?postgres\b/.test(commandLine(Number(name)))) found.push(Number(name));
+    } catch {
+      // ended meanwhile, or not ours to see
+    }
+  }
+  return found;
+}
+
+/** A zombie (ended, not yet reaped by a parent that may never reap it) holds nothing any more. */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
 async function waitForExit(pid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (!processAlive(pid)) return true;
+    if (!processAlive(pid) || zombie(pid)) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
   return !processAlive(pid);
@@ -86,6 +113,11 @@ export class EmbeddedServer {
   private serverDir: string;
   private readonly credFile: string;
   private recentLog: string[] = [];
+  private launch?: { nativeDir: string; runAs: RunAs | undefined; port: number };
+  private stopping = false;
+  private restartTimer?: NodeJS.Timeout;
+  private restarting?: Promise<void>;
+  private downSince?: number;
 
   constructor(
     private readonly dataDir: string,
@@ -121,15 +153,9 @@ export class EmbeddedServer {
       await this.recoverStalePid();
     }
     if (user) await this.chownTree(user);
+    this.launch = { nativeDir, runAs, port };
     try {
-      this.child = await startPostgres({
-        nativeDir,
-        runAs,
-        dataDir: this.serverDir,
-        port,
-        flags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-        onLog: (m) => this.remember(m),
-      });
+      this.watch(await this.spawnServer());
     } catch (err) {
       const tail = this.recentLog.slice(-5).join(" | ").trim();
       const reason = err instanceof Error ? err.message : "the server exited during start-up";
@@ -139,7 +165,77 @@ export class EmbeddedServer {
     return { url: `postgresql://nms:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, port, freshlyInitialised: fresh };
   }
 
+  /** Whether the server is running now (false while it is down or being restarted after an unexpected exit). */
+  get running(): boolean {
+    return this.child !== undefined;
+  }
+
+  private spawnServer(): Promise<ChildProcess> {
+    const { nativeDir, runAs, port } = this.launch!;
+    return startPostgres({
+      nativeDir,
+      runAs,
+      dataDir: this.serverDir,
+      port,
+      flags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+      onLog: (m) => this.remember(m),
+    });
+  }
+
+  /**
+   * Supervision: a server that exits when we did not ask (killed, crashed, out of memory) is started again on the
+   * same data directory and port, so the pools reconnect to the same URL; after a failed attempt the next waits twice
+   * as long (0.5 s up to 30 s). PostgreSQL replays its WAL on that start: every committed transaction is there.
+   */
+  private watch(child: ChildProcess): void {
+    this.child = child;
+    child.once("exit", (code, signal) => {
+      if (this.child !== child || this.stopping) return;
+      this.child = undefined;
+      this.downSince = Date.now();
+      this.log.error("embedded PostgreSQL exited unexpectedly; restarting it", { code, signal, pid: child.pid });
+      this.scheduleRestart(0);
+    });
+  }
+
+  private scheduleRestart(attempt: number): void {
+    if (this.stopping) return;
+    const delay = attempt === 0 ? 0 : Math.min(RESTART_FIRST_DELAY_MS * 2 ** (attempt - 1), RESTART_MAX_DELAY_MS);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.restarting = this.restart(attempt).finally(() => (this.restarting = undefined));
+    }, delay);
+  }
+
+  private async restart(attempt: number): Promise<void> {
+    try {
+      await this.recoverStalePid();
+      if (this.stopping) return;
+      const child = await this.spawnServer();
+      if (this.stopping) {
+        await stopPostgres(child);
+        return;
+      }
+      this.watch(child);
+      const downMs = Date.now() - (this.downSince ?? Date.now());
+      this.log.info("embedded PostgreSQL restarted", { port: this.launch!.port, attempts: attempt + 1, down_ms: downMs });
+    } catch (err) {
+      const tail = this.recentLog.slice(-3).join(" | ").trim();
+      const next = Math.min(RESTART_FIRST_DELAY_MS * 2 ** attempt, RESTART_MAX_DELAY_MS);
+      this.log.warn("embedded PostgreSQL restart failed; trying again", {
+        error: (err as Error).message,
+        server_said: tail || undefined,
+        attempt: attempt + 1,
+        retry_in_ms: next,
+      });
+      this.scheduleRestart(attempt + 1);
+    }
+  }
+
   async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    await this.restarting;
     if (!this.child) return;
     await stopPostgres(this.child);
     this.child = undefined;
@@ -275,8 +371,28 @@ export class EmbeddedServer {
         return;
       }
     }
+    if (Number.isInteger(pid) && pid > 0) await this.endLingeringBackends(pid);
     this.log.warn("removed a stale postmaster.pid left by a killed process", { pid, file: pidFile });
     await rm(pidFile, { force: true });
+  }
+
+  /**
+   * A postmaster killed with SIGKILL leaves its backends and helpers running for a while (each its own process group,
+   * so they are found by their working directory, the cluster's), still attached to the old shared memory: PostgreSQL
+   * then refuses to start ("pre-existing shared memory block is still in use"). Those still there are killed and waited for.
+   */
+  private async endLingeringBackends(postmasterPid: number): Promise<void> {
+    const lingering = serverProcessesIn(await realpath(this.serverDir));
+    if (!lingering.length) return;
+    this.log.warn("ending processes of a killed embedded PostgreSQL that are still running", { postmaster: postmasterPid, pids: lingering });
+    for (const p of lingering) {
+      try {
+        process.kill(p, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
+    for (const p of lingering) await waitForExit(p, 5000);
   }
 
   private async chownTree(user: ServerUser): Promise<void> {

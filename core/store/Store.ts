@@ -51,7 +51,11 @@ export class Store {
       await client.query("ROLLBACK").catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      try {
+        client.release();
+      } catch {
+        // the server dropped the connection and the pool destroyed the client already (see createPool)
+      }
     }
   }
 
@@ -101,18 +105,45 @@ export function schemaName(pluginId: string): string {
   return pluginId.replace(/-/g, "_");
 }
 
-/** A pool whose idle-client errors (server restart, shutdown) are logged instead of crashing the process. */
+/** How long a query waits for a connection before failing (503 store_unavailable) rather than hanging while the database is down. */
+export const CONNECT_TIMEOUT_MS = 5000;
+
+/** A client the server dropped while it was checked out and that nobody gave back within this time is destroyed by the pool's owner. */
+const ABANDONED_CLIENT_MS = 1000;
+
+/**
+ * A pool whose idle-client errors (server restart, shutdown) are logged instead of crashing the process, that fails
+ * fast when the server is unreachable, and that does not leak the slot of a client held for good (a LISTEN client)
+ * when the server ends its connection: the libraries holding one reconnect with a new client and never release the old.
+ */
 export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core"): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName });
+  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   const connected = new Set<pg.PoolClient>();
+  const checkedOut = new Set<pg.PoolClient>();
   liveClients.set(pool, connected);
   pool.on("connect", (client) => {
     connected.add(client);
     // The pool reports errors of idle clients; a client checked out for good (the Socket.IO adapter's LISTEN connection)
     // reports them on itself, and without a listener the process dies when the server ends connections.
     client.on("error", onError);
+    client.once("end", () => {
+      const timer = setTimeout(() => {
+        if (!checkedOut.has(client)) return;
+        try {
+          client.release(true);
+        } catch {
+          // released meanwhile
+        }
+      }, ABANDONED_CLIENT_MS);
+      timer.unref();
+    });
   });
-  pool.on("remove", (client) => connected.delete(client));
+  pool.on("acquire", (client) => checkedOut.add(client));
+  pool.on("release", (_err, client) => checkedOut.delete(client));
+  pool.on("remove", (client) => {
+    connected.delete(client);
+    checkedOut.delete(client);
+  });
   pool.on("error", onError);
   return pool;
 }
