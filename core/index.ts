@@ -46,6 +46,7 @@ export { Body } from "./http/params.js";
 export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, ReturnsPage } from "./http/pagination.js";
 export { invalidCursor } from "./http/pagination.js";
 export { EventBus } from "./bus/EventBus.js";
+export { TurnBatcher } from "./bus/TurnBatcher.js";
 export type { BusEvents } from "./bus/EventBus.js";
 export { Secrets } from "./secrets/Secrets.js";
 export { Store, PluginStore, ident, isoTimestamp } from "./store/Store.js";

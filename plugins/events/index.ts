@@ -1,5 +1,6 @@
-import { definePlugin, sqlMigrationsFrom, type PluginContext } from "../../core/index.js";
+import { definePlugin, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
 import { EventAlertService } from "../alerts/contract.js";
+import type { Inbound } from "./lib/types.js";
 import { eventsConfigSchema, type EventsConfig } from "./context.js";
 import { EventController } from "./controllers/EventController.js";
 import { EventRuleController } from "./controllers/EventRuleController.js";
@@ -12,7 +13,6 @@ import { EventQueryService } from "./services/EventQueryService.js";
 import { IngestService } from "./services/IngestService.js";
 import { liveFilter } from "./services/liveFilter.js";
 import { LISTENERS } from "./lib/receivers.js";
-import { ReceivedFeed } from "./lib/receivedFeed.js";
 import { eventsPassiveReceiver } from "./poller/passive.js";
 import { ListenerService } from "./services/ListenerService.js";
 import { RuleService } from "./services/RuleService.js";
@@ -35,7 +35,8 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
     }
     for (const g of groups.values()) ctx.realtime.publish("live", "events", g.map(liveView), { folders: g[0].folder_path });
   });
-  const feed = new ReceivedFeed(ctx.bus);
+  // What the listeners receive goes to the forwarding tee (events.received) as well as to the store.
+  const feed = new TurnBatcher(ctx.bus, "events.received", (events: Inbound[]) => ({ events }));
   await ctx.get(ListenerService).start((m) => {
     feed.push(m);
     return pipeline.accept(m);

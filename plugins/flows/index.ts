@@ -7,6 +7,7 @@ import { FlowCollector } from "./services/FlowCollector.js";
 import { FlowQueryService } from "./services/FlowQueryService.js";
 import { importAsnCommand } from "./services/importAsnCommand.js";
 
+export * from "./contract.js";
 export type { FlowsConfig } from "./context.js";
 
 const active = (ctx: PluginContext<FlowsConfig>) => ctx.mode === "full" && ctx.config.enabled;

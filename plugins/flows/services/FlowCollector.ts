@@ -1,8 +1,9 @@
 import { createSocket, type Socket } from "node:dgram";
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, DayPartitions, isIpAddress, type ListenerCounters } from "../../../core/index.js";
+import { ApiError, DayPartitions, isIpAddress, TurnBatcher, type ListenerCounters } from "../../../core/index.js";
 import { canonicalIp, NodeAddressBook } from "../../inventory/contract.js";
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
+import type { ReceivedDatagram } from "../contract.js";
 import { FlowDecoder } from "../decode/decoder.js";
 import { TemplateCache } from "../decode/templates.js";
 import type { FlowRecord, TemplateKey } from "../decode/types.js";
@@ -100,7 +101,14 @@ export class FlowCollector {
       return;
     }
     socket.on("error", (err) => this.ctx.log.warn("flows: socket error", { error: err.message }));
-    socket.on("message", (buf, rinfo) => this.receive(buf, canonicalIp(rinfo.address)));
+    // Datagrams and their records go to the forwarding tee (flows.received) as well as to the rollups.
+    const received = new TurnBatcher(this.ctx.bus, "flows.received", (datagrams: ReceivedDatagram[]) => ({ datagrams }));
+    socket.on("message", (buf, rinfo) => {
+      const exporter = canonicalIp(rinfo.address);
+      const now = Date.now();
+      const records = this.receive(buf, exporter, now);
+      received.push({ exporter, received_at_ms: now, bytes: buf, records });
+    });
     this.socket = socket;
     this.ctx.reportListener("flows.udp", { bound: true, port: socket.address().port, address: cfg.bindAddress, counters: this.counters });
   }
@@ -128,8 +136,8 @@ export class FlowCollector {
     return { accepted, dropped: body.datagrams.length - accepted };
   }
 
-  /** One export datagram (from the socket, or forwarded by a remote poller). */
-  receive(buf: Buffer, exporter: string, nowMs = Date.now()): void {
+  /** One export datagram (from the socket, or forwarded by a remote poller); answers the records it carried. */
+  receive(buf: Buffer, exporter: string, nowMs = Date.now()): readonly FlowRecord[] {
     this.counters.received++;
     const r = this.decoder.decode(buf, exporter, nowMs);
     if (r.malformed) this.counters.malformed++;
@@ -138,6 +146,7 @@ export class FlowCollector {
     this.withdrawn.push(...r.templatesWithdrawn);
     if (r.pending) this.lookForTemplates(exporter, nowMs);
     this.aggregate(r.records, nowMs);
+    return r.records;
   }
 
   private aggregate(records: readonly FlowRecord[], nowMs: number): void {

@@ -6,7 +6,9 @@
  */
 import { Inject, Injectable } from "@tsed/di";
 import type { Inbound } from "../../events/contract.js";
+import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
+import { carriesTemplates } from "../lib/flowSets.js";
 import { syslogPayload } from "../lib/render.js";
 import type { DestinationCounters, FilterSubject, RuntimeDestination } from "../lib/types.js";
 import { StreamSender, UdpSender, type Sender } from "../senders/senders.js";
@@ -48,9 +50,10 @@ export class TokenBucket {
   }
 }
 
-/** How one destination takes a record: framed, rendered or re-encoded for its kind. */
+/** How one destination takes a record: framed, rendered or re-encoded for its kind (flow destinations take datagrams). */
 interface Delivery {
   deliver(r: Inbound): void;
+  deliverDatagram?(d: ReceivedDatagram): void;
   close(): Promise<void>;
 }
 
@@ -86,6 +89,40 @@ export function subjectOf(r: Inbound): FilterSubject {
   };
 }
 
+/** The filter's view of one flow record of a datagram (syslog and trap fields are null). */
+export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord): FilterSubject {
+  return {
+    kind: "flow",
+    source_ip: d.exporter,
+    pool: null,
+    facility: null,
+    severity: null,
+    hostname: null,
+    app_name: null,
+    message: null,
+    trap_oid: null,
+    varbinds: null,
+    src_addr: rec.src || null,
+    dst_addr: rec.dst || null,
+    proto: rec.proto,
+    src_port: rec.src_port,
+    dst_port: rec.dst_port,
+    src_as: rec.src_as,
+    dst_as: rec.dst_as,
+  };
+}
+
+/** Re-exported flows (flow_udp not verbatim) and the warehouse stream are not built: the API refuses them (501). */
+function notBuilt(counters: DestinationCounters): null {
+  counters.connection = "not_built";
+  return null;
+}
+
+/** A datagram passes when any of its records does; one that carries templates always does (the far end needs them). */
+function datagramPasses(d: ReceivedDatagram, filter: RuntimeDestination["filter"]): boolean {
+  return d.records.some((rec) => filter(flowSubjectOf(d, rec))) || carriesTemplates(d.bytes);
+}
+
 @Injectable()
 export class ForwardingTee {
   @Inject(FORWARDING_CONTEXT)
@@ -107,7 +144,9 @@ export class ForwardingTee {
     this.source = source;
     source.onChange(() => void this.reload());
     await this.reload();
-    this.unsubscribe = this.ctx.bus.on("events.received", ({ events }) => this.tee(events));
+    const offEvents = this.ctx.bus.on("events.received", ({ events }) => this.tee(events));
+    const offFlows = this.ctx.bus.on("flows.received", ({ datagrams }) => this.teeFlows(datagrams));
+    this.unsubscribe = () => (offEvents(), offFlows());
     this.timer = setInterval(() => void this.reload(), this.ctx.config.reloadMs);
     this.timer.unref();
   }
@@ -188,10 +227,36 @@ export class ForwardingTee {
         const trap = new TrapReencoder(target, dest.community ?? "public", counters);
         return { deliver: (r) => trap.send(r), close: () => trap.close() };
       }
+      case "flow_udp": {
+        if (!dest.verbatim) return notBuilt(counters);
+        const udp = new UdpSender(target, counters);
+        return { deliver: () => undefined, deliverDatagram: (d) => udp.send(d.bytes), close: () => udp.close() };
+      }
       default:
-        // Flow export and the warehouse stream are not built: the API refuses these kinds (501).
-        counters.connection = "not_built";
-        return null;
+        return notBuilt(counters);
+    }
+  }
+
+  /**
+   * Flow datagrams, relayed whole: one passes a destination's filter when any of its records does, or when it
+   * carries templates. The rate limit counts datagrams.
+   */
+  private teeFlows(datagrams: readonly ReceivedDatagram[]): void {
+    if (this.running.size === 0) return;
+    for (const run of this.running.values()) {
+      const d = run.dest;
+      if (d.source_kind !== "flow" || !run.sender?.deliverDatagram || d.pool !== null) continue;
+      for (const dg of datagrams) {
+        if (!datagramPasses(dg, d.filter)) {
+          run.counters.dropped_filter++;
+          continue;
+        }
+        if (run.bucket && !run.bucket.take()) {
+          run.counters.dropped_rate_limit++;
+          continue;
+        }
+        run.sender.deliverDatagram(dg);
+      }
     }
   }
 
