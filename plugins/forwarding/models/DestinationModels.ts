@@ -1,4 +1,17 @@
-import { AdditionalProperties, CollectionOf, Description, Enum, Integer, MaxLength, MinLength, Nullable, Optional, Property, Required } from "@tsed/schema";
+import {
+  AdditionalProperties,
+  CollectionOf,
+  Description,
+  Enum,
+  Example,
+  Integer,
+  MaxLength,
+  MinLength,
+  Nullable,
+  Optional,
+  Property,
+  Required,
+} from "@tsed/schema";
 import { FILTER_VALUE_MAX } from "../lib/filter.js";
 import { DEST_KINDS, FILTER_FIELDS, FILTER_OPS, SOURCE_KINDS, type DestKind, type FilterField, type FilterOp, type SourceKind } from "../lib/types.js";
 
@@ -8,17 +21,18 @@ import { DEST_KINDS, FILTER_FIELDS, FILTER_OPS, SOURCE_KINDS, type DestKind, typ
  */
 @AdditionalProperties(false)
 export class FilterConditionBody {
-  @Required() @MinLength(1) @MaxLength(32) @Description(`one of ${FILTER_FIELDS.join(", ")}`) field: string;
-  @Required() @MinLength(1) @MaxLength(32) @Description(`one of ${FILTER_OPS.join(", ")}; which apply depends on the field`) op: string;
+  @Required() @MinLength(1) @MaxLength(32) @Example("severity") @Description(`one of ${FILTER_FIELDS.join(", ")}`) field: string;
+  @Required() @MinLength(1) @MaxLength(32) @Example("lte") @Description(`one of ${FILTER_OPS.join(", ")}; which apply depends on the field`) op: string;
   @Required()
   @MaxLength(FILTER_VALUE_MAX)
+  @Example("3")
   @Description("always a string, read per field type (integer, address, prefix list, OID, regex, comma-separated list)")
   value: string;
 }
 
 @AdditionalProperties(false)
 export class FilterBody {
-  @Optional() @Description("all (default): every condition holds; any: at least one") mode?: string;
+  @Optional() @Example("all") @Description("all (default): every condition holds; any: at least one") mode?: string;
   @Optional() @CollectionOf(FilterConditionBody) @Description("at most 32; empty matches everything") conditions?: FilterConditionBody[];
 }
 
@@ -28,7 +42,7 @@ export class DestinationBody {
   @Required() @MinLength(1) @MaxLength(120) @Description("unique regardless of case") name: string;
   @Required() @Enum(...DEST_KINDS) dest_kind: DestKind;
   @Required() @Enum(...SOURCE_KINDS) @Description("the received stream it tees; must fit dest_kind (400 kind_mismatch)") source_kind: SourceKind;
-  @Required() @Description("host:port of the collector: a hostname, an IPv4 address or [IPv6]; port 1 to 65535") target: string;
+  @Required() @Example("127.0.0.1:514") @Description("host:port of the collector: a hostname, an IPv4 address or [IPv6]; port 1 to 65535") target: string;
   @Optional() @Description("default true") enabled?: boolean;
   @Optional() @Nullable(String) @Description("only what the pollers of this pool received; null or omitted = every pool") pool?: string | null;
   @Optional() @Nullable(Number) @Integer() @Description("messages per second, at least 1; null or omitted = no ceiling") rate_limit_per_sec?: number | null;
