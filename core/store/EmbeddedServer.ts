@@ -165,11 +165,6 @@ export class EmbeddedServer {
     return { url: `postgresql://nms:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, port, freshlyInitialised: fresh };
   }
 
-  /** Whether the server is running now (false while it is down or being restarted after an unexpected exit). */
-  get running(): boolean {
-    return this.child !== undefined;
-  }
-
   private spawnServer(): Promise<ChildProcess> {
     const { nativeDir, runAs, port } = this.launch!;
     return startPostgres({
