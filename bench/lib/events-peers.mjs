@@ -442,10 +442,11 @@ export function benchRules() {
 
 /**
  * Starts the built kernel in this process (dist/, embedded PostgreSQL in a fresh data dir, as bench/notify-throughput.mjs
- * does) with inventory, polling (no embedded poller), alerts and events, every listener on a free loopback port; makes
+ * does) with inventory, polling (no embedded poller), alerts and events (and, asked, flows without its listener and
+ * forwarding), every listener on a free loopback port; makes
  * the node 127.0.0.1 (so events are attributed) and the 100 rules. Returns helpers around it.
  */
-export async function startEventsKernel(root, overrides = {}) {
+export async function startEventsKernel(root, overrides = {}, { forwarding = false } = {}) {
   const dist = join(root, "dist");
   if (!existsSync(join(dist, "plugins/events/index.js")))
     throw new Error("dist/plugins/events is missing: run `npm run build` first (npm run bench:events-* does).");
@@ -456,9 +457,11 @@ export async function startEventsKernel(root, overrides = {}) {
   const { alertsPlugin } = await imp("plugins/alerts/index.js");
   const { eventsPlugin } = await imp("plugins/events/index.js");
   const { EventPipeline } = await imp("plugins/events/services/EventPipeline.js");
+  // With `forwarding`, the flows (no listener) and forwarding plugins too: the tee of bench/forwarding-relay.mjs.
+  const extra = forwarding ? [(await imp("plugins/flows/index.js")).flowsPlugin, (await imp("plugins/forwarding/index.js")).forwardingPlugin] : [];
   const k = await startTestKernel({
     builtinPlugins: false,
-    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin],
+    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin, ...extra],
     overrides: {
       logLevel: "error",
       jobs: { drainMs: 10000, processEvery: "5 seconds", lockLifetimeMs: 600000 },
@@ -469,6 +472,7 @@ export async function startEventsKernel(root, overrides = {}) {
           traps: { udp: 0, bindAddress: "127.0.0.1", communities: ["public"] },
           ...overrides,
         },
+        ...(forwarding ? { flows: { udp: null } } : {}),
       },
     },
   });

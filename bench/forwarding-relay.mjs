@@ -1,0 +1,203 @@
+// Syslog UDP relay benchmark of the forwarding plugin vs rsyslog's omfwd (`npm run bench:forwarding-relay`; builds first).
+//
+// The far end for both: a private rsyslogd collector (bench/lib/events-peers.mjs startRsyslog: imudp, 8 MiB buffer,
+// one line per message). Ours: the built kernel in this process with the events plugin (its usual storage and 100
+// rules) and the forwarding plugin, one syslog_udp destination (verbatim) to the collector. The reference: a second
+// private rsyslogd as a relay (imudp in, omfwd UDP out to the collector, the same machine). The sender: loggen, RFC
+// 5424 200-byte messages over UDP.
+//
+// 1. Highest lossless rate: the offered rate steps up (BENCH_RATES) with BENCH_STEP_SECS seconds per step; a step is
+//    lossless when the collector wrote every message loggen reports sent. The figure is loggen's send rate at the best
+//    lossless step, the median over BENCH_REPEATS repetitions.
+// 2. Added latency (receive → forwarded): this process sends BENCH_LAT_COUNT messages at BENCH_LAT_RATE msg/s, each
+//    carrying its send time, to the relay, whose destination is a UDP socket in this process; latency = arrival − send
+//    (one clock). p50/p99 for ours and for the rsyslog relay.
+// Prints forwarding_udp_lossless_per_sec, rsyslog_relay_udp_lossless_per_sec, forwarding_udp_ratio,
+// forwarding_latency_ms_p50/p99, rsyslog_relay_latency_ms_p50/p99, and `# step` lines.
+import { spawn } from "node:child_process";
+import { createSocket } from "node:dgram";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import {
+  freePort,
+  load,
+  machine,
+  median,
+  print,
+  procCpuSecs,
+  runLoggen,
+  settle,
+  sleep,
+  startEventsKernel,
+  startRsyslog,
+  udpSocketDrops,
+} from "./lib/events-peers.mjs";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 5);
+const RATES = (process.env.BENCH_RATES ?? "2500,5000,7500,10000,20000,40000,60000,80000").split(",").map(Number);
+const LAT_COUNT = Number(process.env.BENCH_LAT_COUNT ?? 5000);
+const LAT_RATE = Number(process.env.BENCH_LAT_RATE ?? 1000);
+
+/** A private rsyslogd relay: imudp on a free port, every message forwarded as received (%rawmsg%) by omfwd over UDP. */
+async function startRelay(targetPort) {
+  const dir = mkdtempSync(join(tmpdir(), "nms-bench-relay-"));
+  mkdirSync(join(dir, "work"));
+  const port = await freePort();
+  const conf = join(dir, "rsyslog.conf");
+  writeFileSync(
+    conf,
+    `global(workDirectory="${dir}/work" maxMessageSize="64k" parser.escapeControlCharactersOnReceive="off")
+module(load="imudp" threads="2" batchSize="128")
+input(type="imudp" address="127.0.0.1" port="${port}" ruleset="relay" rcvbufSize="8m")
+template(name="raw" type="string" string="%rawmsg%")
+ruleset(name="relay" queue.type="LinkedList" queue.size="200000" queue.dequeueBatchSize="1024") {
+  action(type="omfwd" target="127.0.0.1" port="${targetPort}" protocol="udp" template="raw")
+}
+`,
+  );
+  const child = spawn("rsyslogd", ["-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], { stdio: ["ignore", "ignore", "pipe"] });
+  await sleep(1000);
+  return {
+    port,
+    cpuSecs: () => procCpuSecs(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A UDP socket in this process: the far end of the latency runs. */
+async function latencySink() {
+  const s = createSocket("udp4");
+  const latencies = [];
+  s.on("message", (buf) => {
+    const m = /lat=(\d+\.\d+)/.exec(buf.toString("latin1"));
+    if (m) latencies.push(performance.now() - Number(m[1]));
+  });
+  await new Promise((r) => s.bind(0, "127.0.0.1", r));
+  return { port: s.address().port, latencies, close: () => new Promise((r) => s.close(r)) };
+}
+
+/** Sends LAT_COUNT messages at LAT_RATE to `port`, each with its send time; answers the latencies the sink saw. */
+async function latencyRun(port, sink) {
+  sink.latencies.length = 0;
+  const s = createSocket("udp4");
+  const t0 = performance.now();
+  for (let i = 0; i < LAT_COUNT; i++) {
+    const due = t0 + (i * 1000) / LAT_RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    s.send(`<14>1 - bench relay - - - lat=${performance.now().toFixed(3)} n=${i}`, port, "127.0.0.1");
+  }
+  await sleep(1500);
+  s.close();
+  const sorted = [...sink.latencies].sort((a, b) => a - b);
+  const q = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : NaN);
+  return { received: sorted.length, p50: q(0.5), p99: q(0.99) };
+}
+
+print("forwarding_relay_machine", machine());
+print(
+  "forwarding_relay_method",
+  `loggen RFC5424 200B over UDP, ${STEP_SECS}s per step, ${REPEATS} repetitions (median); latency ${LAT_COUNT} msgs at ${LAT_RATE}/s`,
+);
+
+let ev = null;
+let rs = null;
+let relay = null;
+let sink = null;
+try {
+  rs = await startRsyslog();
+  ev = await startEventsKernel(ROOT, {}, { forwarding: true });
+  relay = await startRelay(rs.ports.udp);
+  sink = await latencySink();
+  const dest = await ev.api("POST", "/forwarding/destinations", {
+    name: "bench",
+    dest_kind: "syslog_udp",
+    source_kind: "syslog",
+    target: `127.0.0.1:${rs.ports.udp}`,
+  });
+  const { ForwardingTee } = await import(new URL(`file://${join(ROOT, "dist/plugins/forwarding/services/ForwardingTee.js")}`).href);
+  const tee = ev.k.context("forwarding").get(ForwardingTee);
+  await tee.reload();
+  const ourPort = ev.ports["syslog.udp"];
+
+  const step = async (who, port, rate, rep) => {
+    const count = Math.max(20000, Math.round(rate * STEP_SECS));
+    const before = (await settle(rs.count, { quietMs: 1000 })).count;
+    const drops0 = udpSocketDrops(port);
+    const f0 = tee.status(dest.id);
+    const cpu0 = who === "ours" ? process.cpuUsage() : null;
+    const r0 = who === "rsyslog" ? relay.cpuSecs() : 0;
+    const t0 = performance.now();
+    const sent = await runLoggen({ proto: "udp", port, perConn: count, ratePerConn: rate });
+    const { count: after, lastChangeMs } = await settle(rs.count);
+    const wall = (lastChangeMs - t0) / 1000;
+    const got = after - before;
+    const f1 = tee.status(dest.id);
+    const cpu = cpu0 ? process.cpuUsage(cpu0) : null;
+    print(
+      "# step",
+      `relay=${who} rep=${rep} target=${rate} sent=${sent.sent} send_rate=${Math.round(sent.rate)} collected=${got} lost=${sent.sent - got} relay_socket_drops=${udpSocketDrops(port) - drops0} ` +
+        (cpu
+          ? `node_cpu_pct=${Math.round(((cpu.user + cpu.system) / 1e6 / wall) * 100)} teed=${f1.forwarded - f0.forwarded} `
+          : `relay_cpu_pct=${Math.round(((relay.cpuSecs() - r0) / wall) * 100)} `) +
+        `load=${load()}`,
+    );
+    return { ok: got >= sent.sent, rate: sent.rate };
+  };
+  const ladder = async (who, port, rep) => {
+    let best = 0;
+    for (const rate of RATES) {
+      const r = await step(who, port, rate, rep);
+      if (!r.ok) break;
+      best = Math.max(best, r.rate);
+    }
+    return Math.round(best);
+  };
+  const ours = [];
+  const ref = [];
+  for (let rep = 1; rep <= REPEATS; rep++) {
+    ours.push(await ladder("ours", ourPort, rep));
+    ref.push(await ladder("rsyslog", relay.port, rep));
+  }
+  const a = median(ours);
+  const b = median(ref);
+  print("forwarding_udp_lossless_per_sec", a);
+  print("rsyslog_relay_udp_lossless_per_sec", b);
+  print("forwarding_udp_ratio", b ? (a / b).toFixed(2) : "n/a");
+  print("forwarding_udp_reps", `ours=${ours.join(",")} rsyslog=${ref.join(",")}`);
+
+  // Latency: both relays now send to the sink in this process.
+  await ev.api("PUT", `/forwarding/destinations/${dest.id}`, {
+    name: "bench",
+    dest_kind: "syslog_udp",
+    source_kind: "syslog",
+    target: `127.0.0.1:${sink.port}`,
+  });
+  await tee.reload();
+  const latOurs = await latencyRun(ourPort, sink);
+  await relay.stop();
+  relay = await startRelay(sink.port);
+  const latRef = await latencyRun(relay.port, sink);
+  print("forwarding_latency_ms_p50", latOurs.p50.toFixed(2));
+  print("forwarding_latency_ms_p99", latOurs.p99.toFixed(2));
+  print("forwarding_latency_received", `${latOurs.received}/${LAT_COUNT}`);
+  print("rsyslog_relay_latency_ms_p50", latRef.p50.toFixed(2));
+  print("rsyslog_relay_latency_ms_p99", latRef.p99.toFixed(2));
+  print("rsyslog_relay_latency_received", `${latRef.received}/${LAT_COUNT}`);
+  print("forwarding_relay_load_after", load());
+} finally {
+  await sink?.close().catch(() => undefined);
+  await relay?.stop().catch((e) => console.error(e));
+  await rs?.stop().catch((e) => console.error(e));
+  await ev?.stop().catch((e) => console.error(e));
+}
+process.exit(0);
