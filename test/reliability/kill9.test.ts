@@ -13,6 +13,8 @@ import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { JsonLogger } from "../../core/logging/Logger.js";
+import { EmbeddedServer } from "../../core/store/EmbeddedServer.js";
 import { spawnKernel, type SpawnedKernel } from "../support/spawnKernel.js";
 
 const BOOTSTRAP = "kill9-test-bootstrap-token-0123456789";
@@ -70,9 +72,9 @@ async function listAll(base: string, token: string, path: string): Promise<Row[]
 const dirs: string[] = [];
 const live: SpawnedKernel[] = [];
 
-async function start(dataDir: string): Promise<{ k: SpawnedKernel; readyMs: number }> {
+async function start(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ k: SpawnedKernel; readyMs: number }> {
   const t0 = Date.now();
-  const k = await spawnKernel({ env: ENV, dataDir, timeoutMs: 60000 });
+  const k = await spawnKernel({ env: { ...ENV, ...env }, dataDir, timeoutMs: 60000 });
   live.push(k);
   return { k, readyMs: Date.now() - t0 };
 }
@@ -426,4 +428,49 @@ describe("kill -9 of the embedded PostgreSQL under a running service", () => {
     expect(Date.now() - stopStarted).toBeLessThan(15000);
     // ~25 s alone on two cores; the margin is for a loaded machine.
   }, 120000);
+});
+
+// ---------------------------------------------------------------- 3. an external PostgreSQL (DATABASE_URL) killed
+
+describe("kill -9 of an external PostgreSQL (DATABASE_URL)", () => {
+  let external: EmbeddedServer | undefined;
+  afterAll(() => external?.stop());
+
+  it("answers 503 store_unavailable while it is gone and reconnects when it is back, starting no server of its own", async () => {
+    // The "external" server: a PostgreSQL of the test's own, which (like a supervised server) comes back after a kill.
+    const serverDir = newDataDir();
+    const serverLog: string[] = [];
+    external = new EmbeddedServer(serverDir, new JsonLogger("info", "external", (line) => serverLog.push(line)));
+    const { url } = await external.start();
+    const { k } = await start(newDataDir(), { DATABASE_URL: url });
+    const token = await adminToken(k);
+
+    const killedAt = Date.now();
+    killQuietly(postmasterPid(serverDir));
+    const seen = new Map<number, number>();
+    let servingAt = 0;
+    while (Date.now() - killedAt < 30000) {
+      const t0 = Date.now();
+      const res = await api(k.url, token, "POST", "/node-groups", { name: `external-${t0}` });
+      expect(Date.now() - t0).toBeLessThan(REQUEST_TIMEOUT_MS);
+      seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
+      if (res.status === 201) {
+        servingAt = Date.now();
+        break;
+      }
+      expect(res.status).toBe(503);
+      expect((res.body as Envelope).error.code).toBe("store_unavailable");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(servingAt).toBeGreaterThan(0);
+    expect(seen.get(503) ?? 0).toBeGreaterThan(0);
+    expect(serverLog.join("\n")).toMatch(/embedded PostgreSQL restarted/);
+    const health = await fetch(`${k.url}/api/v1/health`);
+    expect(((await health.json()) as { store: unknown }).store).toEqual({ kind: "external", status: "ok" });
+    expect(k.stdout()).not.toMatch(/embedded PostgreSQL/);
+    console.log(`kill -9 of an external PostgreSQL (back by itself): kill to serving again ${servingAt - killedAt} ms`);
+
+    k.child.kill("SIGTERM");
+    expect(await k.exited).toBe(0);
+  }, 90000);
 });
