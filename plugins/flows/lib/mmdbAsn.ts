@@ -142,34 +142,42 @@ export class AsnMmdb {
     const decoded = new Map<number, Decoded>();
     const stats: AsnMmdbStats = (this.stats = { networks: 0, rows: 0, skipped: 0, records: 0 });
     let withAsnField = 0;
-    // Depth-first. A well-formed tree reaches each node once (aliases skipped); the bound stops a damaged one whose
-    // records loop.
-    const stack: [node: number, depth: number, path: bigint][] = [[0, 0, 0n]];
+    // Depth-first with an explicit stack. The address bits of the current path live in `path`: everything popped
+    // between a node and one of its ancestors lies deeper in that ancestor's subtree, so the ancestors' bits are
+    // still in place when a node is popped. A well-formed tree reaches each node once (aliases skipped); the bound
+    // stops a damaged one whose records loop.
+    const path = new Uint8Array(bits / 8);
+    const nodes: number[] = [0];
+    const steps: number[] = [0]; // depth × 2 + the bit taken to reach the node
     let visits = 0;
-    while (stack.length) {
-      const [node, depth, path] = stack.pop()!;
+    while (nodes.length) {
+      const node = nodes.pop()!;
+      const step = steps.pop()!;
+      const depth = step >> 1;
+      if (depth > 0) setBit(path, depth - 1, step & 1);
       if (++visits > nodeCount * 2) throw new AsnTableError("the search tree is damaged: its records loop back on themselves");
-      for (const side of [1, 0] as const) {
-        const r = this.record(node, side);
-        const childDepth = depth + 1;
-        const childPath = side ? path | (1n << BigInt(bits - childDepth)) : path;
+      for (let side = 1; side >= 0; side--) {
+        const r = this.record(node, side as 0 | 1);
         if (r === nodeCount) continue;
+        const childDepth = depth + 1;
+        setBit(path, depth, side);
         if (r < nodeCount) {
           if (childDepth >= bits) throw new AsnTableError(`the search tree is damaged: it goes deeper than ${bits} bits`);
           // An alias of the IPv4 subtree (::ffff:0:0/96, 2002::/16 and the like): the same networks again.
-          if (r === this.ipv4Start && !(childDepth === 96 && childPath === 0n)) continue;
-          stack.push([r, childDepth, childPath]);
+          if (r === this.ipv4Start && !(childDepth === 96 && zeroBits(path, 96))) continue;
+          nodes.push(r);
+          steps.push(childDepth * 2 + side);
           continue;
         }
+        const network = this.network(path, childDepth);
         const offset = r - nodeCount - 16;
         if (offset < 0 || offset >= this.dataSize)
-          throw new AsnTableError(`the search tree is damaged: a record points outside the data section (${this.prefixText(childPath, childDepth)})`);
+          throw new AsnTableError(`the search tree is damaged: a record points outside the data section (${network.prefix})`);
         stats.networks++;
-        const prefix = this.prefixText(childPath, childDepth);
         let entry = decoded.get(offset);
         if (entry === undefined && !decoded.has(offset)) {
-          const value = this.decode(childPath, childDepth, prefix);
-          entry = interpret(value, prefix);
+          const value = this.decode(network);
+          entry = interpret(value, network.prefix);
           if (entry !== null || hasAsnField(value)) withAsnField++;
           decoded.set(offset, entry);
           stats.records++;
@@ -179,7 +187,7 @@ export class AsnMmdb {
           continue;
         }
         stats.rows++;
-        yield { prefix, asn: entry.asn, name: entry.name };
+        yield { prefix: network.prefix, asn: entry.asn, name: entry.name };
       }
     }
     if (stats.networks === 0) throw new AsnTableError("the MMDB file holds no networks");
@@ -189,29 +197,52 @@ export class AsnMmdb {
       );
   }
 
+  /**
+   * The network whose first `length` bits are in `path`: its prefix text (IPv4 for an IPv4 tree and under ::/96 of an
+   * IPv6 one, else IPv6 in RFC 5952 form), its first address, and how long a prefix the Reader reports for it.
+   */
+  private network(path: Uint8Array, length: number): { prefix: string; address: string; readerLength: number } {
+    const bytes = new Uint8Array(path.length);
+    const whole = length >> 3;
+    bytes.set(path.subarray(0, whole));
+    if (length & 7) bytes[whole] = path[whole] & (0xff << (8 - (length & 7)));
+    if (this.bits === 32) {
+      const address = `${bytes[0]}.${bytes[1]}.${bytes[2]}.${bytes[3]}`;
+      return { prefix: `${address}/${length}`, address, readerLength: length };
+    }
+    if (length >= 96 && zeroBits(bytes, 96)) {
+      const address = `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
+      return { prefix: `${address}/${length - 96}`, address, readerLength: length - 96 };
+    }
+    const address = ipv6Text(bytes);
+    return { prefix: `${address}/${length}`, address, readerLength: length };
+  }
+
   /** The record of a network, decoded by the Reader from a lookup of its first address. */
-  private decode(path: bigint, depth: number, prefix: string): unknown {
-    const v4 = this.bits === 32 || (depth >= 96 && path >> 32n === 0n);
-    const address = v4 ? ipv4Text(this.bits === 32 ? path : path & 0xffffffffn) : ipv6Text(path);
+  private decode(network: { prefix: string; address: string; readerLength: number }): unknown {
     let value: unknown;
     let length: number;
     try {
-      [value, length] = this.reader.getWithPrefixLength(address);
+      [value, length] = this.reader.getWithPrefixLength(network.address);
     } catch (err) {
-      throw new AsnTableError(`the record of ${prefix} does not decode: ${oneLine(err)}`);
+      throw new AsnTableError(`the record of ${network.prefix} does not decode: ${oneLine(err)}`);
     }
-    const expected = v4 && this.bits === 128 ? depth - 96 : depth;
-    if (value === null || value === undefined || length !== expected)
-      throw new AsnTableError(`the record of ${prefix} does not decode (the search tree is damaged)`);
+    if (value === null || value === undefined || length !== network.readerLength)
+      throw new AsnTableError(`the record of ${network.prefix} does not decode (the search tree is damaged)`);
     return value;
   }
+}
 
-  /** A network as prefix text: IPv4 for an IPv4 tree and for ::/96 of an IPv6 one, else IPv6 (RFC 5952). */
-  private prefixText(path: bigint, depth: number): string {
-    if (this.bits === 32) return `${ipv4Text(path)}/${depth}`;
-    if (depth >= 96 && path >> 32n === 0n) return `${ipv4Text(path & 0xffffffffn)}/${depth - 96}`;
-    return `${ipv6Text(path)}/${depth}`;
-  }
+function setBit(path: Uint8Array, index: number, bit: number): void {
+  const mask = 0x80 >> (index & 7);
+  if (bit) path[index >> 3] |= mask;
+  else path[index >> 3] &= ~mask;
+}
+
+/** Whether the first `count` bits (a multiple of 8) are all zero. */
+function zeroBits(path: Uint8Array, count: number): boolean {
+  for (let i = 0; i < count >> 3; i++) if (path[i] !== 0) return false;
+  return true;
 }
 
 /** Opens `buf` as an MMDB AS table (throws `AsnTableError`); nothing is walked yet. */
@@ -219,15 +250,10 @@ export function openAsnMmdb(buf: Buffer): AsnMmdb {
   return new AsnMmdb(buf);
 }
 
-function ipv4Text(v: bigint): string {
-  const n = Number(v);
-  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-}
-
-function ipv6Text(v: bigint): string {
+/** An IPv6 address from its 16 bytes, in RFC 5952 form: the longest run of two or more zero groups (the first of equals) is "::". */
+function ipv6Text(bytes: Uint8Array): string {
   const groups: number[] = [];
-  for (let i = 7; i >= 0; i--) groups.push(Number((v >> BigInt(i * 16)) & 0xffffn));
-  // RFC 5952: the longest run of two or more zero groups (the first of equals) becomes "::".
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i] << 8) | bytes[i + 1]);
   let best = -1;
   let bestLen = 1;
   for (let i = 0; i < 8;) {

@@ -9,7 +9,7 @@ import { FlowRepository } from "../repositories/FlowRepository.js";
 
 /** When flow monitoring is not enabled (spec: "503-class when flow monitoring is not enabled (no flow store)"). */
 /** Rows per INSERT when an MMDB file is loaded (the walk pauses for the store between batches). */
-const MMDB_BATCH = 20_000;
+const MMDB_BATCH = 5_000;
 
 /** Groups an iterable in arrays of `size`. */
 function* batchesOf<T>(items: Iterable<T>, size: number): Generator<T[]> {

@@ -89,5 +89,5 @@ describe("nms flows import-asn", () => {
     expect(bad.stderr).toContain("line 2");
     const missing = await cli(["import-asn", join(dir, "GeoLite2-ASN.mmdb")], admin);
     expect([missing.status, missing.stderr]).toEqual([2, expect.stringContaining("no such file or directory")]);
-  });
+  }, 180_000); // six CLI processes, each starting node and loading the plugins: slow on a loaded 2-core machine
 });

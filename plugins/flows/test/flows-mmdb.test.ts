@@ -359,7 +359,7 @@ describe("POST /flow/asn/mmdb and nms flows import-asn FILE.mmdb", () => {
       expectError(res, 400, "invalid_asn_table");
       expect(String((res.body as { error: { message: string } }).error.message)).toMatch(/^The file is not a usable AS table: /);
     }
-    // 25000 good networks walked and written first (two batches of 20000), then a record whose AS number is no number.
+    // 25000 good networks walked and written first (batches of 5000), then a record whose AS number is no number.
     const entries: MmdbEntry[] = [];
     for (let i = 0; i < 25000; i++) entries.push({ prefix: `10.${i >> 8}.${i & 255}.0/24`, record: geolite(64512, "GOOD") });
     entries.push({ prefix: "223.255.255.0/24", record: { asn: "not-a-number" } });
