@@ -112,7 +112,10 @@ export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord): FilterSubje
   };
 }
 
-/** Re-exported flows (flow_udp not verbatim) and the warehouse stream are not built: the API refuses them (501). */
+/**
+ * Not built: re-exported flows (flow_udp not verbatim) and the warehouse stream (the API refuses both, 501), and
+ * pool-restricted destinations (forwarded by that pool's pollers, which do not tee yet).
+ */
 function notBuilt(counters: DestinationCounters): null {
   counters.connection = "not_built";
   return null;
@@ -207,6 +210,8 @@ export class ForwardingTee {
   }
 
   private senderFor(dest: RuntimeDestination, counters: DestinationCounters): Delivery | null {
+    // What the core receives carries no pool; forwarding on a pool's own pollers is not built.
+    if (dest.pool !== null) return notBuilt(counters);
     const target = { host: dest.host, port: dest.port, caCert: dest.ca_cert };
     const c = this.ctx.config;
     const stream = { queueSize: c.queueSize, reconnectMinMs: c.reconnectMinMs, reconnectMaxMs: c.reconnectMaxMs };
@@ -245,7 +250,7 @@ export class ForwardingTee {
     if (this.running.size === 0) return;
     for (const run of this.running.values()) {
       const d = run.dest;
-      if (d.source_kind !== "flow" || !run.sender?.deliverDatagram || d.pool !== null) continue;
+      if (d.source_kind !== "flow" || !run.sender?.deliverDatagram) continue;
       for (const dg of datagrams) {
         if (!datagramPasses(dg, d.filter)) {
           run.counters.dropped_filter++;
@@ -268,9 +273,6 @@ export class ForwardingTee {
       for (const run of this.running.values()) {
         const d = run.dest;
         if (d.source_kind !== r.kind || !run.sender) continue;
-        // Records the core received itself carry no pool: a destination restricted to a pool tees only what that
-        // pool's pollers received, which they forward themselves.
-        if (d.pool !== null) continue;
         subject ??= subjectOf(r);
         if (!d.filter(subject)) {
           run.counters.dropped_filter++;
