@@ -93,8 +93,6 @@ type Test<T> = (v: T) => boolean;
 const POOL = /^[A-Za-z0-9_-]{1,63}$/;
 const OID = /^[0-9]+(\.[0-9]+)*$/;
 const INTEGER = /^[0-9]{1,10}$/;
-const DOTTED_QUAD =
-  /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/;
 
 const cut = (s: string) => (s.length > FILTER_TEXT_MAX ? s.slice(0, FILTER_TEXT_MAX) : s);
 
@@ -118,31 +116,53 @@ function listItems(value: string, where: string): string[] {
   return items;
 }
 
-/** An IPv4 dotted quad as a number (fast path of the tee), or -1. */
+/** An IPv4 dotted quad (four decimal octets, no leading zeros) as a number, or -1: the tee's fast path, no regex, no bigint. */
 function v4(text: string): number {
-  if (!DOTTED_QUAD.test(text)) return -1;
-  const [a, b, c, d] = text.split(".");
-  return ((+a << 24) >>> 0) + (+b << 16) + (+c << 8) + +d;
+  let n = 0;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || ++dots > 3) return -1;
+      n = n * 256 + part;
+      part = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && part === 0) return -1;
+      part = part * 10 + (c - 48);
+      if (++digits > 3 || part > 255) return -1;
+    } else return -1;
+  }
+  return dots === 3 && digits > 0 ? n * 256 + part : -1;
 }
 
 /** An address reduced to what comparisons need: IPv4 as a number, IPv6 as its bigint. */
 type Addr = { family: 4; n: number } | { family: 6; n: bigint };
 
+/** Recently read IPv6 subject addresses (parsing one is far slower than a lookup); cleared when full. */
+const V6_CACHE = new Map<string, Addr | null>();
+const V6_CACHE_MAX = 4096;
+
 function addrOf(text: string): Addr | null {
   const n = v4(text);
   if (n >= 0) return { family: 4, n };
+  let a = V6_CACHE.get(text);
+  if (a !== undefined) return a;
   const ip = parseIp(text);
-  if (!ip) return null;
-  return ip.family === 4 ? { family: 4, n: Number(ip.value) } : { family: 6, n: ip.value };
+  a = !ip ? null : ip.family === 4 ? { family: 4, n: Number(ip.value) } : { family: 6, n: ip.value };
+  if (V6_CACHE.size >= V6_CACHE_MAX) V6_CACHE.clear();
+  V6_CACHE.set(text, a);
+  return a;
 }
 
-function inPrefix(p: IpPrefix, a: Addr): boolean {
-  if (p.family !== a.family) return false;
-  if (a.family === 4) return a.n >= Number(p.network) && a.n <= Number(p.last);
-  return a.n >= p.network && a.n <= p.last;
-}
+/** A prefix as bounds of the same kind as Addr's values. */
+type Range = { family: 4; lo: number; hi: number } | { family: 6; lo: bigint; hi: bigint };
 
-const sameAddr = (x: Addr, y: Addr) => x.family === y.family && x.n === y.n;
+const rangeOf = (p: IpPrefix): Range => (p.family === 4 ? { family: 4, lo: Number(p.network), hi: Number(p.last) } : { family: 6, lo: p.network, hi: p.last });
+
+const inRange = (r: Range, a: Addr) => r.family === a.family && a.n >= r.lo && a.n <= r.hi;
 
 /** The positive test of one condition on the field's (non-null) value. */
 function positiveTest(field: FilterField, op: FilterOp, value: string, where: string): Test<never> {
@@ -153,19 +173,27 @@ function positiveTest(field: FilterField, op: FilterOp, value: string, where: st
   switch (spec.type) {
     case "address": {
       if (op === "in_cidr") {
-        const prefixes = listItems(value, where).map(
-          (t) => parseCidr(t) ?? bad(`"${t.slice(0, 64)}" is not an IP prefix (such as 10.0.0.0/8 or 2001:db8::/32)`),
+        const ranges = listItems(value, where).map((t) =>
+          rangeOf(parseCidr(t) ?? bad(`"${t.slice(0, 64)}" is not an IP prefix (such as 10.0.0.0/8 or 2001:db8::/32)`)),
         );
         return ((s: string) => {
           const a = addrOf(s);
-          return a !== null && prefixes.some((p) => inPrefix(p, a));
+          if (a === null) return false;
+          for (const r of ranges) if (inRange(r, a)) return true;
+          return false;
         }) as Test<never>;
       }
       const items = op === "in_list" ? listItems(value, where) : [value.trim()];
-      const addrs = items.map((t) => addrOf(t) ?? bad(`"${t.slice(0, 64)}" is not an IP address`));
+      const v4s = new Set<number>();
+      const v6s = new Set<bigint>();
+      for (const t of items) {
+        const a = addrOf(t) ?? bad(`"${t.slice(0, 64)}" is not an IP address`);
+        if (a.family === 4) v4s.add(a.n);
+        else v6s.add(a.n);
+      }
       return ((s: string) => {
         const a = addrOf(s);
-        return a !== null && addrs.some((x) => sameAddr(x, a));
+        return a !== null && (a.family === 4 ? v4s.has(a.n) : v6s.has(a.n));
       }) as Test<never>;
     }
     case "integer": {

@@ -388,6 +388,38 @@ describe("evaluation", () => {
     expect(one("src_addr", "in_cidr", "0.0.0.0/0")(w(F, { src_addr: "not-an-ip" }))).toBe(false);
   });
 
+  test("a subject address is read strictly: a malformed one matches no prefix, a well-formed one its own", () => {
+    const any4 = one("source_ip", "in_cidr", "0.0.0.0/0");
+    const notAny4 = one("source_ip", "not_in_cidr", "0.0.0.0/0");
+    for (const bad of [
+      "1.2.3.4.5",
+      "1..2.3",
+      "01.2.3.4",
+      "256.1.1.1",
+      "1.2.3.",
+      ".1.2.3",
+      "1.2.3.4 ",
+      "1.2.3",
+      "1.2.3.1000",
+      "a.b.c.d",
+      "",
+      "::ffff:1.2.3.4x",
+    ]) {
+      expect({ bad, in: any4(w(S, { source_ip: bad })), notIn: notAny4(w(S, { source_ip: bad })) }).toEqual({ bad, in: false, notIn: true });
+    }
+    for (const [ip, inside] of [
+      ["0.0.0.0", "0.0.0.0/32"],
+      ["255.255.255.255", "255.255.255.255/32"],
+      ["10.0.0.1", "10.0.0.0/31"],
+      ["172.16.254.3", "172.16.0.0/12"],
+      ["2001:db8::1", "2001:db8::/127"],
+    ]) {
+      expect(one("source_ip", "in_cidr", inside)(w(S, { source_ip: ip }))).toBe(true);
+      expect(one("source_ip", "eq", ip)(w(S, { source_ip: ip }))).toBe(true);
+    }
+    expect(one("source_ip", "in_cidr", "172.16.0.0/12")(w(S, { source_ip: "172.32.0.1" }))).toBe(false);
+  });
+
   test("numbers compare as numbers: 007 is 7, 10 is above 9", () => {
     expect(one("severity", "eq", "007")(w(S, { severity: 7 }))).toBe(true);
     expect(one("dst_port", "gte", "9")(w(F, { dst_port: 10 }))).toBe(true);
