@@ -40,6 +40,8 @@ export const eventsConfigSchema = {
         communities: { type: "array", items: { type: "string", minLength: 1, maxLength: 64 }, maxItems: 64, default: ["public"] },
         /** Ids of inventory snmp_v3 credentials whose USM users may send v3 traps and informs. */
         v3Credentials: { type: "array", items: { type: "string" }, maxItems: 256, default: [] },
+        /** How often those credentials are read again: a changed password or user applies within this, without a restart. */
+        v3RefreshMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 60000 },
         /** Most remote engine ids whose keys are kept (the oldest is forgotten first). */
         engineIdCacheSize: { type: "integer", minimum: 16, maximum: 1000000, default: 4096 },
         /** This receiver's SNMP engine id (hex, 5 to 32 bytes) for v3 informs; unset = one made once and kept in the data directory. */

@@ -3,7 +3,7 @@ import { CredentialService } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { bindReceivers } from "../lib/receivers.js";
 import type { BoundListener, Inbound } from "../lib/types.js";
-import type { TrapUser } from "../traps/receiver.js";
+import type { TrapListener, TrapUser } from "../traps/receiver.js";
 
 /** The core's receivers (lib/receivers.ts), each bound one reported to the kernel (GET /listeners and the ready line). */
 @Injectable()
@@ -12,6 +12,8 @@ export class ListenerService {
   private ctx: EventsContext;
 
   private bound: BoundListener[] = [];
+  private usersKey = "[]";
+  private refresh: NodeJS.Timeout | null = null;
 
   listeners(): readonly BoundListener[] {
     return this.bound;
@@ -20,13 +22,42 @@ export class ListenerService {
   async start(deliver: (m: Inbound) => boolean): Promise<void> {
     this.bound = await bindReceivers(this.ctx.config, deliver, {
       dataDir: this.ctx.kernelConfig.dataDir,
-      trapUsers: () => this.trapUsers(this.ctx.config.traps.v3Credentials),
+      trapUsers: async () => {
+        const users = await this.trapUsers(this.ctx.config.traps.v3Credentials);
+        this.usersKey = JSON.stringify(users);
+        return users;
+      },
       log: this.ctx.log,
       onBound: (name, l) => this.ctx.reportListener(name, { bound: true, port: l.port, address: l.address, counters: l.counters }),
     });
+    if (this.ctx.config.traps.v3Credentials.length && this.ctx.mode === "full") {
+      this.refresh = setInterval(
+        () => void this.refreshTrapUsers().catch((err: unknown) => this.ctx.log.warn("events: v3 trap users not reloaded", { error: String(err) })),
+        this.ctx.config.traps.v3RefreshMs,
+      );
+      this.refresh.unref();
+    }
+  }
+
+  /**
+   * Reads the v3 trap credentials again and hands them to the trap listener when they changed (a password rotated,
+   * a user renamed): no restart needed. Runs every traps.v3RefreshMs; tests call it directly.
+   */
+  async refreshTrapUsers(): Promise<boolean> {
+    const trap = this.bound.find((l): l is TrapListener => l.name === "traps.udp" && "setUsers" in l);
+    if (!trap) return false;
+    const next = await this.trapUsers(this.ctx.config.traps.v3Credentials);
+    const key = JSON.stringify(next);
+    if (key === this.usersKey) return false;
+    this.usersKey = key;
+    trap.setUsers(next);
+    this.ctx.log.info("events: v3 trap users reloaded", { users: next.map((u) => u.name) });
+    return true;
   }
 
   async stop(): Promise<void> {
+    if (this.refresh) clearInterval(this.refresh);
+    this.refresh = null;
     const bound = this.bound;
     this.bound = [];
     await Promise.all(bound.map((l) => l.close().catch(() => undefined)));

@@ -1,7 +1,7 @@
 /**
  * SNMPv3 traps and informs through the whole service: the USM users come from inventory snmp_v3 credentials named in
- * pluginConfig.events.traps.v3Credentials (read when the listener starts), and a v3 authPriv trap from snmptrap is
- * stored; an inform is acknowledged; a v2c trap with no accepted community is dropped; the engine id is kept in the data dir.
+ * pluginConfig.events.traps.v3Credentials (read when the listener starts, and again every traps.v3RefreshMs: a rotated
+ * password applies without a restart), and a v3 authPriv trap from snmptrap is stored; an inform is acknowledged; a v2c trap with no accepted community is dropped; the engine id is kept in the data dir.
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -14,6 +14,7 @@ import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { eventsPlugin } from "../index.js";
 import { EventPipeline } from "../services/EventPipeline.js";
+import { ListenerService } from "../services/ListenerService.js";
 
 type Row = Record<string, unknown>;
 const PLUGINS = [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin];
@@ -21,6 +22,7 @@ const PLUGINS = [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin];
 const secretKey = randomBytes(32).toString("base64");
 
 let k: TestKernel | null = null;
+let credentialId = "";
 afterAll(async () => {
   await k?.stop();
   removeSenderState();
@@ -42,7 +44,7 @@ it("takes v3 authPriv traps and informs from the users of the configured credent
     },
   });
   expect(created.status).toBe(201);
-  const credentialId = (created.body as Row).id as string;
+  credentialId = (created.body as Row).id as string;
   const databaseUrl = k.databaseUrl!;
   await k.stop();
   k = null;
@@ -77,4 +79,55 @@ it("takes v3 authPriv traps and informs from the users of the configured credent
   expect((after.counters as Row).dropped).toBeGreaterThanOrEqual(1);
   const engineId = readFileSync(join(k.dataDir, "events-trap-engine-id"), "utf8");
   expect(engineId.trim()).toMatch(/^80001f8805/);
+});
+
+it("takes a rotated password without a restart: the old one is refused, the new one accepted", async () => {
+  const kk = k!;
+  const listener = ((await kk.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === "traps.udp")!;
+  const target = `127.0.0.1:${listener.port as number}`;
+  const v3 = (auth: string) => [
+    "-v3",
+    "-u",
+    "trapuser",
+    "-l",
+    "authPriv",
+    "-a",
+    "SHA",
+    "-A",
+    auth,
+    "-x",
+    "AES",
+    "-X",
+    "trapprivpass",
+    "-e",
+    "0x8000000001020399",
+  ];
+  const changed = await kk.request("PUT", `/credentials/${credentialId}`, {
+    body: {
+      name: "trap sender",
+      kind: "snmp_v3",
+      user: "trapuser",
+      security_level: "authPriv",
+      auth_protocol: "SHA",
+      auth_key: "rotatedauthpass",
+      priv_protocol: "AES",
+    },
+  });
+  expect(changed.status).toBeLessThan(300);
+  const service = kk.context("events").get(ListenerService);
+  expect(await service.refreshTrapUsers()).toBe(true);
+  expect(await service.refreshTrapUsers()).toBe(false); // nothing changed since
+  const pipeline = kk.context("events").get(EventPipeline);
+  const count = async (oid: string) => {
+    await pipeline.flush();
+    return ((await kk.request("GET", "/events?kind=trap&limit=1000")).body as Row[]).filter((e) => e.trap_oid === oid).length;
+  };
+  const dropped = async () =>
+    (((await kk.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === "traps.udp")!.counters as Row).dropped as number;
+  const before = await dropped();
+  await snmptrap([...v3("trapauthpass"), target, "", "1.3.6.1.4.1.99999.0.1"]);
+  await until("the old password refused", async () => ((await dropped()) > before ? true : null));
+  await snmptrap([...v3("rotatedauthpass"), target, "", "1.3.6.1.4.1.99999.0.2"]);
+  await until("the new password accepted", async () => ((await count("1.3.6.1.4.1.99999.0.2")) === 1 ? true : null));
+  expect(await count("1.3.6.1.4.1.99999.0.1")).toBe(0);
 });

@@ -65,6 +65,8 @@ export interface TrapListenerOptions {
  * an SNMPv3 engine-ID discovery probe (answered with a report, no notification), in discoveryProbes().
  */
 export interface TrapListener extends BoundListener {
+  /** Replaces the accepted v3 USM users (a credential added, changed or removed), without rebinding. */
+  setUsers(users: TrapUser[]): void;
   /** Localized USM keys currently cached (at most engineIdCacheSize). */
   engineCacheSize(): number;
   /** SNMPv3 discovery probes answered (a v3 inform sender sends one before its first inform). */
@@ -163,7 +165,7 @@ interface Current {
 export async function startTrapListener(opts: TrapListenerOptions): Promise<TrapListener> {
   if (opts.engineId !== undefined && !/^(0x)?([0-9a-f]{2}){5,32}$/i.test(opts.engineId)) throw new Error("engineId must be 5 to 32 bytes of hex");
   const users = opts.users.map(netSnmpUser);
-  const userNames = new Set(users.map((u) => u.name));
+  let userNames = new Set(users.map((u) => u.name));
   const keys = new LocalizedKeyCache(opts.engineIdCacheSize ?? 1024);
   const counters: ListenerCounters = { received: 0, dropped: 0, malformed: 0 };
   const family = opts.host.includes(":") ? "udp6" : "udp4";
@@ -261,7 +263,8 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     { transport: family, address: opts.host, port: opts.port || 162, includeAuthentication: true, engineID: opts.engineId, dgramModule },
     callback,
   ) as NetSnmpReceiver;
-  const authorizer = (receiver as unknown as { authorizer: { addCommunity(c: string): void; addUser(u: snmp.User): void } }).authorizer;
+  const authorizer = (receiver as unknown as { authorizer: { addCommunity(c: string): void; addUser(u: snmp.User): void; deleteUser(name: string): void } })
+    .authorizer;
   for (const c of opts.communities) authorizer.addCommunity(c);
   for (const u of users) authorizer.addUser(u);
 
@@ -332,6 +335,13 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     address: bound.address,
     port: bound.port,
     counters,
+    setUsers(next: TrapUser[]) {
+      const mapped = next.map(netSnmpUser);
+      for (const name of userNames) authorizer.deleteUser(name);
+      for (const u of mapped) authorizer.addUser(u);
+      // A changed password localizes to new keys (the cache is keyed by password and engine): old entries just age out.
+      userNames = new Set(mapped.map((u) => u.name));
+    },
     engineCacheSize: () => keys.size,
     discoveryProbes: () => probes,
     close() {
