@@ -28,8 +28,9 @@ export const flowsPlugin = definePlugin({
     {
       name: "rollups",
       every: "5 minutes",
-      // The hour rollups of the last two hours are recomputed from the minute rollups (idempotent, replicas take turns).
-      handler: async (_job, ctx) => void (active(ctx) ? await ctx.get(FlowCollector).rollHours(Date.now() - 2 * 3600_000) : undefined),
+      // The hour rollups of the last two hours, and of the hours missed since the newest one rolled up (downtime), are
+      // recomputed from the minute rollups (idempotent, replicas take turns).
+      handler: async (_job, ctx) => void (active(ctx) ? await ctx.get(FlowCollector).catchUpHours() : undefined),
     },
     {
       name: "partitions",

@@ -174,6 +174,17 @@ export class FlowRepository {
   }
 
   /** Recomputes the hour rollups of the hours touched since `sinceMs` from the minute rollups (idempotent). */
+  /**
+   * Where the hour rollups must be recomputed from so that no hour is missed: the newest hour already rolled up
+   * (it may have been rolled while still filling), or, with no hour rolled yet, the oldest minute row. Null: no rows.
+   */
+  async rollupResumeMs(): Promise<number | null> {
+    const { rows } = await this.ctx.store.query<{ ms: number | null }>(
+      `SELECT (extract(epoch FROM coalesce((SELECT max(at) FROM ${this.t("rollup_1h")}), (SELECT min(at) FROM ${this.t("rollup_1m")}))) * 1000)::float8 AS ms`,
+    );
+    return rows[0]?.ms ?? null;
+  }
+
   async rollHours(sinceMs: number): Promise<number> {
     const { rowCount } = await this.ctx.store.query(
       `INSERT INTO ${this.t("rollup_1h")} AS h (at, exporter, node_id, folder_path, src, dst, proto, src_port, dst_port, src_as, dst_as, bytes, packets, flows)

@@ -223,9 +223,25 @@ export class FlowCollector {
     return this.partitions.maintain(this.ctx.config.minuteRetentionDays, DAYS_AHEAD, now);
   }
 
-  /** Recomputes the hour rollups of the hours since `sinceMs` (the rollups job; idempotent). */
+  /**
+   * The rollups job: recomputes the hour rollups of the last two hours, and of every hour since the newest one already
+   * rolled up, so that hours missed while no replica ran the job (downtime) are caught up. Never further back than
+   * `hourRetentionDays`. Returns the hour rows written.
+   */
+  async catchUpHours(now = Date.now()): Promise<number> {
+    const recent = now - 2 * 3600_000;
+    const resume = await this.repo.rollupResumeMs();
+    const since = Math.max(now - this.ctx.config.hourRetentionDays * 86400_000, Math.min(recent, resume ?? recent));
+    return this.rollHours(since);
+  }
+
+  /** Recomputes the hour rollups of the hours since `sinceMs` (idempotent). */
   async rollHours(sinceMs: number): Promise<number> {
-    await new DayPartitions(this.ctx.store, "rollup_1h").ensure([sinceMs, Date.now()]);
+    // Every day of the range (a catch-up after days of downtime spans days no partition was made for).
+    const now = Date.now();
+    const days: number[] = [now];
+    for (let t = sinceMs; t < now; t += 86400_000) days.push(t);
+    await new DayPartitions(this.ctx.store, "rollup_1h").ensure(days);
     return this.repo.rollHours(sinceMs);
   }
 }
