@@ -2,7 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR } from "../../../core/index.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import { compileFilter } from "../lib/filter.js";
-import type { DestKind, Filter, RuntimeDestination } from "../lib/types.js";
+import { DEST_KINDS, SOURCE_KINDS, type DestKind, type Filter, type RuntimeDestination } from "../lib/types.js";
 import { checkCaCert, checkCommunity, checkFilter, checkKindPair, checkPool, checkRateLimit, checkServiceAccount, parseTarget } from "../lib/validate.js";
 import type { DestinationBody, DestinationView, ForwardDestinationRecord } from "../models/DestinationModels.js";
 import { DestinationRepository, type DestinationRow, type DestinationWrite } from "../repositories/DestinationRepository.js";
@@ -16,6 +16,23 @@ export interface DestinationChange {
   change: "created" | "updated" | "deleted";
 }
 export type DestinationListener = (change: DestinationChange) => void;
+
+/** Why a bundle record (untrusted JSON) does not have the destination body's shape, or null: the checks the body model makes on the API. */
+function recordProblem(r: unknown): string | null {
+  if (typeof r !== "object" || r === null || Array.isArray(r)) return "is not an object";
+  const o = r as Record<string, unknown>;
+  const optional = (v: unknown, type: string) => v === undefined || v === null || typeof v === type;
+  if (!isUuid(o.id)) return "needs a uuid id";
+  if (typeof o.name !== "string" || o.name.length < 1 || o.name.length > 120) return "needs a name of 1 to 120 characters";
+  if (!(DEST_KINDS as readonly unknown[]).includes(o.dest_kind)) return `needs a dest_kind of ${DEST_KINDS.join(", ")}`;
+  if (!(SOURCE_KINDS as readonly unknown[]).includes(o.source_kind)) return `needs a source_kind of ${SOURCE_KINDS.join(", ")}`;
+  if (typeof o.target !== "string" || o.target === "") return "needs a target";
+  for (const f of ["enabled", "verbatim", "had_secret"]) if (!optional(o[f], "boolean")) return `has a ${f} that is not a boolean`;
+  for (const f of ["pool", "ca_cert"]) if (!optional(o[f], "string")) return `has a ${f} that is not a string`;
+  if (!optional(o.rate_limit_per_sec, "number")) return "has a rate_limit_per_sec that is not a number";
+  if (!optional(o.filter, "object")) return "has a filter that is not an object";
+  return null;
+}
 
 /** The secret a kind uses, if any. */
 const SECRET_OF: Partial<Record<DestKind, "community" | "service_account_json">> = { snmp_trap_udp: "community", warehouse: "service_account_json" };
@@ -132,7 +149,8 @@ export class DestinationService {
    * `secret_dropped_imported_disabled`) until someone sets the secret with PUT.
    */
   async importRow(record: ForwardDestinationRecord): Promise<{ id: string; disabled_for_secret: boolean }> {
-    if (!isUuid(record.id)) throw badRequest("validation_failed", "A forward_destination record needs a uuid id.");
+    const problem = recordProblem(record);
+    if (problem) throw badRequest("validation_failed", `A forward_destination record ${problem}.`);
     const { had_secret: hadSecret, id, ...body } = record;
     const existing = await this.repo.get(id);
     const write = this.write(body, existing);

@@ -477,6 +477,28 @@ describe("bundle records and import", () => {
     expect((await get(`/${ambient.id}`)).body).toMatchObject({ enabled: true, ambient_identity: true });
     // An import is checked as a create.
     await expect(service().importRow({ ...record, id: randomUUID(), name: "Bad import", target: "nope" })).rejects.toMatchObject({ code: "invalid_target" });
+    // A record is untrusted JSON: a wrong shape is refused, never a crash.
+    for (const bad of [
+      null,
+      [],
+      { ...record, id: "x" },
+      { ...record, id: randomUUID(), name: 7 },
+      { ...record, id: randomUUID(), name: "" },
+      { ...record, id: randomUUID(), dest_kind: "pigeon" },
+      { ...record, id: randomUUID(), source_kind: undefined },
+      { ...record, id: randomUUID(), target: null },
+      { ...record, id: randomUUID(), enabled: "yes" },
+      { ...record, id: randomUUID(), ca_cert: 5 },
+      { ...record, id: randomUUID(), pool: ["a"] },
+      { ...record, id: randomUUID(), rate_limit_per_sec: "5" },
+      { ...record, id: randomUUID(), filter: "all" },
+    ])
+      await expect(service().importRow(bad as never)).rejects.toMatchObject({ code: "validation_failed", status: 400 });
+    await expect(
+      service().importRow({ ...record, id: randomUUID(), name: "Bad filter", filter: { mode: "all", conditions: [{ field: 1 }] } } as never),
+    ).rejects.toMatchObject({
+      code: "invalid_filter",
+    });
   });
 });
 
