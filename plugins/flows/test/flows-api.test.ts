@@ -232,6 +232,13 @@ describe("flow monitoring disabled", () => {
     k = await startTestKernel({ plugins: [inventoryPlugin, pollingPlugin, flowsPlugin], overrides: { pluginConfig: { flows: { enabled: false, udp: 0 } } } });
     expectError(await get("/flow/conversations"), 503, "flows_disabled");
     expectError(await get("/flow/exporters"), 503, "flows_disabled");
+    expectError(await k.request("POST", "/flow/asn", { body: { entries: [] } }), 503, "flows_disabled");
+    const upload = await fetch(`${k.url}/api/v1/flow/asn/mmdb`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${k.adminToken}`, "content-type": "application/octet-stream" },
+      body: Buffer.from("any bytes: refused before they are read"),
+    });
+    expectError({ status: upload.status, body: await upload.json() }, 503, "flows_disabled");
     const listeners = (await k.request("GET", "/listeners")).body as { listeners: Row[]; unbound: string[] };
     expect(listeners.unbound).toContain("flows.flows.udp");
   });
