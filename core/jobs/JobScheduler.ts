@@ -3,6 +3,7 @@ import { PostgresBackend, PostgresJobRepository } from "@agendajs/postgres-backe
 import type pg from "pg";
 import type { Logger } from "../logging/Logger.js";
 import type { PluginJobs } from "../pluginhost/manifest.js";
+import { isStoreUnreachable } from "../store/pgErrors.js";
 
 export interface JobDefinition {
   fullName: string;
@@ -24,6 +25,7 @@ export class JobScheduler {
   private agenda?: Agenda;
   private readonly definitions = new Map<string, JobDefinition>();
   private started = false;
+  private unreachableWarnedAt = 0;
 
   constructor(
     private readonly pool: pg.Pool | null,
@@ -56,7 +58,7 @@ export class JobScheduler {
       this.log.debug("job notification channel error", { error: err.message }),
     );
     this.agenda = new Agenda({ name: this.instanceName, backend, processEvery: this.processEvery });
-    this.agenda.on("error", (err: Error) => this.log.error("scheduler error", { error: err }));
+    this.agenda.on("error", (err: Error) => this.schedulerError(err));
     for (const def of this.definitions.values()) {
       this.agenda.define(
         def.fullName,
@@ -93,6 +95,18 @@ export class JobScheduler {
       await client.query("SELECT pg_advisory_unlock(hashtext('nms.migrations'))").catch(() => undefined);
       client.release();
     }
+  }
+
+  /**
+   * Agenda polls every few hundred milliseconds, and while the database is unreachable each poll fails: that is
+   * logged at warn level at most once a minute, not as dozens of error lines a second. Other errors are errors.
+   */
+  private schedulerError(err: Error): void {
+    if (!isStoreUnreachable(err)) return void this.log.error("scheduler error", { error: err });
+    const now = Date.now();
+    if (now - this.unreachableWarnedAt < 60_000) return;
+    this.unreachableWarnedAt = now;
+    this.log.warn("scheduler: the database is unreachable; jobs wait until it is back", { error: err.message });
   }
 
   forPlugin(pluginId: string): PluginJobs {
