@@ -5,7 +5,8 @@
  * as admin, as a viewer and with no token. Every answer must be below 500 (bar 501 not_implemented and
  * 503 store_unavailable), carry the envelope when it is an error, hold no internal text, and the service must
  * still be healthy afterwards. All failures are collected and listed in one assertion with the seed:
- * FUZZ_SEED=<seed> replays the run. FUZZ_CASES_PER_OP bounds the cases of each operation (default 70).
+ * FUZZ_SEED=<seed> replays the run. FUZZ_CASES_PER_OP bounds the cases of each operation (default 70); FUZZ_DEBUG=1 prints the
+ * fixture probes, the fixtures that failed and every hostile value answered 2xx.
  */
 import { gzipSync } from "node:zlib";
 import { startTestKernel, type TestKernel } from "../../core/testing/index.js";
@@ -92,6 +93,10 @@ function realId(op: FuzzOperation, name: string, rng: Rng): string {
   const at = segments.indexOf(`{${name}}`);
   const direct = created.get(templateOf(op, at));
   if (direct?.length) return rng.pick(direct);
+  // Made by an action route beside the collection (POST /pollers/register for /pollers/{id}).
+  const prefix = templateOf(op, at);
+  const beside = [...created.entries()].find(([c, ids]) => ids.length && c.startsWith(`${prefix}/`) && !c.slice(prefix.length).includes("{"));
+  if (beside) return rng.pick(beside[1]);
   const stem = name.replace(/_id$/, "").replace(/_/g, "-");
   for (const [collection, ids] of created) {
     const last = collection.split("/").pop() ?? "";
@@ -104,7 +109,7 @@ function realId(op: FuzzOperation, name: string, rng: Rng): string {
 function refFor(rng: Rng): (name: string) => string | undefined {
   return (name) => {
     const stem = name.replace(/_ids?$/, "").replace(/_/g, "-");
-    if (!stem || stem === "id" || stem === name) return undefined;
+    if (!stem || stem === "id") return undefined;
     const collections = [...created.entries()].filter(([, ids]) => ids.length);
     const last = (c: string) => c.split("/").pop() ?? "";
     const hit =
@@ -352,15 +357,55 @@ async function probe(op: FuzzOperation, rng: Rng, target: string): Promise<{ ok:
     sampleValue(doc, op.body, rng, "", 0, { ref, full: true }),
   ].filter((c) => c !== undefined);
   let last = { ok: false, status: 0, text: "" };
-  for (const body of candidates) {
+  const send = async (body: unknown) => {
+    if (process.env.FUZZ_DEBUG) process.stdout.write(`probe ${op.method} ${target} ${JSON.stringify(body).slice(0, 200)}\n`);
     const res = await rawRequest(k.url, op.method, target, { ...JSON_TYPE, Authorization: `Bearer ${k.adminToken}` }, JSON.stringify(body));
     last = { ok: res.status >= 200 && res.status < 300, status: res.status, text: res.text };
-    if (last.ok) {
-      accepted.set(key(op), body);
-      return last;
-    }
+    if (last.ok) accepted.set(key(op), body);
+    return last.ok;
+  };
+  for (const body of candidates) if (await send(body)) return last;
+  // Then repair the required-fields body from what the 400s say, a few times over.
+  let body = candidates[candidates.length - 2];
+  for (let i = 0; i < 4 && last.status === 400 && body && typeof body === "object" && !Array.isArray(body); i++) {
+    const repaired = repair(body as Record<string, unknown>, last.text, op, rng);
+    if (!repaired) break;
+    body = repaired;
+    if (await send(body)) return last;
   }
   return last;
+}
+
+/**
+ * A body changed the way a 400's message asks, using only what the schema declares: fields the message names are
+ * added (or, when it says they do not go together, dropped), and "x must be one of a, b" takes its first choice.
+ */
+function repair(body: Record<string, unknown>, answer: string, op: FuzzOperation, rng: Rng): Record<string, unknown> | undefined {
+  let message: string;
+  try {
+    message = String((JSON.parse(answer) as { error?: { message?: unknown } }).error?.message ?? "");
+  } catch {
+    return undefined;
+  }
+  const schema = resolveSchema(doc, op.body);
+  const props = Object.keys(schema.properties ?? {});
+  const out = { ...body };
+  const choice = /"?([a-z_]+)"? must be one of ([\w, -]+)/.exec(message);
+  if (choice && props.includes(choice[1]) && out[choice[1]] !== choice[2].split(",")[0].trim()) {
+    out[choice[1]] = choice[2].split(",")[0].trim();
+    return out;
+  }
+  const mentioned = props.filter((p) => new RegExp(`\\b${p}\\b`).test(message)).sort((a, b) => message.indexOf(a) - message.indexOf(b));
+  const present = mentioned.filter((p) => p in out);
+  const missing = mentioned.filter((p) => !(p in out));
+  if (/does not take|not both|only one|cannot be combined/i.test(message) && present.length) {
+    for (const p of /does not take/i.test(message) ? present : present.slice(1)) delete out[p];
+    return out;
+  }
+  if (!missing.length) return undefined;
+  const adding = /\beither\b|\bor\b/i.test(message) && !/\bor both\b/i.test(message) ? missing.slice(0, 2) : missing;
+  for (const p of adding) out[p] = sampleValue(doc, schema.properties![p], rng, p, 1, { ref: refFor(rng) });
+  return out;
 }
 
 /** Fixtures: each POST's plausible bodies, twice over (so nested collections find their parents), the ids kept. */
