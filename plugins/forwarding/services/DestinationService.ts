@@ -79,6 +79,11 @@ export class DestinationService {
     };
   }
 
+  /** Checks a body as a create would (every 400), writing nothing. */
+  check(body: DestinationBody): void {
+    this.write(body, null);
+  }
+
   async create(body: DestinationBody): Promise<string> {
     const id = await this.insert(this.write(body, null));
     this.emit({ id, change: "created" });

@@ -64,6 +64,16 @@ interface Running {
   counters: DestinationCounters;
 }
 
+/** What the tee cannot send yet, for the routes' 501 description. */
+export const NOT_BUILT = "warehouse destinations, and flow_udp with verbatim false (re-export)";
+
+/** Why the tee cannot send to a destination of this shape (the create and update routes answer 501), or null. */
+export function notBuiltReason(d: { dest_kind: string; verbatim?: boolean | null }): string | null {
+  if (d.dest_kind === "warehouse") return "Warehouse destinations are not built yet (the streaming-insert sender).";
+  if (d.dest_kind === "flow_udp" && d.verbatim === false) return "Re-exporting flows (flow_udp with verbatim false) is not built yet; relay them verbatim.";
+  return null;
+}
+
 /** The filter's view of a received syslog message or trap (flows fields are null). */
 export function subjectOf(r: Inbound): FilterSubject {
   const s = r.syslog;
