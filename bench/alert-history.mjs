@@ -19,12 +19,12 @@
 //   alert_history_node_directory_p50_ms (reading inventory.node_directory for one folder, directly in PostgreSQL)
 // and stops the kernel (and the embedded server).
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { existsSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { bootKernel, killKernels, MAIN, ROOT } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, MAIN } from "./lib/kernel.mjs";
 
 const ROWS = Number(process.env.BENCH_HISTORY_ROWS ?? 10_000_000);
 const BATCH = Number(process.env.BENCH_HISTORY_BATCH ?? 500_000);
@@ -42,41 +42,7 @@ if (!existsSync(MAIN)) {
 
 const print = (key, value) => console.log(`${key}=${value}`);
 const token = randomBytes(24).toString("hex");
-const dataDir = mkdtempSync(join(tmpdir(), "nms-bench-history-"));
-let embedded = null;
-let serverDir = null;
-const cleanup = async () => {
-  killKernels();
-  await embedded?.stop().catch(() => undefined);
-  embedded = null;
-  rmSync(dataDir, { recursive: true, force: true });
-  if (serverDir) rmSync(serverDir, { recursive: true, force: true });
-};
-process.on("SIGINT", () => {
-  void cleanup().then(() => process.exit(130));
-});
-
-/** The run's PostgreSQL: DATABASE_URL, else an embedded server (the kernel's own helper) in dataDir. */
-async function server() {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  const { EmbeddedServer } = await import(join(ROOT, "dist/core/store/EmbeddedServer.js"));
-  const { JsonLogger } = await import(join(ROOT, "dist/core/logging/Logger.js"));
-  // Its own temporary folder, as the test setup does: the server may run as another user (root → postgres), which needs to reach it.
-  serverDir = mkdtempSync(join(tmpdir(), "nms-bench-history-pg-"));
-  embedded = new EmbeddedServer(serverDir, new JsonLogger("warn", "bench-pg", () => undefined));
-  return (await embedded.start()).url;
-}
-
-async function createDatabase(adminUrl) {
-  const name = `nms_bench_${randomBytes(4).toString("hex")}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+const { dataDir, database, cleanup } = benchStore("history");
 
 /** Starts the kernel on that database; resolves with {url, stop} at the ready line. */
 function boot(databaseUrl) {
@@ -174,8 +140,7 @@ async function main() {
       .map((l) => l.toFixed(2))
       .join(" ")}`,
   );
-  const admin = await server();
-  const databaseUrl = await createDatabase(admin);
+  const databaseUrl = await database();
   const kernel = await boot(databaseUrl);
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();

@@ -20,12 +20,12 @@
 // the RSS figures; the load average.
 import autocannon from "autocannon";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { bootKernel, killKernels, MAIN, ROOT } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, MAIN } from "./lib/kernel.mjs";
 import { descendants, procCpuSecs, rssMb, sleep } from "./lib/flows-peers.mjs";
 
 const NODES = Number(process.env.BENCH_NODES ?? 3000);
@@ -47,40 +47,7 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join("/");
 const token = randomBytes(24).toString("hex");
-const dataDir = mkdtempSync(join(tmpdir(), "nms-bench-http-"));
-let embedded = null;
-let serverDir = null;
-const cleanup = async () => {
-  killKernels();
-  await embedded?.stop().catch(() => undefined);
-  embedded = null;
-  rmSync(dataDir, { recursive: true, force: true });
-  if (serverDir) rmSync(serverDir, { recursive: true, force: true });
-};
-process.on("SIGINT", () => {
-  void cleanup().then(() => process.exit(130));
-});
-
-/** The run's PostgreSQL: DATABASE_URL, else an embedded server (the kernel's own helper) in its own folder. */
-async function server() {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  const { EmbeddedServer } = await import(join(ROOT, "dist/core/store/EmbeddedServer.js"));
-  const { JsonLogger } = await import(join(ROOT, "dist/core/logging/Logger.js"));
-  serverDir = mkdtempSync(join(tmpdir(), "nms-bench-http-pg-"));
-  embedded = new EmbeddedServer(serverDir, new JsonLogger("warn", "bench-pg", () => undefined));
-  return (await embedded.start()).url;
-}
-
-async function createDatabase(adminUrl) {
-  const name = `nms_bench_${randomBytes(4).toString("hex")}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+const { dataDir, database, cleanup } = benchStore("http");
 
 /** Process ids of the embedded PostgreSQL (this process's descendants named postgres: the postmaster and its backends). */
 function postgresPids() {
@@ -160,8 +127,7 @@ function summary(r) {
 
 async function main() {
   print("http_load_machine", `${cpus().length}x ${cpus()[0]?.model ?? "?"}; load ${load()}`);
-  const admin = await server();
-  const dbUrl = await createDatabase(admin);
+  const dbUrl = await database();
   const kernel = await bootKernel({
     NMS_DATA_DIR: join(dataDir, "kernel"),
     NMS_DATABASE_URL: dbUrl,

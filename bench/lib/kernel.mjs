@@ -1,6 +1,10 @@
 // Starts the built kernel (`node dist/core/main.js`) as a real process for a benchmark, the way `npm start` does.
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -49,4 +53,44 @@ export function bootKernel(env, timeoutMs = 120000) {
 export function killKernels() {
   for (const c of running) c.kill("SIGKILL");
   running.clear();
+}
+
+/**
+ * A benchmark's PostgreSQL and folders. `database()` makes a fresh database on DATABASE_URL, or else on an embedded
+ * server (the kernel's own helper) started once in its own temporary folder (it may run as another user, root →
+ * postgres, which must reach it). `dataDir` is a temporary folder for the kernel. `cleanup()` kills the kernels,
+ * stops the server and removes the folders; SIGINT runs it too.
+ */
+export function benchStore(prefix) {
+  const dataDir = mkdtempSync(join(tmpdir(), `nms-bench-${prefix}-`));
+  let embedded = null;
+  let serverDir = null;
+  const cleanup = async () => {
+    killKernels();
+    await embedded?.stop().catch(() => undefined);
+    embedded = null;
+    rmSync(dataDir, { recursive: true, force: true });
+    if (serverDir) rmSync(serverDir, { recursive: true, force: true });
+  };
+  process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
+  const adminUrl = async () => {
+    if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+    const { EmbeddedServer } = await import(join(ROOT, "dist/core/store/EmbeddedServer.js"));
+    const { JsonLogger } = await import(join(ROOT, "dist/core/logging/Logger.js"));
+    serverDir = mkdtempSync(join(tmpdir(), `nms-bench-${prefix}-pg-`));
+    embedded = new EmbeddedServer(serverDir, new JsonLogger("warn", "bench-pg", () => undefined));
+    return (await embedded.start()).url;
+  };
+  const database = async () => {
+    const admin = await adminUrl();
+    const name = `nms_bench_${randomBytes(4).toString("hex")}`;
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    await client.query(`CREATE DATABASE ${name}`);
+    await client.end();
+    const url = new URL(admin);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  return { dataDir, database, cleanup };
 }
