@@ -1,17 +1,14 @@
 /** The address-to-AS table: the CSV reader, and `nms flows import-asn` loading it through the core (run from dist, as operators run it); MMDB files: flows-mmdb.test.ts. */
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT } from "../../../test/support/spawnKernel.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { flowsPlugin } from "../index.js";
+import { flowsCli } from "./cli.js";
 import { parseAsnCsv } from "../services/importAsnCommand.js";
 
-const CLI = join(ROOT, "dist/core/cli/main.js");
-const PLUGINS = ["inventory", "polling", "flows"].map((p) => join(ROOT, "dist/plugins", p)).join(",");
 const dir = mkdtempSync(join(tmpdir(), "nms-asn-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -43,28 +40,7 @@ describe("nms flows import-asn", () => {
   });
   afterAll(() => k?.stop());
 
-  /** The CLI as a child process (asynchronously: the kernel it talks to runs in this process). */
-  const cli = (args: string[], token: string) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, "flows", ...args],
-        {
-          cwd: ROOT,
-          env: {
-            PATH: process.env.PATH,
-            HOME: process.env.HOME,
-            NMS_BUILTIN_PLUGINS: "false",
-            NMS_PLUGINS: PLUGINS,
-            NMS_DATA_DIR: dir,
-            NMS_CORE: k.url,
-            NMS_TOKEN: token,
-          },
-          timeout: 30000,
-        },
-        (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr }),
-      );
-    });
+  const cli = (args: string[], token: string) => flowsCli(args, { coreUrl: k.url, token, dataDir: dir, timeoutMs: 30000 });
 
   it("loads a CSV through the core, replacing the table; --add adds; errors are one line with a non-zero exit", async () => {
     const file = join(dir, "asn.csv");

@@ -4,7 +4,6 @@
  * (POST /flow/asn/mmdb) with its permissions and limits, `nms flows import-asn FILE.mmdb` run from dist, and flows
  * named from the imported table. The fixtures are written at test time by test/support/mmdbWriter.ts.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,16 +12,14 @@ import { Reader } from "maxmind";
 import { expectError } from "../../../test/support/assertions.js";
 import { dataSet, ip4, ip6, ipfixMessage, sendDatagrams, templateSet, u } from "../../../test/support/flowPeers.js";
 import { mmdbValue, writeMmdb, type MmdbEntry, type MmdbWriteOptions } from "../../../test/support/mmdbWriter.js";
-import { ROOT } from "../../../test/support/spawnKernel.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { flowsPlugin } from "../index.js";
+import { flowsCli } from "./cli.js";
 import { AsnTableError, openAsnMmdb, type AsnRow } from "../lib/mmdbAsn.js";
 import type { FlowCollector } from "../services/FlowCollector.js";
 
-const CLI = join(ROOT, "dist/core/cli/main.js");
-const PLUGINS = ["inventory", "polling", "flows"].map((p) => join(ROOT, "dist/plugins", p)).join(",");
 const dir = mkdtempSync(join(tmpdir(), "nms-mmdb-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -446,28 +443,7 @@ describe("POST /flow/asn/mmdb and nms flows import-asn FILE.mmdb", () => {
     ]);
   });
 
-  /** The CLI as a child process (asynchronously: the kernel it talks to runs in this process). */
-  const cli = (args: string[], token: string) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, "flows", ...args],
-        {
-          cwd: ROOT,
-          env: {
-            PATH: process.env.PATH,
-            HOME: process.env.HOME,
-            NMS_BUILTIN_PLUGINS: "false",
-            NMS_PLUGINS: PLUGINS,
-            NMS_DATA_DIR: dir,
-            NMS_CORE: k.url,
-            NMS_TOKEN: token,
-          },
-          timeout: 150_000, // a loaded 2-core machine: node's start and the plugins' loading alone took 9 s
-        },
-        (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr }),
-      );
-    });
+  const cli = (args: string[], token: string) => flowsCli(args, { coreUrl: k.url, token, dataDir: dir, timeoutMs: 150_000 }); // a loaded 2-core machine: node's start and the plugins' loading alone took 9 s
 
   it("nms flows import-asn reads an MMDB file locally and loads it in batches; --add adds; a bad file is one line, exit 2, nothing sent", async () => {
     const admin = await k.token("admin");
