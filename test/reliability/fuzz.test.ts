@@ -69,6 +69,37 @@ beforeAll(async () => {
 afterAll(async () => {
   closeAgent();
   await k?.stop();
+  if (process.env.FUZZ_DEBUG) {
+    await new Promise((r) => setTimeout(r, 2000));
+    process.stdout.write(`resources ${JSON.stringify(process.getActiveResourcesInfo())}\n`);
+    const pg = (await import("pg")).default;
+    const client = new pg.Client({ connectionString: process.env.NMS_TEST_ADMIN_DATABASE_URL });
+    await client.connect();
+    const act = await client.query("select pid, datname, application_name, state, left(query, 120) as q, backend_type from pg_stat_activity");
+    for (const row of act.rows) process.stdout.write(`pg ${JSON.stringify(row)}\n`);
+    await client.end();
+    const handles = (process as unknown as { _getActiveHandles(): object[] })._getActiveHandles();
+    for (const h of handles) {
+      const o = h as {
+        constructor: { name: string };
+        remoteAddress?: string;
+        remotePort?: number;
+        localPort?: number;
+        address?: () => unknown;
+        spawnfile?: string;
+        pid?: number;
+      };
+      let addr: unknown;
+      try {
+        addr = o.address?.();
+      } catch {
+        addr = undefined;
+      }
+      process.stdout.write(
+        `handle ${o.constructor.name} ${o.remoteAddress ?? ""}:${o.remotePort ?? ""} local ${o.localPort ?? ""} ${JSON.stringify(addr ?? "")} ${o.spawnfile ?? ""} ${o.pid ?? ""}\n`,
+      );
+    }
+  }
 });
 
 interface Failure {
@@ -543,3 +574,35 @@ it(`answers every operation's malformed and hostile input with an enveloped 4xx,
     throw new Error(`${summary}\n${report.length} failing answers (replay with FUZZ_SEED=${SEED}):\n${report.join("\n")}`);
   }
 }, 600_000);
+
+describe("the fuzz's own checks", () => {
+  const answer = (status: number, text: string): RawResponse => ({ status, headers: {}, text, ms: 1 });
+
+  it("flags a 500, a bare 4xx, a wrong 503 code and internal text, and passes an enveloped 4xx, 501 and 503", () => {
+    const envelope = (code: string) => JSON.stringify({ error: { code, message: "m" } });
+    expect(answerProblems(answer(500, envelope("internal_error")))).toEqual(["status 500 (internal_error)"]);
+    expect(answerProblems(answer(404, "Not Found"))).toEqual(["status 404 without the {error:{code,message}} envelope"]);
+    expect(answerProblems(answer(503, envelope("busy")))).toEqual(["status 503 (busy)"]);
+    expect(answerProblems(answer(400, JSON.stringify({ error: { code: "x", message: 'relation "inventory.nodes" does not exist' } })))).toEqual([
+      "internal text in the answer (relation name)",
+    ]);
+    expect(answerProblems(answer(400, envelope("validation_failed")))).toEqual([]);
+    expect(answerProblems(answer(501, envelope("not_implemented")))).toEqual([]);
+    expect(answerProblems(answer(503, envelope("store_unavailable")))).toEqual([]);
+    expect(answerProblems(answer(200, "Error: x\n    at Foo.bar (/srv/app.js:1:2)"))).toEqual(["internal text in the answer (stack frame)"]);
+  });
+
+  it("replays: one seed gives one sequence", () => {
+    const a = makeRng(42);
+    const b = makeRng(42);
+    const draw = (r: Rng) => [r.next(), r.int(1000), r.uuid(), r.sample([1, 2, 3, 4, 5], 3)];
+    expect(draw(a)).toEqual(draw(b));
+    expect(draw(makeRng(43))).not.toEqual(draw(makeRng(42)));
+    expect(makeRng(1).uuid()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it("puts a hostile value at a nested path as raw JSON text", () => {
+    expect(withValueAt({ a: 1, b: [{ c: "x" }] }, ["b", 0, "c"], '"\\ud800"')).toBe('{"a":1,"b":[{"c":"\\ud800"}]}');
+    expect(withValueAt({}, ["n", 0, "m"], "-0")).toBe('{"n":[{"m":-0}]}');
+  });
+});
