@@ -27,4 +27,8 @@ export default {
   globalSetup: "<rootDir>/test/support/globalSetup.mjs",
   globalTeardown: "<rootDir>/test/support/globalTeardown.mjs",
   testTimeout: 60000,
+  // Agenda (the job scheduler) starts a keep-alive timer of half a job's lock lifetime for every run and never cancels
+  // it (15 minutes for an inventory sweep): after a test file that ran a sweep, those timers alone would keep jest
+  // waiting. The service itself exits explicitly after stopping (core/main.ts), so only the test runner needs this.
+  forceExit: true,
 };

@@ -12,7 +12,8 @@ import { badRequest } from "./errors.js";
  * store such text escaped.
  *
  * The body walk is iterative and bounded: a JSON document nested deeper than
- * MAX_JSON_DEPTH answers 400 `nesting_too_deep` (validators and handlers recurse).
+ * MAX_JSON_DEPTH answers 400 `nesting_too_deep` (validators and handlers recurse), on every
+ * route; so does a number JSON.parse made infinite (`1e400`): 400 `value_out_of_range`.
  */
 export const MAX_JSON_DEPTH = 64;
 
@@ -28,13 +29,23 @@ function refuse(where: string) {
   return badRequest("invalid_characters", `The ${where} contains a NUL character or an unpaired UTF-16 surrogate, which this service does not store.`);
 }
 
-/** The first problem in a parsed JSON value (keys included), or undefined. Iterative, so no depth overflows the stack. */
-export function checkJsonValue(root: unknown): "invalid_characters" | "nesting_too_deep" | undefined {
+export type JsonProblem = "invalid_characters" | "nesting_too_deep" | "value_out_of_range";
+
+/**
+ * The first problem in a parsed JSON value (keys included), or undefined. Iterative, so no depth overflows the stack.
+ * A number that JSON.parse made infinite (`1e400`) is out of range; `characters: false` skips the text check (protocol
+ * routes), never the depth and number checks.
+ */
+export function checkJsonValue(root: unknown, { characters = true }: { characters?: boolean } = {}): JsonProblem | undefined {
   const stack: [unknown, number][] = [[root, 0]];
   while (stack.length) {
     const [value, depth] = stack.pop()!;
     if (typeof value === "string") {
-      if (hasForbiddenCharacters(value)) return "invalid_characters";
+      if (characters && hasForbiddenCharacters(value)) return "invalid_characters";
+      continue;
+    }
+    if (typeof value === "number") {
+      if (!Number.isFinite(value)) return "value_out_of_range";
       continue;
     }
     if (value === null || typeof value !== "object") continue;
@@ -44,7 +55,7 @@ export function checkJsonValue(root: unknown): "invalid_characters" | "nesting_t
       continue;
     }
     for (const key of Object.keys(value)) {
-      if (hasForbiddenCharacters(key)) return "invalid_characters";
+      if (characters && hasForbiddenCharacters(key)) return "invalid_characters";
       stack.push([(value as Record<string, unknown>)[key], depth + 1]);
     }
   }
@@ -79,7 +90,8 @@ function routePattern(path: string): RegExp {
 
 /**
  * Express middleware, mounted after the JSON body parser. `protocolRoutes` are the routes marked
- * `@ProtocolInput()`: their bodies relay protocol data and are not checked (their path and query are).
+ * `@ProtocolInput()`: their bodies relay protocol data, so their text is not checked (their depth and numbers are,
+ * and their path and query).
  */
 export function inputGuard(protocolRoutes: { method: string; path: string }[] = []) {
   const exempt = protocolRoutes.map((r) => ({ method: r.method.toUpperCase(), pattern: routePattern(r.path) }));
@@ -88,10 +100,13 @@ export function inputGuard(protocolRoutes: { method: string; path: string }[] = 
     if (req.query && Object.keys(req.query).length && checkJsonValue(req.query) !== undefined) return next(refuse("query string"));
     if (req.body === undefined || req.body === null || typeof req.body !== "object") return next();
     const path = req.originalUrl.split("?")[0];
-    if (exempt.some((e) => e.method === req.method && e.pattern.test(path))) return next();
-    const problem = checkJsonValue(req.body);
+    const protocol = exempt.some((e) => e.method === req.method && e.pattern.test(path));
+    const problem = checkJsonValue(req.body, { characters: !protocol });
     if (problem === "nesting_too_deep") {
       return next(badRequest("nesting_too_deep", `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
+    }
+    if (problem === "value_out_of_range") {
+      return next(badRequest("value_out_of_range", "A number in the request body is too large to represent (it would be stored as infinity)."));
     }
     if (problem) return next(refuse("request body"));
     next();

@@ -32,6 +32,17 @@ describe("hasForbiddenCharacters / checkJsonValue", () => {
     for (let i = 0; i < MAX_JSON_DEPTH; i++) fits = { x: fits };
     expect(checkJsonValue(fits)).toBeUndefined();
   });
+
+  it("refuses numbers JSON.parse made infinite; a protocol route skips only the text check", () => {
+    expect(checkJsonValue(JSON.parse('{"n":[1e400]}'))).toBe("value_out_of_range");
+    expect(checkJsonValue(JSON.parse('{"n":-1e400}'))).toBe("value_out_of_range");
+    expect(checkJsonValue({ n: 1e308, m: -0 })).toBeUndefined();
+    expect(checkJsonValue({ t: "a\u0000" }, { characters: false })).toBeUndefined();
+    expect(checkJsonValue({ n: Infinity }, { characters: false })).toBe("value_out_of_range");
+    let deep: unknown = 1;
+    for (let i = 0; i < 1000; i++) deep = [deep];
+    expect(checkJsonValue(deep, { characters: false })).toBe("nesting_too_deep");
+  });
 });
 
 describe("the boundary on a running kernel", () => {
@@ -88,6 +99,14 @@ describe("the boundary on a running kernel", () => {
       .send(`{"name":"x","extra":${"[".repeat(5000)}${"]".repeat(5000)}}`);
     expect(res.status).toBe(400);
     expectEnvelope(res.body, "nesting_too_deep");
+  });
+
+  it("answers 1e400 (infinite once parsed) with 400 value_out_of_range, storing nothing", async () => {
+    const res = await k.http.post("/api/v1/node-groups").set(auth()).set("Content-Type", "application/json").send('{"name":"inf","sort_order":1e400}');
+    expect(res.status).toBe(400);
+    expectEnvelope(res.body, "value_out_of_range");
+    const list = await k.http.get("/api/v1/node-groups").set(auth());
+    expect(JSON.stringify(list.body)).not.toContain('"inf"');
   });
 
   it("still accepts ordinary non-ASCII text", async () => {

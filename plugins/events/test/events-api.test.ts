@@ -489,6 +489,14 @@ describe("POST /events/forwarded (remote pollers)", () => {
     expectError(await post("/events/forwarded", body, await k.token("operator")), 403, "permission_denied");
     expectError(await post("/events/forwarded", body, await k.token("admin", { folders: [folderA] })), 403, "scope_unsupported");
     expectError(await post("/events/forwarded", { events: [record()] }), 400, "validation_failed");
+    // A protocol route keeps its text as sent, but not a body nested past the kernel's depth cap.
+    const deep = await fetch(`${k.url}/api/v1/events/forwarded`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${k.adminToken}`, "Content-Type": "application/json" },
+      body: `{"poller_id":"p1","events":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+    });
+    expect(deep.status).toBe(400);
+    expect(((await deep.json()) as { error: { code: string } }).error.code).toBe("nesting_too_deep");
   });
 
   it("takes good records under the poller's name and drops what is not a record, cleaning text the store cannot hold", async () => {
