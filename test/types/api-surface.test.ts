@@ -10,13 +10,14 @@ describe("the nms-core package's exported values", () => {
     expect(await names("nms-core")).toEqual(
       [
         ...["definePlugin", "pluginContextToken", "sqlMigrationsFrom", "startKernel", "Kernel", "EventBus", "Secrets", "Store", "PluginStore"],
-        ...["Permission", "Authenticated", "Public", "PersonOnly", "ScopeUnsupported", "DashboardRead", "SkeletonRead", "WithoutStore"],
+        ...["Permission", "Authenticated", "Public", "PersonOnly", "ScopeUnsupported", "DashboardRead", "SkeletonRead", "WithoutStore", "ProtocolInput"],
         ...["callerScope", "requireCaller", "currentCaller", "scopeCovers", "hasPermission", "ROLES", "PERMISSIONS", "ROLE_PERMISSIONS"],
         ...["ApiError", "badRequest", "conflict", "forbidden", "notFound", "notImplemented", "storeUnavailable", "unauthorized"],
         ...["ErrorEnvelope", "CreatedId", "MutationOk", "Body"],
         ...["decodeCursor", "encodeCursor", "page", "sendPage", "invalidCursor", "NEXT_CURSOR_HEADER", "ReturnsPage"],
         ...["ident", "isoTimestamp", "PG_ERROR", "pgErrorCode", "isPgError", "pgConstraint"],
-        ...["DayPartitions", "dayStart", "DAY_MS", "timeOrderedUuid"],
+        ...["DayPartitions", "dayStart", "DAY_MS", "timeOrderedUuid", "TurnBatcher", "startUdpReader"],
+        ...["compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT", "REGEX_MAX_GROUP_REPEAT"],
         ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
         ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "formatIp", "parseCidr", "prefixContains"],
       ].sort(),
@@ -52,8 +53,9 @@ describe("the nms-core package's exported values", () => {
     );
     // alerts' contract: bus events, and the service other plugins' rules raise incidents through.
     expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlertService"]);
-    // events' contract is types and the bus event only.
+    // events' and flows' contracts are types and the bus events only.
     expect(await names("nms-core/contracts/events")).toEqual([]);
+    expect(await names("nms-core/contracts/flows")).toEqual([]);
     expect(await names("nms-core/contracts/notifications")).toEqual(["CHANNEL_KINDS_POINT", "DeliveryError", "LIFECYCLE_POINTS"]);
   });
 });

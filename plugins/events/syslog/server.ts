@@ -6,9 +6,9 @@
  * at once and counted as dropped), oversized messages are skipped and counted, and a message that
  * does not parse is still handed on (malformed, with its text as `raw`) so nothing vanishes silently.
  */
-import { createSocket, type RemoteInfo } from "node:dgram";
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
+import { startUdpReader, type UdpReader } from "../../../core/index.js";
 import type { BoundListener, Inbound, ListenerCounters, Transport } from "../lib/types.js";
 import { SyslogFrameDecoder, type FrameSink } from "./framing.js";
 import { parseSyslog, rawText } from "./parse.js";
@@ -196,39 +196,43 @@ function bindError(protocol: string, host: string, port: number, err: unknown): 
 
 // ---- UDP ---------------------------------------------------------------------------------------
 
-function startUdp(host: string, port: number, core: ListenerCore): Promise<BoundListener> {
-  const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4" });
-  return new Promise<BoundListener>((resolve, reject) => {
-    const onBindError = (err: Error) => {
-      socket.close();
-      reject(bindError("udp", host, port, err));
-    };
-    socket.once("error", onBindError);
-    socket.bind(port, host, () => {
-      socket.off("error", onBindError);
-      socket.on("error", (err) => core.warn("syslog udp socket error", { error: err.message }));
-      try {
-        socket.setRecvBufferSize(UDP_RECV_BUFFER);
-      } catch {
-        // not allowed here: the default buffer still works
-      }
-      socket.on("message", (msg: Buffer, rinfo: RemoteInfo) => onDatagram(core, msg, rinfo));
-      let closed: Promise<void> | null = null;
-      resolve({
-        name: core.name,
-        stream: "syslog",
-        protocol: "udp",
-        address: host,
-        port: socket.address().port,
-        counters: core.counters,
-        close: () => (closed ??= new Promise<void>((done) => socket.close(() => done()))),
-      });
+/**
+ * The UDP listener reads its socket in a worker thread (the core's UdpReader): the main thread's stalls (a batch
+ * written to PostgreSQL, a garbage collection) no longer overflow the kernel's buffer; the worker holds what the
+ * main thread has not taken yet, up to 64 MiB, and counts what it drops past that.
+ */
+async function startUdp(host: string, port: number, core: ListenerCore): Promise<BoundListener> {
+  let reader: UdpReader;
+  try {
+    reader = await startUdpReader({
+      type: host.includes(":") ? "udp6" : "udp4",
+      host,
+      port,
+      recvBufferSize: UDP_RECV_BUFFER,
+      onDatagram: (msg, address) => onDatagram(core, msg, address),
+      onError: (err) => core.warn("syslog udp socket error", { error: err.message }),
+      onBacklogDrops: (n) => {
+        core.counters.received += n;
+        core.counters.dropped += n;
+        core.warn("syslog udp datagrams dropped: the pipeline is behind", { dropped: n });
+      },
     });
-  });
+  } catch (err) {
+    throw bindError("udp", host, port, err);
+  }
+  return {
+    name: core.name,
+    stream: "syslog",
+    protocol: "udp",
+    address: host,
+    port: reader.port,
+    counters: core.counters,
+    close: () => reader.close(),
+  };
 }
 
 /** One datagram: an RFC 6587 octet count in front ("123 <13>...", some senders add it over UDP too) is stripped. */
-function onDatagram(core: ListenerCore, msg: Buffer, rinfo: RemoteInfo): void {
+function onDatagram(core: ListenerCore, msg: Buffer, address: string): void {
   try {
     let start = 0;
     const first = msg.length > 0 ? msg[0] : 0;
@@ -239,10 +243,10 @@ function onDatagram(core: ListenerCore, msg: Buffer, rinfo: RemoteInfo): void {
     }
     if (msg.length - start > core.maxMessageBytes) {
       core.dropped();
-      core.warn("syslog datagram over the size limit dropped", { source_ip: normaliseAddress(rinfo.address), bytes: msg.length - start });
+      core.warn("syslog datagram over the size limit dropped", { source_ip: normaliseAddress(address), bytes: msg.length - start });
       return;
     }
-    core.deliver(start === 0 ? msg : msg.subarray(start), normaliseAddress(rinfo.address));
+    core.deliver(start === 0 ? msg : msg.subarray(start), normaliseAddress(address));
   } catch (err) {
     core.warn("syslog datagram handling failed", { error: String(err) });
   }

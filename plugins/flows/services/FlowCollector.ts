@@ -1,6 +1,5 @@
-import { createSocket, type Socket } from "node:dgram";
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, DayPartitions, isIpAddress, TurnBatcher, type ListenerCounters } from "../../../core/index.js";
+import { ApiError, DayPartitions, isIpAddress, startUdpReader, TurnBatcher, type ListenerCounters, type UdpReader } from "../../../core/index.js";
 import { canonicalIp, NodeAddressBook } from "../../inventory/contract.js";
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
 import type { ReceivedDatagram } from "../contract.js";
@@ -44,7 +43,7 @@ export class FlowCollector {
   @Inject(NodeAddressBook)
   private addresses: NodeAddressBook;
 
-  private socket: Socket | null = null;
+  private socket: UdpReader | null = null;
   private templates = new TemplateCache();
   private decoder: FlowDecoder;
   private aggregator: MinuteAggregator;
@@ -84,33 +83,36 @@ export class FlowCollector {
     if (cfg.udp === null) return;
     // "0.0.0.0" listens on every IPv4 and IPv6 address (dual stack); v4-mapped senders are read as IPv4.
     const any = cfg.bindAddress === "0.0.0.0";
-    const socket = createSocket({ type: any || cfg.bindAddress.includes(":") ? "udp6" : "udp4", ipv6Only: false, recvBufferSize: RECV_BUFFER });
+    // Datagrams and their records go to the forwarding tee (flows.received) as well as to the rollups.
+    const received = new TurnBatcher(this.ctx.bus, "flows.received", (datagrams: ReceivedDatagram[]) => ({ datagrams }));
     try {
-      await new Promise<void>((resolve, reject) => {
-        socket.once("error", reject);
-        socket.bind(cfg.udp!, any ? "::" : cfg.bindAddress, () => {
-          socket.off("error", reject);
-          resolve();
-        });
+      // Read in a worker thread (the core's UdpReader): flushes and garbage collections on this thread do not
+      // overflow the socket's buffer; what the worker drops past its backlog is counted as dropped.
+      this.socket = await startUdpReader({
+        type: any || cfg.bindAddress.includes(":") ? "udp6" : "udp4",
+        host: any ? "::" : cfg.bindAddress,
+        port: cfg.udp,
+        ipv6Only: false,
+        recvBufferSize: RECV_BUFFER,
+        onDatagram: (buf, address) => {
+          const exporter = canonicalIp(address);
+          const now = Date.now();
+          const records = this.receive(buf, exporter, now);
+          received.push({ exporter, received_at_ms: now, bytes: buf, records });
+        },
+        onError: (err) => this.ctx.log.warn("flows: socket error", { error: err.message }),
+        onBacklogDrops: (n) => {
+          this.counters.received += n;
+          this.counters.dropped += n;
+        },
       });
     } catch (err) {
       // Like the events plugin's listeners: a port that cannot be bound is logged, and the service runs without it.
-      socket.close();
       const e = err as NodeJS.ErrnoException;
       this.ctx.log.error(`flows: listener flows.udp not bound: ${e.code === "EADDRINUSE" ? `port ${cfg.udp} is in use` : e.message}`, { port: cfg.udp });
       return;
     }
-    socket.on("error", (err) => this.ctx.log.warn("flows: socket error", { error: err.message }));
-    // Datagrams and their records go to the forwarding tee (flows.received) as well as to the rollups.
-    const received = new TurnBatcher(this.ctx.bus, "flows.received", (datagrams: ReceivedDatagram[]) => ({ datagrams }));
-    socket.on("message", (buf, rinfo) => {
-      const exporter = canonicalIp(rinfo.address);
-      const now = Date.now();
-      const records = this.receive(buf, exporter, now);
-      received.push({ exporter, received_at_ms: now, bytes: buf, records });
-    });
-    this.socket = socket;
-    this.ctx.reportListener("flows.udp", { bound: true, port: socket.address().port, address: cfg.bindAddress, counters: this.counters });
+    this.ctx.reportListener("flows.udp", { bound: true, port: this.socket.port, address: cfg.bindAddress, counters: this.counters });
   }
 
   async stop(): Promise<void> {
@@ -118,7 +120,7 @@ export class FlowCollector {
     this.timer = null;
     const socket = this.socket;
     this.socket = null;
-    if (socket) await new Promise<void>((r) => socket.close(() => r()));
+    await socket?.close();
     this.ctx.reportListener("flows.udp", { bound: false, port: null });
     await this.flush();
   }
