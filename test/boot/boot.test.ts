@@ -69,6 +69,13 @@ function allPids(): number[] {
 }
 
 function alive(pid: number): boolean {
+  // A zombie has ended: it only waits for a parent (here, often none that reaps) to collect its status.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+  } catch {
+    // no /proc entry: gone
+  }
   try {
     process.kill(pid, 0);
     return true;
