@@ -99,7 +99,14 @@ type FromWorker =
 export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { type: o.type, host: o.host, port: o.port, ipv6Only: o.ipv6Only, recvBufferSize: o.recvBufferSize, maxBacklogBytes: o.maxBacklogBytes ?? 64 << 20 },
+    workerData: {
+      type: o.type,
+      host: o.host,
+      port: o.port,
+      ipv6Only: o.ipv6Only,
+      recvBufferSize: o.recvBufferSize,
+      maxBacklogBytes: o.maxBacklogBytes ?? 64 << 20,
+    },
   });
   // The worker never keeps the process alive by itself: close() is how it ends.
   worker.unref();
