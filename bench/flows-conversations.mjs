@@ -20,11 +20,11 @@
 // _rows, and `# plan …` lines.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchStore, bootKernel, MAIN } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, load, MAIN, print } from "./lib/kernel.mjs";
 
 const EXPORTERS = Number(process.env.BENCH_EXPORTERS ?? 500);
 const PER_MINUTE = Number(process.env.BENCH_CONVERSATIONS_PER_MINUTE ?? 10);
@@ -41,11 +41,6 @@ if (!existsSync(MAIN)) {
   process.exit(1);
 }
 
-const print = (key, value) => console.log(`${key}=${value}`);
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join("/");
 const token = randomBytes(24).toString("hex");
 const { dataDir, database, cleanup } = benchStore("flowconv");
 

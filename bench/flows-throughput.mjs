@@ -28,10 +28,10 @@
 import { randomBytes } from "node:crypto";
 import { createSocket } from "node:dgram";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { bootKernel, killKernels, MAIN } from "./lib/kernel.mjs";
+import { bootKernel, killKernels, load, MAIN, print } from "./lib/kernel.mjs";
 import {
   apiClient,
   drained,
@@ -64,11 +64,6 @@ if (!existsSync(MAIN)) {
   process.exit(1);
 }
 
-const print = (key, value) => console.log(`${key}=${value}`);
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join("/");
 const started = performance.now();
 const elapsed = () => (performance.now() - started) / 1000;
 const phase = (name) => process.stderr.write(`[flows-throughput] ${name} at ${elapsed().toFixed(1)} s, load ${load()}\n`);

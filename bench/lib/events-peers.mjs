@@ -8,18 +8,15 @@ import { execFileSync, spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { load, print } from "./kernel.mjs";
 
 export const CACHE = process.env.BENCH_CACHE_DIR ?? "/tmp/nms-bench";
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-export const print = (key, value) => console.log(`${key}=${value}`);
-export const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join("/");
+export { load, print };
 export const machine = () => `${cpus().length}cpu,load=${load()},node=${process.version}`;
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -2,13 +2,21 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const MAIN = join(ROOT, "dist/core/main.js");
+
+/** One `key=value` figure line on stdout (what the benchmarks print). */
+export const print = (key, value) => console.log(`${key}=${value}`);
+/** The load averages, "1/5/15": every figure is printed with the machine's load at the time. */
+export const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join("/");
 
 /** Kernels still running, for a benchmark's cleanup on failure or SIGINT. */
 export const running = new Set();
