@@ -24,7 +24,7 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchStore, bootKernel, MAIN } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, MAIN, seedInventory } from "./lib/kernel.mjs";
 
 const ROWS = Number(process.env.BENCH_HISTORY_ROWS ?? 10_000_000);
 const BATCH = Number(process.env.BENCH_HISTORY_BATCH ?? 500_000);
@@ -57,17 +57,7 @@ function boot(databaseUrl) {
 
 async function fill(db) {
   // Inventory through raw SQL: a benchmark fixture, as the tests do.
-  await db.query(`INSERT INTO inventory.node_groups (name) SELECT 'site-' || s FROM generate_series(1, ${SITES}) s`);
-  await db.query(
-    `INSERT INTO inventory.node_groups (name, parent_id)
-     SELECT 'rack-' || g.name || '-' || r, g.id FROM inventory.node_groups g, generate_series(1, ${RACKS}) r WHERE g.parent_id IS NULL`,
-  );
-  await db.query(
-    `INSERT INTO inventory.nodes (name, address, group_id)
-     SELECT 'node-' || lpad(n::text, 5, '0'), ('10.' || (n / 256) || '.' || (n % 256) || '.1')::inet,
-            (SELECT id FROM inventory.node_groups WHERE parent_id IS NOT NULL ORDER BY name OFFSET (n % ${SITES * RACKS}) LIMIT 1)
-       FROM generate_series(1, ${NODES}) n`,
-  );
+  await seedInventory(db, { sites: SITES, racks: RACKS, nodes: NODES });
   await db.query(`CREATE TEMP TABLE bench_nodes AS SELECT row_number() OVER (ORDER BY id) - 1 AS i, id FROM inventory.nodes`);
   await db.query("CREATE UNIQUE INDEX ON bench_nodes (i)");
   // 200 checks, one uuid each; incidents are node + check.

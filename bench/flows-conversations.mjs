@@ -24,7 +24,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchStore, bootKernel, load, MAIN, print } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, load, MAIN, print, seedInventory } from "./lib/kernel.mjs";
 
 const EXPORTERS = Number(process.env.BENCH_EXPORTERS ?? 500);
 const PER_MINUTE = Number(process.env.BENCH_CONVERSATIONS_PER_MINUTE ?? 10);
@@ -57,17 +57,14 @@ const percentile = (xs, p) => {
 
 /** Inventory and minute rollups, directly in PostgreSQL. Returns {rows, fillSecs, endMinuteMs}. */
 async function fill(db) {
-  await db.query(`INSERT INTO inventory.node_groups (name) SELECT 'site-' || s FROM generate_series(1, ${SITES}) s`);
-  await db.query(
-    `INSERT INTO inventory.node_groups (name, parent_id)
-     SELECT 'rack-' || g.name || '-' || r, g.id FROM inventory.node_groups g, generate_series(1, ${RACKS}) r WHERE g.parent_id IS NULL`,
-  );
-  await db.query(
-    `INSERT INTO inventory.nodes (name, address, group_id)
-     SELECT 'exporter-' || lpad(n::text, 4, '0'), ('10.200.' || (n / 256) || '.' || (n % 256))::inet,
-            (SELECT id FROM inventory.node_groups WHERE parent_id IS NOT NULL ORDER BY name OFFSET (n % ${SITES * RACKS}) LIMIT 1)
-       FROM generate_series(1, ${EXPORTERS}) n`,
-  );
+  await seedInventory(db, {
+    sites: SITES,
+    racks: RACKS,
+    nodes: EXPORTERS,
+    prefix: "exporter-",
+    pad: 4,
+    address: "('10.200.' || (n / 256) || '.' || (n % 256))::inet",
+  });
   // e = 0 … EXPORTERS-1 → the node (address 10.200.x.y of n = e + 1) with its folder path.
   await db.query(
     `CREATE TABLE public.bench_exporters AS

@@ -25,7 +25,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchStore, bootKernel, load, MAIN, print } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, load, MAIN, print, seedInventory } from "./lib/kernel.mjs";
 import { descendants, procCpuSecs, rssMb, sleep } from "./lib/flows-peers.mjs";
 
 const NODES = Number(process.env.BENCH_NODES ?? 3000);
@@ -57,17 +57,7 @@ function postgresPids() {
 const pgRssMb = () => postgresPids().reduce((s, p) => s + (rssMb(p) ?? 0), 0);
 
 async function seed(db) {
-  await db.query(`INSERT INTO inventory.node_groups (name) SELECT 'site-' || s FROM generate_series(1, ${SITES}) s`);
-  await db.query(
-    `INSERT INTO inventory.node_groups (name, parent_id)
-     SELECT 'rack-' || g.name || '-' || r, g.id FROM inventory.node_groups g, generate_series(1, ${RACKS}) r WHERE g.parent_id IS NULL`,
-  );
-  await db.query(
-    `INSERT INTO inventory.nodes (name, address, group_id)
-     SELECT 'node-' || lpad(n::text, 5, '0'), ('10.' || (n / 256) || '.' || (n % 256) || '.1')::inet,
-            (SELECT id FROM inventory.node_groups WHERE parent_id IS NOT NULL ORDER BY name OFFSET (n % ${SITES * RACKS}) LIMIT 1)
-       FROM generate_series(1, ${NODES}) n`,
-  );
+  await seedInventory(db, { sites: SITES, racks: RACKS, nodes: NODES });
   // Latest in/out rates of IFS interfaces per node, as the pollers write them.
   await db.query(
     `INSERT INTO polling.latest (node_id, metric, ifindex, row_key, value, at, if_name)

@@ -102,3 +102,24 @@ export function benchStore(prefix) {
   };
   return { dataDir, database, cleanup };
 }
+
+/**
+ * A benchmark inventory, straight in PostgreSQL as the tests' fixtures are: `sites` folders with `racks` folders each,
+ * and `nodes` nodes named `<prefix><n>` spread over the racks, addressed by the SQL expression `address` of `n`.
+ */
+export async function seedInventory(
+  db,
+  { sites, racks, nodes, prefix = "node-", pad = 5, address = "('10.' || (n / 256) || '.' || (n % 256) || '.1')::inet" },
+) {
+  await db.query(`INSERT INTO inventory.node_groups (name) SELECT 'site-' || s FROM generate_series(1, ${sites}) s`);
+  await db.query(
+    `INSERT INTO inventory.node_groups (name, parent_id)
+     SELECT 'rack-' || g.name || '-' || r, g.id FROM inventory.node_groups g, generate_series(1, ${racks}) r WHERE g.parent_id IS NULL`,
+  );
+  await db.query(
+    `INSERT INTO inventory.nodes (name, address, group_id)
+     SELECT '${prefix}' || lpad(n::text, ${pad}, '0'), ${address},
+            (SELECT id FROM inventory.node_groups WHERE parent_id IS NOT NULL ORDER BY name OFFSET (n % ${sites * racks}) LIMIT 1)
+       FROM generate_series(1, ${nodes}) n`,
+  );
+}
