@@ -6,7 +6,7 @@ import type { EventBus } from "../bus/EventBus.js";
 import type { Logger } from "../logging/Logger.js";
 import type { Secrets } from "../secrets/Secrets.js";
 import type { Migration } from "../store/Migrator.js";
-import type { PluginStore } from "../store/Store.js";
+import type { PluginStore, Queryable } from "../store/Store.js";
 
 export const MANIFEST_BRAND = Symbol.for("nms-core.plugin-manifest");
 
@@ -52,11 +52,64 @@ export interface ListenerDeclaration {
   description?: string;
 }
 
-/** A table the plugin contributes to the configuration bundle. */
+/** The spec's note codes of the configuration bundle (informational; ignored on import). */
+export type BundleNoteCode =
+  | "skipped_builtin"
+  | "skipped_missing_reference"
+  | "reference_dropped"
+  | "secret_dropped_imported_disabled"
+  | "webhook_token_reset"
+  | "schedule_next_run_recomputed"
+  | "skipped_invalid_value";
+
+/** A bundle note: how many rows of `table` something happened to, and which field when one is named. */
+export interface BundleNote {
+  table: string;
+  code: BundleNoteCode;
+  count: number;
+  field: string | null;
+}
+
+/** What a table's export runs with. */
+export interface BundleExportContext {
+  /** Adds `count` (default 1) to the note (code, field) of this table. */
+  note(code: BundleNoteCode, count?: number, field?: string | null): void;
+}
+
+/** What a table's import runs with: one transaction shared by every table of the import. */
+export interface BundleImportContext {
+  /** The import's transaction (every table's rows go through it; a dry run rolls it back at the end). */
+  readonly client: Queryable;
+  /** merge: upsert by id, keep rows the bundle does not name; replace: also delete the table's rows the bundle does not name. */
+  readonly mode: "merge" | "replace";
+  readonly dryRun: boolean;
+  /** Adds `count` (default 1) to the note (code, field) of this table. */
+  note(code: BundleNoteCode, count?: number, field?: string | null): void;
+}
+
+/** What a table's import did. */
+export interface BundleImportResult {
+  created: number;
+  updated: number;
+  /** rows the bundle carried that were not imported (each also counted in a note saying why) */
+  skipped: number;
+  /** rows of the deployment removed (replace mode) */
+  deleted: number;
+}
+
+/** A table the plugin contributes to the configuration bundle (spec: Configuration bundle). */
 export interface BundleTable {
+  /** The bundle's array name (`nodes`, `report_definitions` …). */
   name: string;
-  export: (ctx: PluginContext) => Promise<unknown[]>;
-  import?: (ctx: PluginContext, rows: unknown[]) => Promise<void>;
+  /** Rows with exactly the record fields of the spec; no secrets. An async iterable lets big tables stream. */
+  export: (ctx: PluginContext, exp?: BundleExportContext) => Promise<unknown[]> | AsyncIterable<unknown>;
+  /**
+   * Reads rows (of this or an older bundle version: missing newer fields take the spec's defaults) into the
+   * deployment through `imp.client`. A row whose reference is missing is skipped or has the reference dropped, with a note.
+   */
+  import?: (ctx: PluginContext, rows: unknown[], imp: BundleImportContext) => Promise<BundleImportResult>;
+  /** Bundle tables (any plugin's) whose rows this table references: imported before it, deleted after it. */
+  after?: string[];
 }
 
 export interface ExtensionPointDeclaration {
