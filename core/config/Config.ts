@@ -23,6 +23,12 @@ export interface KernelConfig {
   jobs: { drainMs: number; processEvery: string; lockLifetimeMs: number };
   realtime: { adapter: "auto" | "memory" | "postgres" };
   http: { bodyLimit: string };
+  /** Limits shared by every plugin: the JSON-document cap (report specs, analysis params ...). */
+  limits: { jsonDocumentMaxBytes: number };
+  /** Configuration bundle: the most rows one table may carry. */
+  bundle: { maxRows: number };
+  /** Who may scrape GET /metrics. */
+  metrics: { access: "loopback" | "token" | "open" | "off"; token: string | null };
   pluginConfig: Record<string, unknown>;
 }
 
@@ -58,6 +64,10 @@ const ENV_KEYS: Record<string, string> = {
   NMS_JOBS_LOCK_LIFETIME_MS: "jobs.lockLifetimeMs",
   NMS_REALTIME_ADAPTER: "realtime.adapter",
   NMS_HTTP_BODY_LIMIT: "http.bodyLimit",
+  NMS_JSON_DOCUMENT_MAX_BYTES: "limits.jsonDocumentMaxBytes",
+  NMS_BUNDLE_MAX_ROWS: "bundle.maxRows",
+  NMS_METRICS_ACCESS: "metrics.access",
+  NMS_METRICS_TOKEN: "metrics.token",
 };
 
 type Json = Record<string, unknown>;
