@@ -137,3 +137,7 @@ export interface PassiveReceiver {
   name: string;
   start(env: PassiveEnvironment): Promise<RunningPassive>;
 }
+
+/** Read-only views for the reports plugin (migration 0900): sample history (node_id, metric, ifindex, row_key, at, value) and interfaces. */
+export const REPORT_SAMPLES_VIEW = "polling.report_samples";
+export const REPORT_INTERFACES_VIEW = "polling.report_interfaces";
