@@ -42,3 +42,7 @@ declare module "../../core/bus/EventBus.js" {
     "alerts.node.state": { node_id: string; state: NodeState; folder_path: string[] };
   }
 }
+
+/** Read-only views for the reports plugin (migration 0900): committed transitions (history) and incident acks. */
+export const REPORT_HISTORY_VIEW = "alerts.report_history";
+export const REPORT_ACKS_VIEW = "alerts.report_acks";
