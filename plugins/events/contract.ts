@@ -13,3 +13,6 @@ declare module "../../core/bus/EventBus.js" {
     "events.received": { events: readonly Inbound[] };
   }
 }
+
+/** Read-only view for the reports plugin (migration 0900): events with kind, source (id, name), node, folder path and rule outcome (action). */
+export const REPORT_EVENTS_VIEW = "events.report_events";
