@@ -23,3 +23,9 @@ declare module "../../core/bus/EventBus.js" {
     "flows.received": { datagrams: readonly ReceivedDatagram[] };
   }
 }
+
+/** Read-only views for the reports plugin (migration 0900): minute and hour rollups, AS prefixes and AS names. */
+export const REPORT_FLOWS_1M_VIEW = "flows.report_flows_1m";
+export const REPORT_FLOWS_1H_VIEW = "flows.report_flows_1h";
+export const REPORT_ASN_PREFIXES_VIEW = "flows.report_asn_prefixes";
+export const REPORT_ASN_NAMES_VIEW = "flows.report_asn_names";
