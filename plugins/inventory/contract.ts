@@ -22,6 +22,9 @@ export const NODE_DIRECTORY_VIEW = "inventory.node_directory";
 /** Read-only view of profiles: id, name, parent_id, ancestors (itself first, then up to the root). */
 export const PROFILE_DIRECTORY_VIEW = "inventory.profile_directory";
 
+/** Read-only view of folders (migration 0910): id, name, parent_id, folder_path (root down to itself), folder_names, ip_ranges (cidr[]). */
+export const FOLDER_RANGES_VIEW = "inventory.folder_ranges";
+
 /** Columns of inventory.node_directory. */
 export interface NodeDirectoryRow {
   id: string;
