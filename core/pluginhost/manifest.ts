@@ -110,6 +110,15 @@ export interface BundleTable {
   import?: (ctx: PluginContext, rows: unknown[], imp: BundleImportContext) => Promise<BundleImportResult>;
   /** Bundle tables (any plugin's) whose rows this table references: imported before it, deleted after it. */
   after?: string[];
+  /** How many rows `export` would give (checked against bundle.maxRows before anything is written); without it a big table is counted while it streams. */
+  count?: (ctx: PluginContext) => Promise<number>;
+  /**
+   * Replace mode: deletes the deployment's rows the bundle did not name (`rows`, as given to `import`), through
+   * `imp.client`; called after every table was imported, dependents first. Without it, `import` deletes them itself.
+   */
+  prune?: (ctx: PluginContext, rows: unknown[], imp: BundleImportContext) => Promise<number>;
+  /** After a committed (not dry-run) import that touched this table, on the serving kernel: reload caches. */
+  changed?: (ctx: PluginContext) => Promise<void> | void;
 }
 
 export interface ExtensionPointDeclaration {
