@@ -41,7 +41,7 @@ export {
   WithoutStore,
   ProtocolInput,
 } from "./auth/decorators.js";
-export { callerScope, requireCaller } from "./auth/scope.js";
+export { callerScope, requireCaller, runAsSystem } from "./auth/scope.js";
 export { currentCaller } from "./http/requestContext.js";
 export { scopeCovers, hasPermission, ROLES, PERMISSIONS, ROLE_PERMISSIONS } from "./auth/Caller.js";
 export type { Caller, Role, Scope, PermissionName } from "./auth/Caller.js";
