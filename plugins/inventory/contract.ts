@@ -15,6 +15,9 @@ export { CredentialService } from "./services/CredentialService.js";
 export { NodeAddressBook, canonicalIp, type AttributedNode } from "./services/NodeAddressBook.js";
 /** `sweepSize`: most nodes one discovery import carries (a discovery sweep covers no more). */
 export { InventoryLimits } from "./services/InventoryLimits.js";
+/** `import(body)`: the discovery import (POST /discovery/import) for integrations that bring nodes in; reads the caller's scope (use runAsSystem in a job). */
+export { DiscoveryService } from "./services/DiscoveryService.js";
+export type { DiscoveryImportBody, DiscoveryImportResult } from "./models/DiscoveryModels.js";
 
 /** Read-only view for other plugins: join it, never inventory's tables. */
 export const NODE_DIRECTORY_VIEW = "inventory.node_directory";
