@@ -83,3 +83,6 @@ export interface ChannelKind {
   /** Sends one notification; throws DeliveryError on failure. `signal` aborts it (timeout, shutdown). */
   send(n: OutboundNotification, channel: ChannelForSend, signal: AbortSignal): Promise<SendOutcome>;
 }
+
+/** `send(channelId, {subject, text, attachments})`: a report through an email channel (the reports plugin's delivery). */
+export { ReportDelivery, type ReportMessage } from "./services/ReportDelivery.js";

@@ -11,6 +11,7 @@ import { DeliveryLogService } from "./services/DeliveryLogService.js";
 import { DeliveryWorker } from "./services/DeliveryWorker.js";
 import { KindRegistry, validateKind } from "./services/KindRegistry.js";
 import { Renderer } from "./services/Renderer.js";
+import { ReportDelivery } from "./services/ReportDelivery.js";
 import { RoutingRuleService } from "./services/RoutingRuleService.js";
 
 export * from "./contract.js";
@@ -33,7 +34,9 @@ export const notificationsPlugin = definePlugin({
     DeliveryRepository,
     DeliveryLogService,
     Renderer,
+    ReportDelivery,
   ],
+  exports: [ReportDelivery],
   extensionPoints: [{ name: "kinds", validate: validateKind, description: "channel kinds (ChannelKind in the contract)" }],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "deliveries", permission: "ManageSystem", scoped: false, description: "delivery state changes (event notifications.delivery)" }],

@@ -148,6 +148,29 @@ export function smtpFailure(err: unknown, signal: AbortSignal, secrets: string[]
   return new DeliveryError(`SMTP send failed${code ? ` (${code})` : ""}`, "smtp", { retryable: true });
 }
 
+/** The SMTP transport of an email channel's config (one connection per send: close it after). Also used by ReportDelivery. */
+export function emailTransport(c: EmailConfig) {
+  const security = c.security ?? "starttls";
+  const timeout = c.timeout_ms ?? 10000;
+  return nodemailer.createTransport({
+    host: c.host,
+    port: c.port ?? 587,
+    secure: security === "tls",
+    requireTLS: security === "starttls",
+    ignoreTLS: security === "none",
+    ...(typeof c.username === "string" ? { auth: { user: c.username, pass: c.password ?? "" } } : {}),
+    tls: { ...(typeof c.ca_cert === "string" ? { ca: c.ca_cert } : {}), rejectUnauthorized: c.reject_unauthorized !== false },
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout,
+    dnsTimeout: timeout,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    logger: false,
+    debug: false,
+  });
+}
+
 export const emailKind: ChannelKind = {
   kind: "email",
   description: "Send a plain-text mail over SMTP (STARTTLS, implicit TLS or none; optional AUTH) to up to 50 addresses",
@@ -180,27 +203,9 @@ export const emailKind: ChannelKind = {
   builtinTemplates: namedTextTemplates(),
   async send(n, channel, signal) {
     const c = channel.config as unknown as EmailConfig;
-    const security = c.security ?? "starttls";
-    const timeout = c.timeout_ms ?? 10000;
     const secrets = [c.password, c.username, c.host].filter((s): s is string => typeof s === "string" && s.length > 0);
     if (signal.aborted) throw smtpFailure(signal.reason, signal, secrets);
-    const transport = nodemailer.createTransport({
-      host: c.host,
-      port: c.port ?? 587,
-      secure: security === "tls",
-      requireTLS: security === "starttls",
-      ignoreTLS: security === "none",
-      ...(typeof c.username === "string" ? { auth: { user: c.username, pass: c.password ?? "" } } : {}),
-      tls: { ...(typeof c.ca_cert === "string" ? { ca: c.ca_cert } : {}), rejectUnauthorized: c.reject_unauthorized !== false },
-      connectionTimeout: timeout,
-      greetingTimeout: timeout,
-      socketTimeout: timeout,
-      dnsTimeout: timeout,
-      disableFileAccess: true,
-      disableUrlAccess: true,
-      logger: false,
-      debug: false,
-    });
+    const transport = emailTransport(c);
     const domain = c.from.slice(c.from.lastIndexOf("@") + 1);
     try {
       await transport.sendMail({
