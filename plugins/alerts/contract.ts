@@ -1,7 +1,7 @@
 /** The alerts plugin's contract: bus events for notifications, node states, and incidents raised by other plugins' rules. */
 
-/** `fire(alert)`, `clear(nodeId, checkId)`, `open()`: event-driven incidents with history, acks and notifications like any other. */
-export { EventAlertService, EVENT_METRIC, type ExternalAlert } from "./services/EventAlertService.js";
+/** `fire(alert)`, `clear(nodeId, checkId)`, `open()`, `fireSubject(alert)`, `clearSubject(kind, name, checkId)`: event-driven incidents with history, acks and notifications like any other. */
+export { EventAlertService, EVENT_METRIC, type ExternalAlert, type SubjectAlert } from "./services/EventAlertService.js";
 
 export type Severity = "info" | "warning" | "critical";
 export type NodeState = "ok" | "warning" | "critical" | "unknown" | "unreachable" | "maintenance";

@@ -38,6 +38,21 @@ export interface ExternalAlert {
   threshold_value?: number | null;
 }
 
+/** An incident on a subject that is not a node (a netcloud organization), raised by the plugin that owns it through EventAlertService. */
+export interface SubjectAlert {
+  subject_kind: "netcloud_org";
+  /** The subject's readable name (acks name it as "<kind>:<name>"). */
+  subject_name: string;
+  check_id: string;
+  severity: OpenIncident["severity"];
+  /** Default: the severity ("unreachable" for a subject that cannot be reached). */
+  state?: OpenIncident["state"];
+  title: string;
+  at_ms: number;
+}
+
+export const subjectIncidentKey = (kind: string, name: string, checkId: string) => `${kind}:${name}:${checkId}`;
+
 /** Counters for benchmarks and health. */
 export interface EngineStats {
   samples_received: number;
@@ -209,6 +224,53 @@ export class AlertEngine {
     let cleared = false;
     return this.inOrder(async () => {
       const open = this.open.get(nodeIncidentKey(nodeId.toLowerCase(), checkId, null, null));
+      if (!open) return;
+      cleared = true;
+      this.queueClear(open, null, null);
+    }).then(() => cleared);
+  }
+
+  /** Opens (or moves the severity of) a subject incident: no node, no metric, no folder (only unrestricted scopes see it). */
+  raiseSubject(a: SubjectAlert): Promise<boolean> {
+    let raised = false;
+    return this.inOrder(async () => {
+      if (!this.running) return;
+      raised = true;
+      const key = subjectIncidentKey(a.subject_kind, a.subject_name, a.check_id);
+      const open = this.open.get(key);
+      if (open?.severity === a.severity) return;
+      if (open) this.queueClear(open, null, null);
+      this.queueOpen(
+        {
+          incident_key: key,
+          subject_kind: a.subject_kind,
+          node_id: null,
+          subject_name: a.subject_name,
+          check_id: a.check_id,
+          metric: null,
+          ifindex: null,
+          if_name: null,
+          row_key: null,
+          row_name: null,
+          severity: a.severity,
+          state: a.state ?? (a.severity === "info" ? "ok" : a.severity),
+          direction: null,
+          observed_value: null,
+          threshold_value: null,
+          title: a.title,
+          fired_at_ms: a.at_ms,
+          folder_path: [],
+        },
+        null,
+      );
+    }).then(() => raised);
+  }
+
+  /** Clears a subject incident; false when none is open. */
+  clearSubject(kind: SubjectAlert["subject_kind"], name: string, checkId: string): Promise<boolean> {
+    let cleared = false;
+    return this.inOrder(async () => {
+      const open = this.open.get(subjectIncidentKey(kind, name, checkId));
       if (!open) return;
       cleared = true;
       this.queueClear(open, null, null);

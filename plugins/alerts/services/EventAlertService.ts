@@ -1,9 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
 import { EVENT_METRIC } from "../lib/checks.js";
-import { AlertEngine, type ExternalAlert } from "./AlertEngine.js";
+import { AlertEngine, type ExternalAlert, type SubjectAlert } from "./AlertEngine.js";
 
 export { EVENT_METRIC };
-export type { ExternalAlert };
+export type { ExternalAlert, SubjectAlert };
 
 /**
  * Incidents raised by another plugin's rules (the events plugin's event rules), committed by the alert
@@ -24,6 +24,16 @@ export class EventAlertService {
   /** Clears node + check. False when no such incident is open. */
   clear(nodeId: string, checkId: string): Promise<boolean> {
     return this.engine.clearExternal(nodeId, checkId);
+  }
+
+  /** Fires (or moves the severity of) an incident on a subject that is not a node (a netcloud organization). False when the engine is not running. */
+  fireSubject(a: SubjectAlert): Promise<boolean> {
+    return this.engine.raiseSubject(a);
+  }
+
+  /** Clears a subject incident. False when none is open. */
+  clearSubject(kind: SubjectAlert["subject_kind"], name: string, checkId: string): Promise<boolean> {
+    return this.engine.clearSubject(kind, name, checkId);
   }
 
   /** The open incidents of external checks, for the caller to restore its own state at start. */
