@@ -13,6 +13,8 @@ export { ClassifierService } from "./services/ClassifierService.js";
 export { CredentialService } from "./services/CredentialService.js";
 /** `byIp(address)`, `node(id)`, `reload()`: address → node (id, name, folder path) for attributing what devices send; canonicalIp() keys. */
 export { NodeAddressBook, canonicalIp, type AttributedNode } from "./services/NodeAddressBook.js";
+/** `setIpRanges(id, ranges)`: set a folder's own IP ranges (the ipam sync, for folders mapped to an IPAM site). */
+export { FolderService } from "./services/FolderService.js";
 /** `sweepSize`: most nodes one discovery import carries (a discovery sweep covers no more). */
 export { InventoryLimits } from "./services/InventoryLimits.js";
 /** `import(body)`: the discovery import (POST /discovery/import) for integrations that bring nodes in; reads the caller's scope (use runAsSystem in a job). */

@@ -82,7 +82,7 @@ export const inventoryPlugin = definePlugin({
     NodeAddressBook,
   ],
   // The contract for dependants (contract.ts says what each is for).
-  exports: [NodeService, ClassifierService, CredentialService, InventoryLimits, NodeAddressBook, DiscoveryService],
+  exports: [NodeService, ClassifierService, CredentialService, InventoryLimits, NodeAddressBook, FolderService, DiscoveryService],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "changes", permission: "read", scoped: true, description: "node and folder created/updated/deleted" }],
   bundle: { tables: inventoryBundleTables },

@@ -158,6 +158,27 @@ export class FolderService {
     await this.ctx.bus.emit("inventory.folder.updated", event);
   }
 
+  /**
+   * Sets a folder's own ip_ranges (normalised as a folder write does; 400 validation_failed for an entry that is not a
+   * CIDR), within the caller's scope (404 otherwise), and emits inventory.folder.updated. For dependants: the ipam sync
+   * makes a mapped folder's ranges follow its IPAM site (run under runAsSystem). Unchanged ranges write nothing.
+   */
+  async setIpRanges(id: string, ranges: readonly string[]): Promise<void> {
+    const value = normaliseRanges(ranges);
+    const scope = callerScope();
+    const event = await this.ctx.store.tx(async (db) => {
+      await this.scope.assertFolderVisible(id, db, scope);
+      const { rowCount } = await db.query(
+        "UPDATE inventory.node_groups SET ip_ranges = $2::cidr[], updated_at = now() WHERE id = $1 AND ip_ranges IS DISTINCT FROM $2::cidr[]",
+        [id, value],
+      );
+      if (!rowCount) return null;
+      const row = await this.repo.get(id, db);
+      return row ? this.event(id, row, db) : null;
+    });
+    if (event) await this.ctx.bus.emit("inventory.folder.updated", event);
+  }
+
   /** Deletes an empty folder; one holding sub-folders or nodes is refused (409 folder_not_empty). Its pins go with it. */
   async remove(id: string): Promise<void> {
     const scope = callerScope();
