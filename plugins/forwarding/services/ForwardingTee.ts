@@ -8,10 +8,11 @@ import { Inject, Injectable } from "@tsed/di";
 import type { Inbound } from "../../events/contract.js";
 import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
+import { V9Exporter } from "../lib/flowExport.js";
 import { carriesTemplates } from "../lib/flowSets.js";
 import { syslogPayload } from "../lib/render.js";
 import type { DestinationCounters, FilterSubject, RuntimeDestination } from "../lib/types.js";
-import { StreamSender, UdpSender, type Sender } from "../senders/senders.js";
+import { StreamSender, UdpSender, failed, type Sender } from "../senders/senders.js";
 import { TrapReencoder } from "../senders/trapSender.js";
 
 /** Where the tee reads its destinations (the destination service). */
@@ -53,7 +54,10 @@ export class TokenBucket {
 /** How one destination takes a record: framed, rendered or re-encoded for its kind (flow destinations take datagrams). */
 interface Delivery {
   deliver(r: Inbound): void;
+  /** A verbatim flow relay: whole datagrams. */
   deliverDatagram?(d: ReceivedDatagram): void;
+  /** A flow re-export: the records that passed the filter and the rate limit. */
+  deliverRecords?(records: readonly FlowRecord[]): void;
   close(): Promise<void>;
 }
 
@@ -65,12 +69,11 @@ interface Running {
 }
 
 /** What the tee cannot send yet, for the routes' 501 description. */
-export const NOT_BUILT = "warehouse destinations, and flow_udp with verbatim false (re-export)";
+export const NOT_BUILT = "warehouse destinations";
 
 /** Why the tee cannot send to a destination of this shape (the create and update routes answer 501), or null. */
 export function notBuiltReason(d: { dest_kind: string; verbatim?: boolean | null }): string | null {
   if (d.dest_kind === "warehouse") return "Warehouse destinations are not built yet (the streaming-insert sender).";
-  if (d.dest_kind === "flow_udp" && d.verbatim === false) return "Re-exporting flows (flow_udp with verbatim false) is not built yet; relay them verbatim.";
   return null;
 }
 
@@ -123,7 +126,7 @@ export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord): FilterSubje
 }
 
 /**
- * Not built: re-exported flows (flow_udp not verbatim) and the warehouse stream (the API refuses both, 501), and
+ * Not built: the warehouse stream (the API refuses it, 501), and
  * pool-restricted destinations (forwarded by that pool's pollers, which do not tee yet).
  */
 function notBuilt(counters: DestinationCounters): null {
@@ -243,9 +246,16 @@ export class ForwardingTee {
         return { deliver: (r) => trap.send(r), close: () => trap.close() };
       }
       case "flow_udp": {
-        if (!dest.verbatim) return notBuilt(counters);
         const udp = new UdpSender(target, counters);
-        return { deliver: () => undefined, deliverDatagram: (d) => udp.send(d.bytes), close: () => udp.close() };
+        if (dest.verbatim) return { deliver: () => undefined, deliverDatagram: (d) => udp.send(d.bytes), close: () => udp.close() };
+        const v9 = new V9Exporter();
+        const deliverRecords = (records: readonly FlowRecord[]) => {
+          const { datagrams, skipped } = v9.encode(records);
+          // A record with no addresses of one family cannot go out in either template: counted, never silent.
+          for (let i = 0; i < skipped; i++) failed(counters, { code: "unencodable" });
+          for (const d of datagrams) udp.send(d);
+        };
+        return { deliver: () => undefined, deliverRecords, close: () => udp.close() };
       }
       default:
         return notBuilt(counters);
@@ -260,7 +270,12 @@ export class ForwardingTee {
     if (this.running.size === 0) return;
     for (const run of this.running.values()) {
       const d = run.dest;
-      if (d.source_kind !== "flow" || !run.sender?.deliverDatagram) continue;
+      if (d.source_kind !== "flow" || !run.sender) continue;
+      if (run.sender.deliverRecords) {
+        this.reexport(run, run.sender.deliverRecords, datagrams);
+        continue;
+      }
+      if (!run.sender.deliverDatagram) continue;
       for (const dg of datagrams) {
         if (!datagramPasses(dg, d.filter)) {
           run.counters.dropped_filter++;
@@ -273,6 +288,19 @@ export class ForwardingTee {
         run.sender.deliverDatagram(dg);
       }
     }
+  }
+
+  /** Re-export: each record through the filter and the rate limit (which counts records), the passing ones encoded together. */
+  private reexport(run: Running, deliver: (records: readonly FlowRecord[]) => void, datagrams: readonly ReceivedDatagram[]): void {
+    const passing: FlowRecord[] = [];
+    for (const dg of datagrams) {
+      for (const rec of dg.records) {
+        if (!run.dest.filter(flowSubjectOf(dg, rec))) run.counters.dropped_filter++;
+        else if (run.bucket && !run.bucket.take()) run.counters.dropped_rate_limit++;
+        else passing.push(rec);
+      }
+    }
+    if (passing.length > 0) deliver(passing);
   }
 
   /** One batch of received records through every destination of their stream. */
