@@ -13,6 +13,7 @@ import { EnvelopeErrorFilter } from "./ErrorFilter.js";
 import { inputGuard } from "./inputGuard.js";
 import { OpenApiController, OPENAPI_INFO, setOpenApiControllers } from "./OpenApiController.js";
 import { routeTable } from "./routeTable.js";
+import { staticAssetsMiddleware, type StaticAssetsDeclaration } from "./staticAssets.js";
 
 @Configuration({})
 class NmsHttpModule {}
@@ -23,6 +24,8 @@ export interface HttpAppOptions {
   controllers: { owner: string; token: Type<unknown> }[];
   providers: { token: unknown; use: unknown }[];
   bodyLimit: string;
+  /** Plugins' static files (manifest `staticAssets`), served outside /api/v1 before the API's routes. */
+  staticAssets?: (StaticAssetsDeclaration & { owner: string })[];
   log: Logger;
 }
 
@@ -87,6 +90,7 @@ export class HttpApp {
           });
           next();
         },
+        ...(this.options.staticAssets?.length ? [staticAssetsMiddleware(this.options.staticAssets)] : []),
         express.json({ limit: bodyLimit, strict: true, type: ["application/json", "application/*+json"] }),
         inputGuard(routes.filter((r) => r.protocolInput)),
       ],

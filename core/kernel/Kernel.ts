@@ -386,6 +386,7 @@ async function buildHttp(
       ...plugins.map((p) => ({ token: pluginContextToken(p.manifest.id), use: contexts.get(p.manifest.id) })),
     ],
     bodyLimit: config.http.bodyLimit,
+    staticAssets: plugins.flatMap((p) => (p.manifest.staticAssets ?? []).map((s) => ({ owner: p.manifest.id, ...s }))),
     log,
   });
   stops.push("http application", () => http.close());

@@ -4,6 +4,7 @@ import type { PermissionName } from "../auth/Caller.js";
 import type { KernelConfig } from "../config/Config.js";
 import type { EventBus } from "../bus/EventBus.js";
 import type { Logger } from "../logging/Logger.js";
+import type { StaticAssetsDeclaration } from "../http/staticAssets.js";
 import type { Secrets } from "../secrets/Secrets.js";
 import type { Migration } from "../store/Migrator.js";
 import type { PluginStore, Queryable } from "../store/Store.js";
@@ -170,6 +171,8 @@ export interface PluginManifest<C = unknown> {
   contributes?: Record<string, unknown[]>;
   /** Commands it adds to the `nms` CLI (`npm run nms -- <name> ...`). */
   commands?: Record<string, CommandDeclaration>;
+  /** Static files it serves outside /api/v1 (a web app at "/"): `{mount, dir, fallback?, htmlHeaders?}`. */
+  staticAssets?: StaticAssetsDeclaration[];
   /** JSON schema of its section of `pluginConfig`; defaults in the schema are applied, and the context's `config` is typed from it. */
   config?: ConfigSchema;
   // Method syntax on purpose: a manifest typed with its own config stays assignable to PluginManifest<unknown>.
@@ -195,6 +198,7 @@ export const MANIFEST_KEYS: ReadonlySet<string> = new Set([
   "extensionPoints",
   "contributes",
   "commands",
+  "staticAssets",
   "config",
   "start",
   "stop",
