@@ -14,6 +14,27 @@ export const forwardingConfigSchema = {
     reconnectMaxMs: { type: "integer", minimum: 100, maximum: 600000, default: 30000 },
     /** How often a replica re-reads the destinations (a change made on another replica reaches it within this). */
     reloadMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
+    /** Warehouse destinations (streaming inserts): where rows go and how they are batched. */
+    warehouse: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        /** Project of the tables when the destination has no key (ambient identity); a key's project_id wins. */
+        projectId: { type: ["string", "null"], default: null },
+        dataset: { type: "string", minLength: 1, maxLength: 1024, default: "nms" },
+        syslogTable: { type: "string", minLength: 1, maxLength: 1024, default: "syslog_events" },
+        trapTable: { type: "string", minLength: 1, maxLength: 1024, default: "trap_events" },
+        flowTable: { type: "string", minLength: 1, maxLength: 1024, default: "flow_records" },
+        /** Rows per insert request, and the longest a row waits for its batch. */
+        batchRows: { type: "integer", minimum: 1, maximum: 10000, default: 500 },
+        flushMs: { type: "integer", minimum: 10, maximum: 60000, default: 1000 },
+        /** The ambient identity's token endpoint (the instance metadata server). */
+        metadataTokenUrl: { type: "string", default: "http://169.254.169.254/computeMetadata/v1/instance/service-accounts/default/token" },
+        /** OAuth scope a service-account key asks for. */
+        scope: { type: "string", default: "https://www.googleapis.com/auth/bigquery.insertdata" },
+      },
+    },
   },
 } as const;
 

@@ -2,10 +2,10 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, notImplemented, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
 import { DestinationBody, DestinationStatusView, DestinationView } from "../models/DestinationModels.js";
 import { DestinationService } from "../services/DestinationService.js";
-import { ForwardingTee, NOT_BUILT, notBuiltReason } from "../services/ForwardingTee.js";
+import { ForwardingTee } from "../services/ForwardingTee.js";
 
 const BODY_CODES =
   "validation_failed, invalid_target, kind_mismatch, invalid_pool, invalid_rate_limit, invalid_filter, invalid_ca_cert, community_not_allowed, invalid_service_account";
@@ -26,9 +26,7 @@ export class DestinationController {
   @Returns(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(`${BODY_CODES}, too_many_destinations`))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  @(Returns(501, ErrorEnvelope).Description(`not_implemented: ${NOT_BUILT}`))
   async create(@Body() body: DestinationBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    this.refuseNotBuilt(body);
     const id = await this.destinations.create(body);
     ctx.response.status(201);
     return { id };
@@ -67,18 +65,8 @@ export class DestinationController {
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  @(Returns(501, ErrorEnvelope).Description(`not_implemented: ${NOT_BUILT}`))
   replace(@PathParams("id") @Format("uuid") id: string, @Body() body: DestinationBody): Promise<DestinationView> {
-    this.refuseNotBuilt(body);
     return this.destinations.replace(id, body);
-  }
-
-  /** A valid body the tee cannot send yet answers 501 (an invalid one still answers its 400 first). */
-  private refuseNotBuilt(body: DestinationBody): void {
-    const reason = notBuiltReason(body);
-    if (!reason) return;
-    this.destinations.check(body);
-    throw notImplemented(reason);
   }
 
   @Delete("/:id")

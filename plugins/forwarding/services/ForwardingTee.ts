@@ -9,11 +9,13 @@ import type { Inbound } from "../../events/contract.js";
 import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import { V9Exporter } from "../lib/flowExport.js";
+import { eventRow, flowRow } from "../lib/warehouseRows.js";
 import { carriesTemplates } from "../lib/flowSets.js";
 import { syslogPayload } from "../lib/render.js";
 import type { DestinationCounters, FilterSubject, RuntimeDestination } from "../lib/types.js";
 import { StreamSender, UdpSender, failed, type Sender } from "../senders/senders.js";
 import { TrapReencoder } from "../senders/trapSender.js";
+import { WarehouseSender } from "../senders/warehouseSender.js";
 
 /** Where the tee reads its destinations (the destination service). */
 export interface DestinationSource {
@@ -51,13 +53,19 @@ export class TokenBucket {
   }
 }
 
+/** A flow record that passed a destination's filter and rate limit, with the datagram it came in. */
+interface PassedRecord {
+  datagram: ReceivedDatagram;
+  record: FlowRecord;
+}
+
 /** How one destination takes a record: framed, rendered or re-encoded for its kind (flow destinations take datagrams). */
 interface Delivery {
   deliver(r: Inbound): void;
   /** A verbatim flow relay: whole datagrams. */
   deliverDatagram?(d: ReceivedDatagram): void;
-  /** A flow re-export: the records that passed the filter and the rate limit. */
-  deliverRecords?(records: readonly FlowRecord[]): void;
+  /** A flow re-export or a warehouse stream: each record that passed the filter and the rate limit. */
+  deliverRecords?(records: readonly PassedRecord[]): void;
   close(): Promise<void>;
 }
 
@@ -66,15 +74,6 @@ interface Running {
   sender: Delivery | null;
   bucket: TokenBucket | null;
   counters: DestinationCounters;
-}
-
-/** What the tee cannot send yet, for the routes' 501 description. */
-export const NOT_BUILT = "warehouse destinations";
-
-/** Why the tee cannot send to a destination of this shape (the create and update routes answer 501), or null. */
-export function notBuiltReason(d: { dest_kind: string; verbatim?: boolean | null }): string | null {
-  if (d.dest_kind === "warehouse") return "Warehouse destinations are not built yet (the streaming-insert sender).";
-  return null;
 }
 
 /** The filter's view of a received syslog message or trap (flows fields are null). */
@@ -126,8 +125,7 @@ export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord): FilterSubje
 }
 
 /**
- * Not built: the warehouse stream (the API refuses it, 501), and
- * pool-restricted destinations (forwarded by that pool's pollers, which do not tee yet).
+ * Not built: pool-restricted destinations (forwarded by that pool's pollers, which do not tee yet).
  */
 function notBuilt(counters: DestinationCounters): null {
   counters.connection = "not_built";
@@ -249,13 +247,41 @@ export class ForwardingTee {
         const udp = new UdpSender(target, counters);
         if (dest.verbatim) return { deliver: () => undefined, deliverDatagram: (d) => udp.send(d.bytes), close: () => udp.close() };
         const v9 = new V9Exporter();
-        const deliverRecords = (records: readonly FlowRecord[]) => {
-          const { datagrams, skipped } = v9.encode(records);
+        const deliverRecords = (passed: readonly PassedRecord[]) => {
+          const { datagrams, skipped } = v9.encode(passed.map((p) => p.record));
           // A record with no addresses of one family cannot go out in either template: counted, never silent.
           for (let i = 0; i < skipped; i++) failed(counters, { code: "unencodable" });
           for (const d of datagrams) udp.send(d);
         };
         return { deliver: () => undefined, deliverRecords, close: () => udp.close() };
+      }
+      case "warehouse": {
+        const w = c.warehouse;
+        const table = dest.source_kind === "flow" ? w.flowTable : dest.source_kind === "trap" ? w.trapTable : w.syslogTable;
+        const sender = new WarehouseSender(
+          {
+            host: dest.host,
+            port: dest.port,
+            caCert: dest.ca_cert,
+            serviceAccountJson: dest.service_account_json,
+            projectId: w.projectId,
+            dataset: w.dataset,
+            table,
+            batchRows: w.batchRows,
+            flushMs: w.flushMs,
+            queueSize: c.queueSize,
+            retryMinMs: c.reconnectMinMs,
+            retryMaxMs: c.reconnectMaxMs,
+            metadataTokenUrl: w.metadataTokenUrl,
+            scope: w.scope,
+          },
+          counters,
+        );
+        return {
+          deliver: (r) => sender.send(eventRow(r)),
+          deliverRecords: (records) => records.forEach((rec) => sender.send(flowRow(rec.datagram, rec.record))),
+          close: () => sender.close(),
+        };
       }
       default:
         return notBuilt(counters);
@@ -291,13 +317,13 @@ export class ForwardingTee {
   }
 
   /** Re-export: each record through the filter and the rate limit (which counts records), the passing ones encoded together. */
-  private reexport(run: Running, deliver: (records: readonly FlowRecord[]) => void, datagrams: readonly ReceivedDatagram[]): void {
-    const passing: FlowRecord[] = [];
+  private reexport(run: Running, deliver: (records: readonly PassedRecord[]) => void, datagrams: readonly ReceivedDatagram[]): void {
+    const passing: PassedRecord[] = [];
     for (const dg of datagrams) {
       for (const rec of dg.records) {
         if (!run.dest.filter(flowSubjectOf(dg, rec))) run.counters.dropped_filter++;
         else if (run.bucket && !run.bucket.take()) run.counters.dropped_rate_limit++;
-        else passing.push(rec);
+        else passing.push({ datagram: dg, record: rec });
       }
     }
     if (passing.length > 0) deliver(passing);

@@ -12,7 +12,6 @@ import { flowsPlugin } from "../../flows/index.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { forwardingPlugin } from "../index.js";
-import type { DestinationBody } from "../models/DestinationModels.js";
 import type { FilterSubject } from "../lib/types.js";
 import { DestinationService, type DestinationChange } from "../services/DestinationService.js";
 import { ForwardingTee } from "../services/ForwardingTee.js";
@@ -200,10 +199,9 @@ describe("create, get, list", () => {
 
     const trapId = await create(trapDest("Trap relay"));
     expect((await get(`/${trapId}`)).body).toMatchObject({ has_community: true, has_service_account: false, ambient_identity: false });
-    // Warehouse destinations answer 501 over HTTP (not sendable yet); their sealed key is the service's, checked directly.
-    const whId = await service().create(warehouse("Warehouse keyed") as DestinationBody);
+    const whId = await create(warehouse("Warehouse keyed"));
     expect((await get(`/${whId}`)).body).toMatchObject({ has_community: false, has_service_account: true, ambient_identity: false });
-    const ambientId = await service().create(warehouse("Warehouse ambient", { service_account_json: undefined, source_kind: "syslog" }) as DestinationBody);
+    const ambientId = await create(warehouse("Warehouse ambient", { service_account_json: undefined, source_kind: "syslog" }));
     expect((await get(`/${ambientId}`)).body).toMatchObject({ has_service_account: false, ambient_identity: true });
 
     const { rows } = await k
@@ -347,10 +345,8 @@ describe("update (the spec's PUT) and delete", () => {
     off();
   });
 
-  it("answers 501 for what the tee cannot send yet (warehouse), after the body's own checks, storing nothing; a flow re-export is accepted", async () => {
+  it("an invalid warehouse body is a 400 storing nothing; a flow re-export is accepted", async () => {
     const before = (await service().list(1000)).rows.length;
-    expectError(await post(warehouse("WH 501")), 501, "not_implemented");
-    // An invalid warehouse body is a 400 first.
     expectError(await post(warehouse("WH bad", { target: "nope" })), 400, "invalid_target");
     const flowId = await create({ name: "Flow relay", dest_kind: "flow_udp", source_kind: "flow", target: "127.0.0.1:2055" });
     const res = await put(flowId, { name: "Flow relay", dest_kind: "flow_udp", source_kind: "flow", target: "127.0.0.1:2055", verbatim: false });
@@ -359,16 +355,15 @@ describe("update (the spec's PUT) and delete", () => {
     expect((await service().list(1000)).rows.length).toBe(before + 1);
   });
 
-  it("a warehouse key (in the service: the routes answer 501): omitted keeps it, null clears it (ambient identity); another kind drops it", async () => {
-    const replace = (id: string, body: Record<string, unknown>) => service().replace(id, body as unknown as DestinationBody);
-    const id = await service().create(warehouse("WH keep") as DestinationBody);
-    expect(await replace(id, warehouse("WH keep", { service_account_json: undefined }))).toMatchObject({
+  it("a warehouse key: omitted keeps it, null clears it (ambient identity); another kind drops it", async () => {
+    const id = await create(warehouse("WH keep"));
+    expect((await put(id, warehouse("WH keep", { service_account_json: undefined }))).body).toMatchObject({
       has_service_account: true,
       ambient_identity: false,
     });
     expect((await runtime(id))?.service_account_json).toBe(KEY_JSON);
-    expect(await replace(id, warehouse("WH keep", { service_account_json: null }))).toMatchObject({ has_service_account: false, ambient_identity: true });
-    expect((await replace(id, warehouse("WH keep"))).has_service_account).toBe(true);
+    expect((await put(id, warehouse("WH keep", { service_account_json: null }))).body).toMatchObject({ has_service_account: false, ambient_identity: true });
+    expect((await put(id, warehouse("WH keep"))).body.has_service_account).toBe(true);
     // A flow_udp destination has no key: the stored one goes with the kind.
     const moved = await put(id, { name: "WH keep", dest_kind: "flow_udp", source_kind: "flow", target: "127.0.0.1:2055" });
     expect(moved.body).toMatchObject({ dest_kind: "flow_udp", has_service_account: false, ambient_identity: false });
