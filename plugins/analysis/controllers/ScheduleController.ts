@@ -1,0 +1,70 @@
+import { Controller, Inject } from "@tsed/di";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Description, Get, MaxLength, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, SkeletonRead } from "../../../core/index.js";
+import { ScheduleBody, ScheduleView } from "../models/AnalysisModels.js";
+import { ScheduleService } from "../services/ScheduleService.js";
+
+const BODY_400 = "validation_failed, unknown_tool, invalid_params, invalid_timezone, too_many_schedules (create)";
+
+/** Schedules of analysis runs (the bundle's analysis_schedule record plus timezone). */
+@Controller("/analysis/schedules")
+export class ScheduleController {
+  @Inject(ScheduleService)
+  private schedules: ScheduleService;
+
+  @Get("/")
+  @Permission("read")
+  @SkeletonRead([])
+  @Summary("Analysis schedules the caller may see, oldest first, with their next run")
+  @(Returns(200, Array).Of(ScheduleView))
+  list(): Promise<ScheduleView[]> {
+    return this.schedules.list();
+  }
+
+  @Post("/")
+  @Permission("ManageConfig")
+  @Summary("Create a schedule: a tool run daily, weekly or monthly at at_hour:at_minute in its timezone")
+  @Description("day_of_week (0 = Sunday) only and always with weekly, day_of_month only and always with monthly (a shorter month runs on its last day).")
+  @Returns(201, CreatedId)
+  @(Returns(400, ErrorEnvelope).Description(BODY_400))
+  @(Returns(404, ErrorEnvelope).Description("not_found: scope_id names no folder or node the caller may see"))
+  @(Returns(413, ErrorEnvelope).Description("document_too_large"))
+  async create(@Body() body: ScheduleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.schedules.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Get("/:id")
+  @Permission("read")
+  @Summary("One schedule")
+  @Returns(200, ScheduleView)
+  @(Returns(404, ErrorEnvelope).Description("not_found"))
+  get(@PathParams("id") @MaxLength(64) id: string): Promise<ScheduleView> {
+    return this.schedules.get(id);
+  }
+
+  @Put("/:id")
+  @Permission("ManageConfig")
+  @Summary("Replace a schedule (whole body); its next run is recomputed")
+  @Returns(200, MutationOk)
+  @(Returns(400, ErrorEnvelope).Description(BODY_400))
+  @(Returns(404, ErrorEnvelope).Description("not_found"))
+  @(Returns(413, ErrorEnvelope).Description("document_too_large"))
+  async update(@PathParams("id") @MaxLength(64) id: string, @Body() body: ScheduleBody): Promise<MutationOk> {
+    await this.schedules.update(id, body);
+    return { ok: true };
+  }
+
+  @Delete("/:id")
+  @Permission("ManageConfig")
+  @Summary("Delete a schedule (its past runs and findings stay)")
+  @Returns(200, MutationOk)
+  @(Returns(404, ErrorEnvelope).Description("not_found"))
+  async remove(@PathParams("id") @MaxLength(64) id: string): Promise<MutationOk> {
+    await this.schedules.remove(id);
+    return { ok: true };
+  }
+}

@@ -1,0 +1,125 @@
+import {
+  AdditionalProperties,
+  Any,
+  Description,
+  Enum,
+  Example,
+  Format,
+  Integer,
+  Maximum,
+  MaxLength,
+  Minimum,
+  MinLength,
+  Nullable,
+  Optional,
+  Property,
+  Required,
+} from "@tsed/schema";
+
+export const SCOPE_KINDS = ["all", "folder", "node"] as const;
+export type ScopeKind = (typeof SCOPE_KINDS)[number];
+export const FREQUENCIES = ["daily", "weekly", "monthly"] as const;
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed"] as const;
+
+export class ToolView {
+  @Required() @Example("silent_nodes") name: string;
+  @Required() title: string;
+  @Required() description: string;
+  @Required() @Description("JSON schema of the tool's params; every key has its default") params_schema: Record<string, unknown>;
+}
+
+@AdditionalProperties(false)
+export class JobCreate {
+  @Required() @MinLength(1) @MaxLength(63) @Description("a tool of GET /analysis/tools") tool: string;
+  @Required() @Enum(...SCOPE_KINDS) @Description("all: every node the caller may see; folder: that folder and beneath; node: one node") scope_kind: ScopeKind;
+  @Optional() @Nullable(String) @Format("uuid") @Description("the folder or node; required for folder and node, null or absent for all") scope_id?:
+    string | null;
+  @Optional()
+  @Description("the tool's params (checked against its schema; omitted keys take their defaults); at most limits.jsonDocumentMaxBytes")
+  params?: Record<string, unknown>;
+}
+
+export class JobCounts {
+  @Required() @Integer() total: number;
+  @Required() @Integer() info: number;
+  @Required() @Integer() warning: number;
+  @Required() @Integer() critical: number;
+  @Required() @Description("true when the run found more than maxFindingsPerRun and kept the most severe") truncated: boolean;
+}
+
+export class JobView {
+  @Required() @Format("uuid") id: string;
+  @Required() tool: string;
+  @Required() @Enum(...SCOPE_KINDS) scope_kind: string;
+  @Required() @Nullable(String) @Format("uuid") scope_id: string | null;
+  @Required() params: Record<string, unknown>;
+  @Required() @Nullable(String) @Format("uuid") @Description("the schedule that started it, or null for an on-demand run") schedule_id: string | null;
+  @Required() @Enum(...JOB_STATUSES) status: string;
+  @Required() @Minimum(0) @Maximum(1) @Description("0 to 1") progress: number;
+  @Required() @Property(JobCounts) counts: JobCounts;
+  @Required() @Nullable(String) @Description("why a failed run failed (a generic sentence; the detail is in the log)") error: string | null;
+  @Required() @Format("date-time") created_at: string;
+  @Required() @Nullable(String) @Format("date-time") started_at: string | null;
+  @Required() @Nullable(String) @Format("date-time") finished_at: string | null;
+}
+
+export class FindingSubject {
+  @Required() @Enum("node", "interface", "subnet") kind: string;
+  @Required() @Description("node: its id; interface: node id:ifindex; subnet: the prefix") id: string;
+  @Required() name: string;
+}
+
+export class FindingView {
+  @Required() @Format("uuid") @Description("second half of the keyset cursor (before_id)") id: string;
+  @Required() @Format("uuid") job_id: string;
+  @Required() @Format("date-time") @Description("when the run saved it (every finding of a run shares it); first half of the cursor (before)") at: string;
+  @Required() tool: string;
+  @Required() @Enum("info", "warning", "critical") severity: string;
+  @Required() @Property(FindingSubject) subject: FindingSubject;
+  @Required() @Nullable(String) @Format("uuid") node_id: string | null;
+  @Required() @Nullable(Number) @Integer() ifindex: number | null;
+  @Required() @Nullable(String) @Format("uuid") @Description("the folder the subject is filed in; null at the tree root") folder_id: string | null;
+  @Required() message: string;
+  @Required() @Any("object") data: Record<string, unknown>;
+}
+
+@AdditionalProperties(false)
+export class ScheduleBody {
+  @Required() @MinLength(1) @MaxLength(63) tool: string;
+  @Required() @Enum(...SCOPE_KINDS) scope_kind: ScopeKind;
+  @Optional() @MaxLength(200) @Description("a label for people; default: the folder's or node's name, or All") scope_label?: string;
+  @Optional() @Nullable(String) @Format("uuid") scope_id?: string | null;
+  @Optional() params?: Record<string, unknown>;
+  @Required() @Enum(...FREQUENCIES) frequency: string;
+  @Required() @Integer() @Minimum(0) @Maximum(23) at_hour: number;
+  @Required() @Integer() @Minimum(0) @Maximum(59) at_minute: number;
+  @Optional() @Nullable(Number) @Integer() @Minimum(0) @Maximum(6) @Description("weekly: 0 = Sunday … 6 = Saturday; null otherwise") day_of_week?:
+    number | null;
+  @Optional()
+  @Nullable(Number)
+  @Integer()
+  @Minimum(1)
+  @Maximum(31)
+  @Description("monthly: 1 to 31 (a shorter month runs on its last day); null otherwise")
+  day_of_month?: number | null;
+  @Optional() enabled?: boolean;
+  @Optional() @MinLength(1) @MaxLength(64) @Example("Europe/Berlin") @Description("IANA zone of at_hour:at_minute; default UTC") timezone?: string;
+}
+
+export class ScheduleView {
+  @Required() @Format("uuid") id: string;
+  @Required() tool: string;
+  @Required() @Enum(...SCOPE_KINDS) scope_kind: string;
+  @Required() scope_label: string;
+  @Required() @Nullable(String) @Format("uuid") scope_id: string | null;
+  @Required() params: Record<string, unknown>;
+  @Required() @Enum(...FREQUENCIES) frequency: string;
+  @Required() @Integer() at_hour: number;
+  @Required() @Integer() at_minute: number;
+  @Required() @Nullable(Number) @Integer() day_of_week: number | null;
+  @Required() @Nullable(Number) @Integer() day_of_month: number | null;
+  @Required() enabled: boolean;
+  @Required() timezone: string;
+  @Required() @Nullable(String) @Format("date-time") next_run_at: string | null;
+  @Required() @Nullable(String) @Format("date-time") last_run_at: string | null;
+}
