@@ -67,6 +67,8 @@ export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, formatIp, parseCidr, pref
 export type { IpFamily, IpAddress, IpPrefix } from "./util/net.js";
 export { DayPartitions, dayStart, DAY_MS } from "./store/dayPartitions.js";
 export { sqlMigrationsFrom } from "./store/Migrator.js";
+export { sqlBundleTable, keysetRows, importRows, pruneRows, existing as existingIds, field as bundleField, InvalidBundleRow } from "./bundle/tables.js";
+export type { SqlBundleTableSpec, BundleReference, Prepared as BundleRow } from "./bundle/tables.js";
 export type { Migration } from "./store/Migrator.js";
 export type { Logger } from "./logging/Logger.js";
 export type { KernelConfig } from "./config/Config.js";

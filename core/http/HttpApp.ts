@@ -26,6 +26,8 @@ export interface HttpAppOptions {
   bodyLimit: string;
   /** Plugins' static files (manifest `staticAssets`), served outside /api/v1 before the API's routes. */
   staticAssets?: (StaticAssetsDeclaration & { owner: string })[];
+  /** Routes with their own JSON body limit (e.g. the bundle import), parsed before the general one. */
+  bodyLimits?: { path: string; limit: string }[];
   log: Logger;
 }
 
@@ -53,6 +55,12 @@ export function checkAccessRules(controllers: HttpAppOptions["controllers"]): { 
     }
   }
   return routes;
+}
+
+/** A JSON body parser with its own limit for one path (the general parser then sees the body parsed already). */
+function routeBodyParser({ path, limit }: { path: string; limit: string }) {
+  const parse = express.json({ limit, strict: true, type: ["application/json", "application/*+json"] });
+  return (req: Request, res: Response, next: NextFunction) => (req.originalUrl.split("?")[0] === path ? parse(req, res, next) : next());
 }
 
 /** The Ts.ED (Express) application: mounted controllers, JSON body parsing, the envelope filter, OpenAPI and Swagger UI. */
@@ -90,6 +98,7 @@ export class HttpApp {
           });
           next();
         },
+        ...(this.options.bodyLimits ?? []).map(routeBodyParser),
         ...(this.options.staticAssets?.length ? [staticAssetsMiddleware(this.options.staticAssets)] : []),
         express.json({ limit: bodyLimit, strict: true, type: ["application/json", "application/*+json"] }),
         inputGuard(routes.filter((r) => r.protocolInput)),

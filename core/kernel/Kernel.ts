@@ -9,12 +9,14 @@ import { AccountController } from "../auth/controllers/AccountController.js";
 import { SessionController } from "../auth/controllers/SessionController.js";
 import { TokenController } from "../auth/controllers/TokenController.js";
 import { AuthService } from "../auth/AuthService.js";
+import { BundleController } from "../bundle/BundleController.js";
+import { BUNDLE_IMPORT_BODY_LIMIT, BundleService, declaredBundleTables } from "../bundle/BundleService.js";
 import { EventBus } from "../bus/EventBus.js";
 import { loadConfig, type KernelConfig } from "../config/Config.js";
 import { ListenerController } from "../health/ListenerController.js";
 import { HealthController } from "../health/HealthController.js";
 import { HealthService } from "../health/HealthService.js";
-import { HttpApp } from "../http/HttpApp.js";
+import { API_PREFIX, HttpApp } from "../http/HttpApp.js";
 import { setKernelLogger } from "../http/requestContext.js";
 import { JobScheduler } from "../jobs/JobScheduler.js";
 import { JsonLogger, type LogSink, type Logger } from "../logging/Logger.js";
@@ -59,7 +61,7 @@ export class BootAborted extends Error {
   }
 }
 
-const CORE_CONTROLLERS = [HealthController, ListenerController, SessionController, AccountController, TokenController];
+const CORE_CONTROLLERS = [HealthController, ListenerController, SessionController, AccountController, TokenController, BundleController];
 
 /** What a running kernel holds; built by the boot phases of startKernel. */
 export interface KernelParts {
@@ -383,9 +385,11 @@ async function buildHttp(
       { token: JobScheduler, use: core.jobs },
       { token: HealthService, use: health },
       { token: KernelRuntime, use: new KernelRuntime(config) },
+      { token: BundleService, use: new BundleService({ store, config, version, log: log.child("bundle"), tables: declaredBundleTables(plugins, contexts) }) },
       ...plugins.map((p) => ({ token: pluginContextToken(p.manifest.id), use: contexts.get(p.manifest.id) })),
     ],
     bodyLimit: config.http.bodyLimit,
+    bodyLimits: [{ path: `${API_PREFIX}/config/bundle/import`, limit: BUNDLE_IMPORT_BODY_LIMIT }],
     staticAssets: plugins.flatMap((p) => (p.manifest.staticAssets ?? []).map((s) => ({ owner: p.manifest.id, ...s }))),
     log,
   });

@@ -1,4 +1,5 @@
 import { definePlugin, sqlMigrationsFrom } from "../../core/index.js";
+import { alertsBundleTables } from "./bundle.js";
 import { alertsConfigSchema } from "./context.js";
 import { AlertController } from "./controllers/AlertController.js";
 import { HistoryController } from "./controllers/HistoryController.js";
@@ -56,6 +57,7 @@ export const alertsPlugin = definePlugin({
     EventAlertService,
   ],
   exports: [EventAlertService],
+  bundle: { tables: alertsBundleTables },
   jobs: [
     // Node states follow maintenance windows opening and closing.
     { name: "node-states", every: "1 minute", handler: (_job, ctx) => refreshNodeStatesJob(ctx) },

@@ -1,4 +1,5 @@
 import { definePlugin, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
+import { eventsBundleTables } from "./bundle.js";
 import { EventAlertService } from "../alerts/contract.js";
 import type { Inbound } from "./lib/types.js";
 import { eventsConfigSchema, type EventsConfig } from "./context.js";
@@ -78,12 +79,7 @@ export const eventsPlugin = definePlugin({
     },
   ],
   jobs: [{ name: "partitions", every: "1 hour", handler: async (_job, ctx) => void (await ctx.get(EventPipeline).maintainPartitions()) }],
-  bundle: {
-    tables: [
-      { name: "event_rules", export: (ctx) => ctx.get(RuleRepository).bundle() },
-      { name: "event_sources", export: (ctx) => ctx.get(SourceRepository).bundle() },
-    ],
-  },
+  bundle: { tables: eventsBundleTables },
   config: eventsConfigSchema,
   start,
   stop,

@@ -1,4 +1,5 @@
 import { definePlugin, sqlMigrationsFrom, type PluginContext } from "../../core/index.js";
+import { forwardingBundleTables } from "./bundle.js";
 import { forwardingConfigSchema, type ForwardingConfig } from "./context.js";
 import { DestinationController } from "./controllers/DestinationController.js";
 import { DestinationRepository } from "./repositories/DestinationRepository.js";
@@ -28,7 +29,7 @@ export const forwardingPlugin = definePlugin({
   controllers: [DestinationController],
   providers: [DestinationRepository, DestinationService, ForwardingTee],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
-  bundle: { tables: [{ name: "forward_destinations", export: (ctx) => ctx.get(DestinationService).bundle() }] },
+  bundle: { tables: forwardingBundleTables },
   config: forwardingConfigSchema,
   start,
   stop,

@@ -1,4 +1,5 @@
 import { definePlugin, sqlMigrationsFrom } from "../../core/index.js";
+import { pollingBundleTables } from "./bundle.js";
 import { pollingConfigSchema } from "./context.js";
 import { CollectionTemplateController } from "./controllers/CollectionTemplateController.js";
 import { MetricsController } from "./controllers/MetricsController.js";
@@ -6,7 +7,7 @@ import { PollerController } from "./controllers/PollerController.js";
 import { SweepController } from "./controllers/SweepController.js";
 import { SystemController } from "./controllers/SystemController.js";
 import { runtimeCommands, runtimeJobs, runtimeProviders, startRuntime, stopRuntime } from "./poller/runtime.js";
-import { CollectionTemplateRepository, collectionTemplateBundleTables } from "./repositories/CollectionTemplateRepository.js";
+import { CollectionTemplateRepository } from "./repositories/CollectionTemplateRepository.js";
 import { MetricsRepository } from "./repositories/MetricsRepository.js";
 import { SweepRepository } from "./repositories/SweepRepository.js";
 import { CollectionTemplateService } from "./services/CollectionTemplateService.js";
@@ -50,7 +51,7 @@ export const pollingPlugin = definePlugin({
   extensionPoints: [
     { name: "passive", validate: validatePassiveReceiver, description: "receivers remote pollers run for their pool (PassiveReceiver in the contract)" },
   ],
-  bundle: { tables: [...collectionTemplateBundleTables] },
+  bundle: { tables: pollingBundleTables },
   config: pollingConfigSchema,
   // The embedded poller of the `default` pool, and the sample sink.
   start: (ctx) => startRuntime(ctx),
