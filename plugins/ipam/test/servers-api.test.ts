@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { expectError } from "../../../test/support/assertions.js";
 import { selfSignedCert } from "../../../test/support/httpTarget.js";
-import { startTestKernel, type TestKernel, type TestResponse } from "../../../test/support/testKernel.js";
+import type { TestResponse } from "../../../core/testing/index.js";
+import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { ipamPlugin } from "../index.js";
 
