@@ -45,6 +45,7 @@ CREATE TABLE devices (
   address inet,
   -- online, offline, alerting, dormant (as the platform says), or null before the first status.
   status text,
+  -- Reported online (or alerting: connected, with alerts) at least once.
   ever_online boolean NOT NULL DEFAULT false,
   status_changed_at timestamptz,
   -- The node it is (imported, or a node that already stood at its address); null once that node is deleted.

@@ -73,7 +73,7 @@ export class OrgRepository {
   }
 
   /** Inserts unless the organization is there already (then the existing id, skipped) or `max` are (then null). */
-  async insert(row: OrgInsert, max: number): Promise<{ id: string; skipped: boolean } | null> {
+  async insert(row: OrgInsert, max: number, intervalSecs: number): Promise<{ id: string; skipped: boolean } | null> {
     return this.ctx.store.tx(async (c) => {
       await c.query(`SELECT pg_advisory_xact_lock(hashtext('netcloud.orgs.add'))`);
       const { rows: existing } = await c.query<{ id: string }>(`SELECT id FROM ${this.t("orgs")} WHERE org_id = $1`, [row.org_id]);
@@ -81,8 +81,10 @@ export class OrgRepository {
       const { rows: n } = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.t("orgs")}`);
       if (n[0].n >= max) return null;
       const { rows } = await c.query<{ id: string }>(
-        `INSERT INTO ${this.t("orgs")} (org_id, name, base_url, api_key, credential_id) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-        [row.org_id, row.name, row.base_url, row.api_key, row.credential_id],
+        // Its first sync is queued by the add itself; the dispatcher takes it from the interval after.
+        `INSERT INTO ${this.t("orgs")} (org_id, name, base_url, api_key, credential_id, next_sync_at)
+         VALUES ($1, $2, $3, $4, $5, clock_timestamp() + make_interval(secs => $6)) RETURNING id`,
+        [row.org_id, row.name, row.base_url, row.api_key, row.credential_id, intervalSecs],
       );
       return { id: rows[0].id, skipped: false };
     });
@@ -217,7 +219,7 @@ export class OrgRepository {
            prev AS (SELECT d.serial, d.status FROM ${this.t("devices")} d JOIN seen USING (serial) WHERE d.org = $1),
            up AS (
              INSERT INTO ${this.t("devices")} AS d (org, serial, name, network_id, model, address, status, ever_online, status_changed_at)
-             SELECT $1, serial, name, network_id, model, address, status, coalesce(status = 'online', false), clock_timestamp() FROM seen
+             SELECT $1, serial, name, network_id, model, address, status, coalesce(status IN ('online', 'alerting'), false), clock_timestamp() FROM seen
              ON CONFLICT (org, serial) DO UPDATE SET
                name = excluded.name, network_id = excluded.network_id, model = excluded.model,
                address = coalesce(excluded.address, d.address), status = excluded.status,

@@ -51,6 +51,7 @@ export class OrgService {
         credential_id: key.credentialId,
       },
       this.ctx.config.maxOrganizations,
+      this.ctx.config.syncIntervalSecs,
     );
     if (!added) {
       throw badRequest(

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Response } from "supertest";
 import { expectError } from "../../../test/support/assertions.js";
+import { responseProblems } from "../../../test/support/openapi.js";
 import { startNetcloudServer, type CloudOrgDef, type NetcloudServer } from "../../../test/support/netcloudServer.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { alertsPlugin } from "../../alerts/index.js";
@@ -360,6 +361,26 @@ describe("access", () => {
         expect([method, path, res.status]).toEqual([method, path, method === "delete" ? 404 : 200]);
       }
     }
+  });
+});
+
+describe("openapi", () => {
+  it("documents every route with its answers, and no key field in any answer", async () => {
+    const doc = (await k.http.get("/api/v1/openapi.json")).body;
+    const paths = Object.fromEntries(Object.entries(doc.paths).filter(([p]) => p.startsWith("/api/v1/netcloud/")));
+    expect(Object.keys(paths).sort()).toEqual([
+      "/api/v1/netcloud/orgs",
+      "/api/v1/netcloud/orgs/discover",
+      "/api/v1/netcloud/orgs/{id}",
+      "/api/v1/netcloud/orgs/{id}/import-settings",
+      "/api/v1/netcloud/orgs/{id}/networks",
+      "/api/v1/netcloud/orgs/{id}/networks/{network_id}",
+    ]);
+    expect(responseProblems({ ...doc, paths })).toEqual([]);
+    const described = (doc.paths["/api/v1/netcloud/orgs/discover"].post.responses["400"].description as string) ?? "";
+    for (const c of ["invalid_api_key", "invalid_request", "invalid_credential", "invalid_base_url"]) expect(described).toContain(c);
+    expect(doc.paths["/api/v1/netcloud/orgs/{id}/import-settings"].put.responses["400"].description).toContain("invalid_max_devices");
+    expect(Object.keys(doc.components.schemas.OrgView.properties)).not.toContain("api_key");
   });
 });
 
