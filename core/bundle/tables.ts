@@ -94,27 +94,42 @@ export async function existing(db: Queryable, table: string, ids: unknown[], col
   return found;
 }
 
-/** Parents before children (rows whose parent is not among them first); a cycle's rows come last in their order. */
-function parentsFirst(rows: Prepared[], field: string, key: string): Prepared[] {
+/**
+ * Parents before children (a chunk never names a parent a later chunk writes). Rows whose parent chain within the
+ * bundle loops back on itself are returned apart: a folder, profile or node cannot be its own ancestor.
+ */
+function parentsFirst(rows: Prepared[], field: string, key: string): { ordered: Prepared[]; cyclic: Prepared[] } {
   const byId = new Map(rows.map((r) => [String(r[key]), r]));
   const done = new Set<string>();
+  const bad = new Set<string>();
   const out: Prepared[] = [];
   for (const r of rows) {
     const chain: Prepared[] = [];
+    const onChain = new Set<string>();
     let cur: Prepared | undefined = r;
-    const seen = new Set<string>();
-    while (cur && !done.has(String(cur[key])) && !seen.has(String(cur[key]))) {
-      seen.add(String(cur[key]));
+    let looped = false;
+    while (cur && !done.has(String(cur[key])) && !bad.has(String(cur[key]))) {
+      const id = String(cur[key]);
+      if (onChain.has(id)) {
+        looped = true;
+        break;
+      }
+      onChain.add(id);
       chain.push(cur);
       const parent: unknown = cur[field];
       cur = typeof parent === "string" ? byId.get(parent) : undefined;
+    }
+    // A chain that ends in a loop, or in a row already refused, is refused whole.
+    if (looped || (cur && bad.has(String(cur[key])))) {
+      for (const c of chain) bad.add(String(c[key]));
+      continue;
     }
     for (let i = chain.length - 1; i >= 0; i--) {
       done.add(String(chain[i][key]));
       out.push(chain[i]);
     }
   }
-  return out;
+  return { ordered: out, cyclic: rows.filter((r) => bad.has(String(r[key]))) };
 }
 
 /** Writes prepared rows (upsert by key) in statements of BUNDLE_CHUNK rows; counts created and updated. */
@@ -232,7 +247,12 @@ export async function importRows(spec: SqlBundleTableSpec, input: unknown[], imp
     prepared = await spec.resolve(prepared, imp);
     skipped += before - prepared.length;
   }
-  if (spec.selfRef) prepared = parentsFirst(prepared, spec.selfRef, spec.key[0]);
+  if (spec.selfRef) {
+    const { ordered, cyclic } = parentsFirst(prepared, spec.selfRef, spec.key[0]);
+    for (let i = 0; i < cyclic.length; i++) note("skipped_invalid_value", spec.selfRef);
+    skipped += cyclic.length;
+    prepared = ordered;
+  }
   const { created, updated } = await upsertRows(imp.client, spec, prepared);
   for (const [k, count] of counts) {
     const [code, field] = k.split("\u0000");
