@@ -2,6 +2,7 @@
  * The polling plugin's public contract: the sample stream (bus), metric names and
  * which of them are raw monotonic counters, poller and reachability events.
  */
+import type { EventBus, Secrets } from "../../core/index.js";
 
 /** One measurement. Interface metrics carry ifindex (+ if_name); table metrics (CPU, storage) carry row (+ row_name). */
 export interface Sample {
@@ -118,6 +119,16 @@ export interface PassiveEnvironment {
   pluginConfig<T = unknown>(pluginId: string): T;
   /** POSTs JSON to the core under /api/v1 with the poller's token; resolves with the HTTP status (0 = not reached). Never buffered. */
   post(path: string, body: unknown): Promise<number>;
+  /** A request to the core under /api/v1 with the poller's token, with the answer's body (status 0 = not reached). */
+  call(method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /**
+   * The poller process's own bus, shared by its passive receivers: the events and flows receivers publish
+   * `events.received` and `flows.received` on it as the core's listeners do, so a receiver of another plugin (the
+   * forwarding tee) can take what this poller received.
+   */
+  bus: EventBus;
+  /** Opens values the core sealed (it holds the core's key only when NMS_SECRET_KEY is set alike on both). */
+  secrets: Secrets;
   log: {
     debug(msg: string, fields?: Record<string, unknown>): void;
     info(msg: string, fields?: Record<string, unknown>): void;

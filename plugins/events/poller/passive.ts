@@ -1,4 +1,6 @@
+import { TurnBatcher } from "../../../core/index.js";
 import type { PassiveEnvironment, PassiveReceiver, RunningPassive } from "../../polling/contract.js";
+import "../contract.js";
 import type { EventsConfig } from "../context.js";
 import { bindReceivers } from "../lib/receivers.js";
 import type { Inbound } from "../lib/types.js";
@@ -20,7 +22,13 @@ export const eventsPassiveReceiver: PassiveReceiver = {
   name: "events",
   async start(env: PassiveEnvironment): Promise<RunningPassive> {
     const forwarder = new Forwarder(env);
-    const bound = await bindReceivers(env.pluginConfig<EventsConfig>("events"), (m) => forwarder.add(m), {
+    // What this poller receives also goes on its own bus, for a local tee (the forwarding plugin's pool destinations).
+    const received = new TurnBatcher(env.bus, "events.received", (events: Inbound[]) => ({ events }));
+    const take = (m: Inbound) => {
+      received.push(m);
+      return forwarder.add(m);
+    };
+    const bound = await bindReceivers(env.pluginConfig<EventsConfig>("events"), take, {
       dataDir: env.dataDir,
       trapUsers: async () => [],
       log: env.log,

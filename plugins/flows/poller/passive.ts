@@ -1,6 +1,10 @@
 import { createSocket } from "node:dgram";
 import type { PassiveEnvironment, PassiveReceiver, RunningPassive } from "../../polling/contract.js";
+import { TurnBatcher } from "../../../core/index.js";
+import type { ReceivedDatagram } from "../contract.js";
 import type { FlowsConfig } from "../context.js";
+import { FlowDecoder } from "../decode/decoder.js";
+import { TemplateCache } from "../decode/templates.js";
 
 const BATCH = 200;
 const FLUSH_MS = 200;
@@ -56,9 +60,19 @@ export const flowsPassiveReceiver: PassiveReceiver = {
         });
       }
     };
+    // What this poller receives also goes on its own bus, for a local tee (the forwarding plugin's pool destinations):
+    // decoded here only while something listens, with a template cache of its own.
+    const received = new TurnBatcher(env.bus, "flows.received", (datagrams: ReceivedDatagram[]) => ({ datagrams }));
+    let decoder: FlowDecoder | null = null;
     socket.on("message", (buf, rinfo) => {
-      if (waiting.length + inFlight >= MAX_WAITING) return lose(1, null);
       const exporter = rinfo.address.startsWith("::ffff:") ? rinfo.address.slice(7) : rinfo.address;
+      if (env.bus.listenerCount("flows.received") > 0) {
+        decoder ??= new FlowDecoder({ templates: new TemplateCache(), pendingMaxMs: cfg.pendingMaxMs });
+        const now = Date.now();
+        const { records } = decoder.decode(buf, exporter, now);
+        received.push({ exporter, received_at_ms: now, bytes: buf, records });
+      }
+      if (waiting.length + inFlight >= MAX_WAITING) return lose(1, null);
       waiting.push({ exporter, data: buf.toString("base64") });
       if (waiting.length >= BATCH) send();
       else timer ??= setTimeout(send, FLUSH_MS);

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { isPoolName, type CommandDeclaration, type CommandEnvironment, type KernelConfig } from "../../../core/index.js";
+import { EventBus, isPoolName, Secrets, type CommandDeclaration, type CommandEnvironment, type KernelConfig, type Logger } from "../../../core/index.js";
 import { PASSIVE_RECEIVERS_POINT, type PassiveReceiver, type RunningPassive } from "../contract.js";
 import type { LoopLogger } from "./PollLoop.js";
 import { defaultProbes } from "./probes.js";
@@ -89,6 +89,15 @@ function common(values: Record<string, string | boolean | undefined>): Common {
 /** Starts every contributed passive receiver (syslog, traps …) for this poller's pool; one that fails is logged and left out. */
 async function startPassive(env: CommandEnvironment, c: Common, log: LoopLogger): Promise<RunningPassive[]> {
   const client = new CoreClient(c.core, c.token, 10000);
+  const busLog: Logger = {
+    debug: (m, f) => log.debug(m, f),
+    info: (m, f) => log.info(m, f),
+    warn: (m, f) => log.warn(m, f),
+    error: (m, f) => log.error(m, f),
+    child: () => busLog,
+  };
+  const bus = new EventBus(busLog);
+  const secrets = Secrets.fromConfig(env.config.secretKey, env.config.dataDir);
   const running: RunningPassive[] = [];
   for (const r of env.extensions.get<PassiveReceiver>(PASSIVE_RECEIVERS_POINT)) {
     try {
@@ -105,6 +114,15 @@ async function startPassive(env: CommandEnvironment, c: Common, log: LoopLogger)
               return 0;
             }
           },
+          call: async (method, path, body) => {
+            try {
+              return await client.call(method, path, body);
+            } catch {
+              return { status: 0, body: null };
+            }
+          },
+          bus,
+          secrets,
           log,
         }),
       );
