@@ -11,6 +11,9 @@ import { ToolRegistry } from "./services/ToolRegistry.js";
 
 export type { AnalysisConfig } from "./context.js";
 
+/** Agenda's lock on one run; a run still "running" 5 minutes past it was interrupted. */
+const RUN_LOCK_MINUTES = 30;
+
 export const analysisPlugin = definePlugin({
   id: "analysis",
   version: "0.1.0",
@@ -27,7 +30,7 @@ export const analysisPlugin = definePlugin({
     {
       name: "run",
       concurrency: 2,
-      lockLifetimeMs: 30 * 60 * 1000,
+      lockLifetimeMs: RUN_LOCK_MINUTES * 60 * 1000,
       handler: async ({ data }, ctx) => {
         const jobId = (data as { jobId?: unknown } | null)?.jobId;
         if (typeof jobId === "string") await ctx.get(AnalysisService).execute(jobId);
@@ -37,6 +40,8 @@ export const analysisPlugin = definePlugin({
       name: "tick",
       every: "1 minute",
       handler: async (_job, ctx) => {
+        const stale = await ctx.get(AnalysisRepository).failStale(RUN_LOCK_MINUTES + 5);
+        if (stale) ctx.log.warn("interrupted analysis runs marked failed", { count: stale });
         await ctx.get(ScheduleService).tick();
       },
     },

@@ -196,6 +196,16 @@ export class AnalysisRepository {
     });
   }
 
+  /** Runs left `running` past their lock (the service stopped under them) become failed; answers how many. */
+  async failStale(minutes: number): Promise<number> {
+    const { rowCount } = await this.ctx.store.query(
+      `UPDATE ${this.t("jobs")} SET status = 'failed', finished_at = now(), error = 'The run was interrupted (the service stopped during it); run it again.'
+        WHERE status = 'running' AND started_at < now() - make_interval(mins => $1)`,
+      [minutes],
+    );
+    return rowCount ?? 0;
+  }
+
   /** Deletes findings and finished jobs older than the retention. */
   async prune(days: number): Promise<number> {
     const { rowCount } = await this.ctx.store.query(

@@ -93,6 +93,17 @@ test("the prune job's query drops findings and finished jobs past the retention"
   expect((await k.request("GET", `/analysis/jobs/${job.id}`)).status).toBe(404);
 });
 
+test("a run left running past its lock (the service stopped under it) is marked failed", async () => {
+  const job = await runTool(k, { tool: "per_node" });
+  const store = k.context("analysis").store;
+  await store.query(`UPDATE analysis.jobs SET status = 'running', started_at = now() - interval '40 minutes' WHERE id = $1`, [job.id]);
+  const fresh = await runTool(k, { tool: "per_node" });
+  await store.query(`UPDATE analysis.jobs SET status = 'running', started_at = now() - interval '1 minute' WHERE id = $1`, [fresh.id]);
+  expect(await k.context("analysis").get(AnalysisRepository).failStale(35)).toBe(1);
+  expect((await k.request("GET", `/analysis/jobs/${job.id}`)).body).toMatchObject({ status: "failed", error: expect.stringContaining("interrupted") });
+  expect((await k.request("GET", `/analysis/jobs/${fresh.id}`)).body).toMatchObject({ status: "running" });
+});
+
 test("OpenAPI: every analysis route with its success answer, 401, 500 and error envelopes", async () => {
   const doc = (await k.request("GET", "/openapi.json")).body as {
     paths: Record<string, Record<string, never>>;
