@@ -30,6 +30,7 @@ export type {
   ProviderToken,
 } from "./pluginhost/manifest.js";
 export type { ConfigOf, ConfigSchema } from "./pluginhost/configSchema.js";
+export type { PluginMetrics, MetricCounter, MetricGauge, MetricHistogram, MetricLabels, MetricDefinition } from "./metrics/PluginMetrics.js";
 export {
   Permission,
   Authenticated,

@@ -29,6 +29,18 @@ export interface HttpAppOptions {
   /** Routes with their own JSON body limit (e.g. the bundle import), parsed before the general one. */
   bodyLimits?: { path: string; limit: string }[];
   log: Logger;
+  /** GET /metrics (answered before the API) and the request-duration histogram. */
+  metrics?: {
+    endpoint: (req: Request, res: Response, next: NextFunction) => void;
+    observeRequest(method: string, route: string, status: number, seconds: number): void;
+  };
+}
+
+/** The route pattern a request matched (`/api/v1/nodes/:id`), "unmatched" when none did: a bounded metric label. */
+function routePattern(req: Request): string {
+  const route = (req as Request & { route?: { path?: unknown } }).route;
+  if (req.originalUrl.split("?")[0] === "/metrics") return "/metrics";
+  return route && typeof route.path === "string" ? `${req.baseUrl}${route.path}` : "unmatched";
 }
 
 /**
@@ -71,7 +83,7 @@ export class HttpApp {
   constructor(private readonly options: HttpAppOptions) {}
 
   async build(): Promise<HttpServer> {
-    const { controllers, providers, bodyLimit, log } = this.options;
+    const { controllers, providers, bodyLimit, log, metrics } = this.options;
     const all = [...controllers, { owner: "core", token: OpenApiController as Type<unknown> }];
     const routes = checkAccessRules(all);
     routeTable.reset(routes);
@@ -88,16 +100,19 @@ export class HttpApp {
         (req: Request, res: Response, next: NextFunction) => {
           const started = process.hrtime.bigint();
           res.on("finish", () => {
+            const ms = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
             access.info("request", {
               method: req.method,
               path: req.originalUrl.split("?")[0],
               status: res.statusCode,
-              ms: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+              ms,
               request_id: res.getHeader("x-request-id"),
             });
+            metrics?.observeRequest(req.method, routePattern(req), res.statusCode, ms / 1000);
           });
           next();
         },
+        ...(metrics ? [metrics.endpoint] : []),
         ...(this.options.bodyLimits ?? []).map(routeBodyParser),
         ...(this.options.staticAssets?.length ? [staticAssetsMiddleware(this.options.staticAssets)] : []),
         express.json({ limit: bodyLimit, strict: true, type: ["application/json", "application/*+json"] }),

@@ -26,6 +26,8 @@ export class JobScheduler {
   private readonly definitions = new Map<string, JobDefinition>();
   private started = false;
   private unreachableWarnedAt = 0;
+  /** Told of every run's outcome and duration (the kernel's job metrics). */
+  observe?: (job: string, outcome: "success" | "failure", seconds: number) => void;
 
   constructor(
     private readonly pool: pg.Pool | null,
@@ -63,9 +65,13 @@ export class JobScheduler {
       this.agenda.define(
         def.fullName,
         async (job) => {
+          const started = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
           try {
             await def.run(job.attrs.data);
+            this.observe?.(def.fullName, "success", seconds());
           } catch (err) {
+            this.observe?.(def.fullName, "failure", seconds());
             this.log.error("job failed", { job: def.fullName, error: err });
             throw err;
           }

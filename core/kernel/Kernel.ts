@@ -20,6 +20,9 @@ import { API_PREFIX, HttpApp } from "../http/HttpApp.js";
 import { setKernelLogger } from "../http/requestContext.js";
 import { JobScheduler } from "../jobs/JobScheduler.js";
 import { JsonLogger, type LogSink, type Logger } from "../logging/Logger.js";
+import { KernelMetrics } from "../metrics/KernelMetrics.js";
+import { checkMetricsConfig } from "../metrics/metricsAccess.js";
+import { metricsEndpoint } from "../metrics/metricsEndpoint.js";
 import { kernelVersion } from "../paths.js";
 import { discoverBuiltin, loadConfigured, orderPlugins, PluginLoadError, type LoadedPlugin } from "../pluginhost/PluginLoader.js";
 import {
@@ -209,6 +212,7 @@ interface OpenedStore {
   store: Store;
   kind: "external" | "embedded" | "none";
   url: string | null;
+  embedded?: EmbeddedServer;
 }
 
 /** Phase "store": the embedded server or DATABASE_URL, the pool, the kernel's and then each plugin's migrations. */
@@ -219,10 +223,11 @@ async function openStore(config: KernelConfig, plugins: LoadedPlugin[], log: Log
   }
   let url = config.databaseUrl;
   let kind: OpenedStore["kind"] = "external";
+  let embedded: EmbeddedServer | undefined;
   if (!url) {
-    const embedded = new EmbeddedServer(config.dataDir, log.child("store"));
-    stops.push("embedded PostgreSQL", () => embedded.stop());
-    url = (await embedded.start()).url;
+    const server = (embedded = new EmbeddedServer(config.dataDir, log.child("store")));
+    stops.push("embedded PostgreSQL", () => server.stop());
+    url = (await server.start()).url;
     kind = "embedded";
     checkpoint();
   }
@@ -233,7 +238,7 @@ async function openStore(config: KernelConfig, plugins: LoadedPlugin[], log: Log
   for (const p of plugins) {
     if (p.manifest.migrations?.length) await migratePlugin(store, p.manifest.id, p.manifest.migrations, log.child("store"));
   }
-  return { store, kind, url };
+  return { store, kind, url, embedded };
 }
 
 interface CoreServices {
@@ -243,6 +248,7 @@ interface CoreServices {
   jobs: JobScheduler;
   realtime: Realtime;
   listeners: Map<string, ListenerEntry>;
+  metrics: KernelMetrics;
 }
 
 /** A declared listener and what its plugin last reported (counters by reference, copied when read). */
@@ -269,13 +275,22 @@ function listenerStatus(l: ListenerEntry): ListenerStatus {
 }
 
 /** Phase "services": secrets, accounts (the first admin), the bus, the scheduler with the kernel's own job, realtime. */
-async function coreServices(config: KernelConfig, store: Store, log: Logger, print: (line: string) => void, stops: StopStack): Promise<CoreServices> {
+async function coreServices(
+  config: KernelConfig,
+  opened: OpenedStore,
+  metrics: KernelMetrics,
+  log: Logger,
+  print: (line: string) => void,
+  stops: StopStack,
+): Promise<CoreServices> {
+  const { store } = opened;
   const secrets = Secrets.fromConfig(config.secretKey, config.dataDir);
   const auth = new AuthService(store, config, log.child("auth"));
   await auth.bootstrap(print);
   const bus = new EventBus(log.child("bus"));
   stops.push("event bus", async () => bus.clear());
   const jobs = new JobScheduler(store.pool, `${hostname()}:${process.pid}`, config.jobs.processEvery, log.child("jobs"), config.jobs.lockLifetimeMs);
+  jobs.observe = (job, outcome, seconds) => metrics.observeJob(job, outcome, seconds);
   jobs.define({
     fullName: "core.prune-sessions",
     every: "1 hour",
@@ -284,7 +299,13 @@ async function coreServices(config: KernelConfig, store: Store, log: Logger, pri
       if (pruned) log.info("expired sessions removed", { count: pruned });
     },
   });
-  return { secrets, auth, bus, jobs, realtime: new Realtime(auth, config.publicDashboard, log.child("realtime")), listeners: new Map() };
+  const realtime = new Realtime(auth, config.publicDashboard, log.child("realtime"));
+  realtime.onBroadcast = (channel) => metrics.broadcasts.inc({ channel });
+  metrics.realtimeConnections(() => realtime.connections);
+  if (store.pool) metrics.pool(store.pool);
+  const embedded = opened.embedded;
+  metrics.store(opened.kind, embedded ? () => embedded.up : undefined);
+  return { secrets, auth, bus, jobs, realtime, listeners: new Map(), metrics };
 }
 
 /**
@@ -323,6 +344,7 @@ function pluginContexts(
       realtime: core.realtime.forPlugin(m.id),
       extensions: { get: <T>(point: string) => Object.freeze([...((found.extensions.get(point) ?? []) as T[])]) },
       log: log.child(m.id),
+      metrics: core.metrics.forPlugin(m.id),
       reportListener: (name, status) => {
         const entry = core.listeners.get(`${m.id}.${name}`);
         if (!entry) throw new Error(`plugin ${m.id} declared no listener "${name}"`);
@@ -389,9 +411,13 @@ async function buildHttp(
       ...plugins.map((p) => ({ token: pluginContextToken(p.manifest.id), use: contexts.get(p.manifest.id) })),
     ],
     bodyLimit: config.http.bodyLimit,
-    bodyLimits: [{ path: `${API_PREFIX}/config/bundle/import`, limit: BUNDLE_IMPORT_BODY_LIMIT }],
     staticAssets: plugins.flatMap((p) => (p.manifest.staticAssets ?? []).map((s) => ({ owner: p.manifest.id, ...s }))),
+    bodyLimits: [{ path: `${API_PREFIX}/config/bundle/import`, limit: BUNDLE_IMPORT_BODY_LIMIT }],
     log,
+    metrics: {
+      endpoint: metricsEndpoint(core.metrics, config.metrics, log.child("metrics")),
+      observeRequest: (method, route, status, seconds) => core.metrics.observeRequest(method, route, status, seconds),
+    },
   });
   stops.push("http application", () => http.close());
   await http.build();
@@ -448,11 +474,12 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
     if (options.signal?.aborted) throw new BootAborted();
   };
 
+  checkMetricsConfig(config.metrics);
   const found = await findPlugins(config, options.plugins ?? [], version);
   const stops = new StopStack(log);
   try {
     const opened = await openStore(config, found.plugins, log, stops, checkpoint);
-    const core = await coreServices(config, opened.store, log, print, stops);
+    const core = await coreServices(config, opened, new KernelMetrics(log.child("metrics"), version), log, print, stops);
     const built: { http?: HttpApp } = {};
     const contexts = pluginContexts(config, found, opened.store, core, log, (token) => {
       if (!built.http) throw new Error("services are not available before the kernel has built its container (use them from start on)");

@@ -5,6 +5,7 @@ import type { KernelConfig } from "../config/Config.js";
 import type { EventBus } from "../bus/EventBus.js";
 import type { Logger } from "../logging/Logger.js";
 import type { StaticAssetsDeclaration } from "../http/staticAssets.js";
+import type { PluginMetrics } from "../metrics/PluginMetrics.js";
 import type { Secrets } from "../secrets/Secrets.js";
 import type { Migration } from "../store/Migrator.js";
 import type { PluginStore, Queryable } from "../store/Store.js";
@@ -259,7 +260,7 @@ export interface ListenerReport {
 /** A class a plugin registers as a provider (an `@Injectable()`), used as its own DI token. */
 export type ProviderToken<T> = abstract new (...args: never[]) => T;
 
-/** Everything the kernel gives a plugin: its store, the bus, jobs, secrets, realtime, its config, a logger, and its services. */
+/** Everything the kernel gives a plugin: its store, the bus, jobs, secrets, realtime, its config, a logger, its metrics, and its services. */
 export interface PluginContext<C = unknown> {
   readonly id: string;
   readonly version: string;
@@ -273,6 +274,8 @@ export interface PluginContext<C = unknown> {
   readonly realtime: PluginRealtime;
   readonly extensions: ExtensionRegistry;
   readonly log: Logger;
+  /** Its Prometheus metrics, served at GET /metrics as `nms_<pluginId>_<name>` (docs/metrics.md). */
+  readonly metrics: PluginMetrics;
   /** Records that one of the declared listeners is bound (or released). */
   reportListener(name: string, status: ListenerReport): void;
   /**

@@ -59,6 +59,8 @@ export class Realtime {
   private readonly interest = new Map<string, Map<string, number>>();
   private readonly announced = new Map<string, boolean>();
   private interestTimer?: NodeJS.Timeout;
+  /** Told of every publish (the kernel's broadcast counter). */
+  onBroadcast?: (channel: string) => void;
 
   constructor(
     private readonly auth: AuthService,
@@ -213,6 +215,7 @@ export class Realtime {
     const spec = this.channels.get(channel);
     if (!spec) throw new Error(`no channel ${channel} is declared`);
     if (!this.io) return;
+    this.onBroadcast?.(channel);
     const rooms = [room(channel, ALL)];
     if (spec.scoped) for (const f of options.folders ?? []) rooms.push(room(channel, `f:${f}`));
     if (spec.filter) {
@@ -277,6 +280,11 @@ export class Realtime {
       }
       socket.emit(event, passed);
     }
+  }
+
+  /** Sockets connected (authenticated) to this replica. */
+  get connections(): number {
+    return this.io?.of("/").sockets.size ?? 0;
   }
 
   forPlugin(pluginId: string): PluginRealtime {

@@ -227,6 +227,11 @@ export class EmbeddedServer {
     }
   }
 
+  /** Whether the server process runs (false while it is being restarted, and once stopped). */
+  get up(): boolean {
+    return this.child !== undefined && !this.stopping;
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);

@@ -79,7 +79,21 @@ definePlugin({ id: "x" });
 expectType<
   Equal<
     keyof PluginContext,
-    "id" | "version" | "mode" | "config" | "kernelConfig" | "store" | "bus" | "jobs" | "secrets" | "realtime" | "extensions" | "log" | "reportListener" | "get"
+    | "id"
+    | "version"
+    | "mode"
+    | "config"
+    | "kernelConfig"
+    | "store"
+    | "bus"
+    | "jobs"
+    | "secrets"
+    | "realtime"
+    | "extensions"
+    | "log"
+    | "metrics"
+    | "reportListener"
+    | "get"
   >
 >();
 expectType<Equal<PluginContext["get"], <T>(token: ProviderToken<T>) => T>>();
