@@ -55,6 +55,8 @@ export interface PollLoopOptions {
   log: LoopLogger;
   /** How often due polls are looked for (ms). */
   tickMs?: number;
+  /** Told of every poll: how long it took and whether it produced a batch (the embedded poller's metrics). */
+  onPoll?: (seconds: number, outcome: "ok" | "failed") => void;
 }
 
 interface Entry {
@@ -186,11 +188,15 @@ export class PollLoop {
 
   private async pollEntry(entry: Entry): Promise<void> {
     const scheduled = entry.due;
+    const started = process.hrtime.bigint();
+    const took = () => Number(process.hrtime.bigint() - started) / 1e9;
     try {
       const batch = await this.pollOnce(entry.target);
       this.polls++;
+      this.opts.onPoll?.(took(), "ok");
       if (this.entries.get(entry.target.node_id) === entry) await this.deliver(batch);
     } catch (err) {
+      this.opts.onPoll?.(took(), "failed");
       this.opts.log.error("poll failed", { node_id: entry.target.node_id, error: (err as Error).message });
     } finally {
       entry.busy = false;

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
+import type { MetricCounter, MetricHistogram } from "../../../core/index.js";
 import { PollLoop, type Probes } from "../poller/PollLoop.js";
 import { defaultProbes } from "../poller/probes.js";
 import { SampleRepository } from "../repositories/SampleRepository.js";
@@ -55,6 +56,23 @@ export class EmbeddedPoller {
   private debounce: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void)[] = [];
   private refreshing: Promise<void> | null = null;
+  private meters?: { polls: MetricCounter<"pool" | "outcome">; duration: MetricHistogram<"pool" | "outcome"> };
+
+  /** The embedded poller's metrics (registered once, on first use). */
+  private get metrics() {
+    return (this.meters ??= {
+      polls: this.ctx.metrics.counter({
+        name: "polls_total",
+        help: "Polls made by the embedded poller, by pool and outcome (ok, failed).",
+        labelNames: ["pool", "outcome"],
+      }),
+      duration: this.ctx.metrics.histogram({
+        name: "poll_duration_seconds",
+        help: "How long one poll of one node took (SNMP, liveness, URL and DNS checks at once), by pool and outcome.",
+        labelNames: ["pool", "outcome"],
+      }),
+    });
+  }
 
   get running(): boolean {
     return this.loop !== null;
@@ -73,6 +91,10 @@ export class EmbeddedPoller {
       probes: probes ?? (await defaultProbes({ snmpTimeoutMs: this.ctx.config.snmpTimeoutMs, snmpRetries: this.ctx.config.snmpRetries, log, snmp: this.snmp })),
       sink: { write: (batch) => this.sink.accept(batch, source) },
       log,
+      onPoll: (seconds, outcome) => {
+        this.metrics.polls.inc({ pool: EMBEDDED_POOL, outcome });
+        this.metrics.duration.observe({ pool: EMBEDDED_POOL, outcome }, seconds);
+      },
     });
     this.loop.seedStates(await this.samples.interfaceStates(EMBEDDED_POOL));
     await this.refresh();

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isPgError, PG_ERROR } from "../../../core/index.js";
+import { isPgError, PG_ERROR, type MetricCounter } from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the class is imported from its file.
 import { NodeService } from "../../inventory/contract.js";
 import type { Sample } from "../contract.js";
@@ -59,6 +59,26 @@ export class SampleSink {
   private chain: Promise<void> = Promise.resolve();
   private knownDays = new Set<number>();
   private daysLoaded = false;
+  private meters?: { batches: MetricCounter<"pool" | "backfill">; written: MetricCounter<"pool">; failures: MetricCounter };
+
+  /** The sink's metrics (registered once, on first use; the pending gauge is read on scrape). */
+  private get metrics() {
+    if (this.meters) return this.meters;
+    this.ctx.metrics.gauge({ name: "samples_pending", help: "Samples waiting for the next batched write.", collect: (g) => g.set({}, this.pendingSamples) });
+    return (this.meters = {
+      batches: this.ctx.metrics.counter({
+        name: "batches_received_total",
+        help: "Batches of samples received from pollers (one per live poll of the embedded poller), by pool and backfill (true, false).",
+        labelNames: ["pool", "backfill"],
+      }),
+      written: this.ctx.metrics.counter({
+        name: "samples_written_total",
+        help: "Samples newly stored (duplicates not counted), by pool.",
+        labelNames: ["pool"],
+      }),
+      failures: this.ctx.metrics.counter({ name: "sample_write_failures_total", help: "Batched sample writes that failed (their pollers retry)." }),
+    });
+  }
   readonly options: SinkOptions = { flushMs: 200, maxSamples: 5000 };
 
   /** Queues a batch for the next write; resolves once it is committed and on the bus. Its samples are stamped with the source and backfill flag. */
@@ -68,6 +88,7 @@ export class SampleSink {
       s.poller_id = source.poller_id;
       s.backfill = batch.backfill;
     }
+    this.metrics.batches.inc({ pool: source.pool, backfill: String(batch.backfill) });
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ batch, source, resolve, reject });
       this.pendingSamples += batch.samples.length;
@@ -185,6 +206,7 @@ export class SampleSink {
 
   private fail(taken: Pending[], err: Error): void {
     this.ctx.log.error("sample batch write failed", { batches: taken.length, error: err.message });
+    this.metrics.failures.inc();
     for (const p of taken) p.reject(err);
   }
 
@@ -200,6 +222,7 @@ export class SampleSink {
     }
     for (const p of taken) {
       const fresh = p.batch.samples.filter((s) => inserted.has(sampleKey(s.node_id, s.metric, s.ifindex ?? -1, s.row ?? -1, Math.round(s.at_unix_ms))));
+      this.metrics.written.inc({ pool: p.source.pool }, fresh.length);
       if (p.batch.backfill) {
         if (fresh.length) await this.ctx.bus.emit("polling.sample", { samples: fresh });
         continue;
