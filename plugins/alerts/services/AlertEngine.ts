@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { type PluginContext } from "../../../core/index.js";
+import { type MetricCounter, type PluginContext } from "../../../core/index.js";
 import type { PollerEvent, ReachabilityEvent, Sample } from "../../polling/contract.js";
 import { classify, hitAtLevel, LEVEL_OF, levelOf, type BandHit, type Level } from "../lib/bands.js";
 import { EVENT_METRIC, isThresholdCheck, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
@@ -120,6 +120,8 @@ export class AlertEngine {
   private chain: Promise<void> = Promise.resolve();
   private events: Promise<void> = Promise.resolve();
   private counters: EngineStats = { samples_received: 0, samples_evaluated: 0, transitions: 0, flushes: 0, flush_failures: 0 };
+  private transitionsMetric?: MetricCounter<"kind">;
+  private droppedMetric?: MetricCounter;
 
   get isRunning(): boolean {
     return this.running;
@@ -136,6 +138,7 @@ export class AlertEngine {
       this.ctx.log.info("alert engine not started: no store (skeleton mode)");
       return;
     }
+    this.registerMetrics();
     this.resetState();
     this.resolver.start();
     await this.restore();
@@ -490,8 +493,10 @@ export class AlertEngine {
   private push(p: PendingTransition): void {
     this.pending.push(p);
     this.counters.transitions++;
+    this.transitionsMetric?.inc({ kind: p.active ? "fire" : "clear" });
     if (this.pending.length > MAX_PENDING) {
       const dropped = this.pending.splice(0, this.pending.length - MAX_PENDING);
+      this.droppedMetric?.inc({}, dropped.length);
       this.ctx.log.error("alert engine: transitions dropped, the store did not take them", { dropped: dropped.length });
     }
     this.schedule();
@@ -509,6 +514,46 @@ export class AlertEngine {
     const n = (this.seriesMetrics.get(st.metric) ?? 1) - 1;
     if (n <= 0) this.seriesMetrics.delete(st.metric);
     else this.seriesMetrics.set(st.metric, n);
+  }
+
+  /** The engine's metrics (once per kernel): its queue of transitions, evaluations, fires and clears, open incidents. */
+  private registerMetrics(): void {
+    if (this.transitionsMetric) return;
+    const m = this.ctx.metrics;
+    this.transitionsMetric = m.counter({
+      name: "engine_transitions_total",
+      help: "Incident transitions the alert engine decided, by kind (fire, clear; a severity change is a clear and a fire).",
+      labelNames: ["kind"],
+    });
+    this.droppedMetric = m.counter({
+      name: "engine_transitions_dropped_total",
+      help: "Transitions dropped because the queue was full (the store did not take them for long).",
+    });
+    m.counter({
+      name: "engine_samples_received_total",
+      help: "Live samples the alert engine received from the bus.",
+      collect: (report) => report({}, this.counters.samples_received),
+    });
+    m.counter({
+      name: "engine_evaluations_total",
+      help: "Samples the alert engine evaluated against a threshold rule.",
+      collect: (report) => report({}, this.counters.samples_evaluated),
+    });
+    m.counter({
+      name: "engine_flush_failures_total",
+      help: "Writes of the engine's transitions that failed (retried, then dropped).",
+      collect: (report) => report({}, this.counters.flush_failures),
+    });
+    m.gauge({
+      name: "engine_queue_depth",
+      help: "Transitions waiting for the engine's next write.",
+      collect: (g) => g.set({}, this.pending.length),
+    });
+    m.gauge({
+      name: "engine_open_incidents",
+      help: "Incidents the engine holds open.",
+      collect: (g) => g.set({}, this.open.size),
+    });
   }
 
   // ---- flushing -----------------------------------------------------------------------------------
