@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { DayPartitions, pgErrorCode, timeOrderedUuid } from "../../../core/index.js";
+import { DayPartitions, pgErrorCode, timeOrderedUuid, type MetricCounter } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
 import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
@@ -10,6 +10,7 @@ import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
 import { RuleEngine, type AlertAction } from "../rules/engine.js";
 import { RuleRepository } from "../repositories/RuleRepository.js";
 import { SourceRepository } from "../repositories/SourceRepository.js";
+import { ListenerService } from "./ListenerService.js";
 import { BUILTIN_SOURCES, type SourceEntry } from "./sources.js";
 
 /** Counters of the pipeline (the listeners keep their own): exposed to benchmarks and host telemetry. */
@@ -56,6 +57,9 @@ export class EventPipeline {
   @Inject(NodeAddressBook)
   private addresses: NodeAddressBook;
 
+  @Inject(ListenerService)
+  private listeners: ListenerService;
+
   private engine = new RuleEngine();
   private alerts: EventAlertService | null = null;
   private partitions: DayPartitions;
@@ -69,6 +73,9 @@ export class EventPipeline {
   private sourceById = new Map<string, SourceEntry>();
   private counters: PipelineStats = { accepted: 0, dropped_queue_full: 0, dropped_disabled: 0, written: 0, write_failures: 0, queued: 0 };
   private live: ((rows: readonly EventRow[]) => void) | null = null;
+  /** Per listener (`http` for the HTTP ingest): what the pipeline dropped, and what the ingest received. */
+  private byListener = new Map<string, { http_received: number; queue_full: number; source_disabled: number }>();
+  private matches?: MetricCounter<"action">;
 
   get isRunning(): boolean {
     return this.running;
@@ -81,6 +88,7 @@ export class EventPipeline {
   /** Loads rules and sources, restores the rules' open alerts, and starts the flush and TTL timers. */
   async start(alerts: EventAlertService | null, live: ((rows: readonly EventRow[]) => void) | null): Promise<void> {
     if (this.running) return;
+    this.registerMetrics();
     this.alerts = alerts;
     this.live = live;
     this.partitions = new DayPartitions(this.ctx.store, "events");
@@ -141,14 +149,17 @@ export class EventPipeline {
    */
   accept(m: Inbound, source?: SourceEntry): boolean {
     if (!this.running) return false;
+    const tally = this.tally(m);
     const node = this.attribute(m, source);
     const src = source ?? this.sourceFor(m.kind, node);
     if (!src.enabled) {
       this.counters.dropped_disabled++;
+      tally.source_disabled++;
       return false;
     }
     if (this.queue.length >= this.ctx.config.queueSize) {
       this.counters.dropped_queue_full++;
+      tally.queue_full++;
       return false;
     }
     const sourceKind = m.transport === "http" ? "http" : m.kind;
@@ -162,12 +173,77 @@ export class EventPipeline {
       varbinds: m.trap?.varbinds ?? [],
       at_ms: m.received_at_ms,
     });
+    if (verdict.action !== "unmatched") this.matches?.inc({ action: verdict.action });
     for (const a of verdict.alerts) this.alert(a, node);
     this.queue.push(toRow(m, node, src.id, verdict.action, verdict.rule_id));
     this.counters.accepted++;
     if (this.queue.length >= this.ctx.config.batchSize) this.flushSoon(0);
     else this.flushSoon(this.ctx.config.flushMs);
     return true;
+  }
+
+  /** The per-listener tallies of a message (the HTTP ingest's sources all count as listener `http`). */
+  private tally(m: Inbound): { http_received: number; queue_full: number; source_disabled: number } {
+    const key = m.transport === "http" ? "http" : m.listener;
+    let t = this.byListener.get(key);
+    if (!t) this.byListener.set(key, (t = { http_received: 0, queue_full: 0, source_disabled: 0 }));
+    if (m.transport === "http") t.http_received++;
+    return t;
+  }
+
+  /**
+   * The events metrics (once per kernel): received, malformed and dropped per listener (the listeners' own counters,
+   * split by reason with the pipeline's tallies), rule matches by action, writes, and the queue.
+   */
+  private registerMetrics(): void {
+    if (this.matches) return;
+    const m = this.ctx.metrics;
+    this.matches = m.counter({
+      name: "rule_matches_total",
+      help: "Events an event rule matched, by the outcome (fired, cleared, suppressed, counted).",
+      labelNames: ["action"],
+    });
+    m.counter({
+      name: "received_total",
+      help: "Messages received per listener (syslog.udp, syslog.tcp, syslog.tls, traps.udp, http for the HTTP ingest), malformed ones included.",
+      labelNames: ["listener"],
+      collect: (report) => {
+        for (const l of this.listeners.listeners()) report({ listener: l.name }, l.counters.received);
+        const http = this.byListener.get("http");
+        if (http) report({ listener: "http" }, http.http_received);
+      },
+    });
+    m.counter({
+      name: "malformed_total",
+      help: "Messages per listener that did not parse (stored raw where possible).",
+      labelNames: ["listener"],
+      collect: (report) => {
+        for (const l of this.listeners.listeners()) report({ listener: l.name }, l.counters.malformed);
+      },
+    });
+    m.counter({
+      name: "dropped_total",
+      help: "Messages dropped per listener and reason: queue_full (the store is slower than the senders), source_disabled, refused (over a limit, unknown community or user).",
+      labelNames: ["listener", "reason"],
+      collect: (report) => {
+        const zero = { http_received: 0, queue_full: 0, source_disabled: 0 };
+        for (const l of this.listeners.listeners()) {
+          const t = this.byListener.get(l.name) ?? zero;
+          report({ listener: l.name, reason: "refused" }, Math.max(0, l.counters.dropped - t.queue_full - t.source_disabled));
+        }
+        for (const [listener, t] of this.byListener) {
+          report({ listener, reason: "queue_full" }, t.queue_full);
+          report({ listener, reason: "source_disabled" }, t.source_disabled);
+        }
+      },
+    });
+    m.counter({ name: "written_total", help: "Events written to the store.", collect: (report) => report({}, this.counters.written) });
+    m.counter({
+      name: "write_failures_total",
+      help: "Event writes that failed (a batch retried, or an event the store refused).",
+      collect: (report) => report({}, this.counters.write_failures),
+    });
+    m.gauge({ name: "queue_depth", help: "Events waiting for the next batched write.", collect: (g) => g.set({}, this.queue.length) });
   }
 
   /** Writes what is queued now; resolves when it is written (or given up). */
