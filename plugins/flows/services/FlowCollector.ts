@@ -64,6 +64,7 @@ export class FlowCollector {
   }
 
   private canonicalOverrides: Record<string, number> | null = null;
+  private metricsRegistered = false;
 
   stats(): CollectorStats {
     return { ...this.stat };
@@ -71,6 +72,7 @@ export class FlowCollector {
 
   /** Loads the stored templates, binds the port (null = no listener: forwarded records only), starts flushing. */
   async start(): Promise<void> {
+    this.registerMetrics();
     const cfg = this.ctx.config;
     this.partitions = new DayPartitions(this.ctx.store, "rollup_1m");
     await this.maintainPartitions();
@@ -136,6 +138,40 @@ export class FlowCollector {
       accepted++;
     }
     return { accepted, dropped: body.datagrams.length - accepted };
+  }
+
+  /** The collector's metrics (once per kernel), read on scrape from the totals it keeps anyway. */
+  private registerMetrics(): void {
+    if (this.metricsRegistered) return;
+    this.metricsRegistered = true;
+    const m = this.ctx.metrics;
+    m.counter({
+      name: "datagrams_received_total",
+      help: "Export datagrams received (on the port, or forwarded by remote pollers), malformed ones included.",
+      collect: (r) => r({}, this.counters.received),
+    });
+    m.counter({
+      name: "decode_errors_total",
+      help: "Datagrams that did not decode (malformed, unknown version, a broken template or record).",
+      collect: (r) => r({}, this.counters.malformed),
+    });
+    m.counter({
+      name: "datagrams_dropped_total",
+      help: "Datagrams lost: the socket's buffer overflowed, or data held too long for a template that never came.",
+      collect: (r) => r({}, this.counters.dropped),
+    });
+    m.counter({ name: "records_total", help: "Flow records aggregated into the per-minute rollups.", collect: (r) => r({}, this.stat.records) });
+    m.counter({
+      name: "records_dropped_total",
+      help: "Flow records refused: no room for another aggregation key between two flushes (maxKeys), or no addresses.",
+      collect: (r) => r({}, this.stat.dropped_records),
+    });
+    m.counter({ name: "flush_failures_total", help: "Rollup writes that failed.", collect: (r) => r({}, this.stat.flush_failures) });
+    m.gauge({
+      name: "templates_known",
+      help: "NetFlow v9 / IPFIX templates this collector knows (all exporters).",
+      collect: (g) => g.set({}, this.templates.size),
+    });
   }
 
   /** One export datagram (from the socket, or forwarded by a remote poller); answers the records it carried. */
