@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { Inject, Injectable } from "@tsed/di";
-import { BrokenCircuitError, circuitBreaker, ConsecutiveBreaker, handleAll, type CircuitBreakerPolicy } from "cockatiel";
+import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, type CircuitBreakerPolicy } from "cockatiel";
+import type { MetricCounter, MetricHistogram } from "../../../core/index.js";
 import type { AlertTransition } from "../../alerts/contract.js";
 import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
 import { DeliveryError, type ChannelForSend, type ChannelKind, type LifecyclePoint, type OutboundNotification } from "../contract.js";
@@ -52,6 +53,47 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly breakers = new Map<string, CircuitBreakerPolicy>();
   private unsubscribe: (() => void)[] = [];
+  private meters?: {
+    deliveries: MetricCounter<"kind" | "outcome">;
+    retries: MetricCounter<"kind">;
+    sendSeconds: MetricHistogram<"kind" | "result">;
+  };
+
+  /** The worker's metrics (registered once, on first use; breaker states and in-flight sends are read on scrape). */
+  private get metrics() {
+    if (this.meters) return this.meters;
+    const m = this.ctx.metrics;
+    const STATES: Record<number, string> = {
+      [CircuitState.Closed]: "closed",
+      [CircuitState.Open]: "open",
+      [CircuitState.HalfOpen]: "half_open",
+      [CircuitState.Isolated]: "isolated",
+    };
+    m.gauge({
+      name: "breakers",
+      help: "Channels' circuit breakers by state (closed, open, half_open, isolated): an open one holds its channel's deliveries back.",
+      labelNames: ["state"],
+      collect: (g) => {
+        const counts: Record<string, number> = { closed: 0, open: 0, half_open: 0, isolated: 0 };
+        for (const b of this.breakers.values()) counts[STATES[b.state] ?? "closed"]!++;
+        for (const [state, n] of Object.entries(counts)) g.set({ state }, n);
+      },
+    });
+    m.gauge({ name: "sends_in_flight", help: "Deliveries being sent now by this replica.", collect: (g) => g.set({}, this.inFlight.size) });
+    return (this.meters = {
+      deliveries: m.counter({
+        name: "deliveries_total",
+        help: "Delivery attempts settled, by channel kind and outcome: delivered, retry (queued again), failed, expired, postponed (circuit open, no attempt spent).",
+        labelNames: ["kind", "outcome"],
+      }),
+      retries: m.counter({ name: "retries_total", help: "Deliveries queued again for a retry after a failed attempt, by channel kind.", labelNames: ["kind"] }),
+      sendSeconds: m.histogram({
+        name: "send_duration_seconds",
+        help: "How long one send took (render and the kind's call), by channel kind and result (ok, error).",
+        labelNames: ["kind", "result"],
+      }),
+    });
+  }
 
   start(): void {
     // A lease shorter than a send would let another replica take a delivery that is still being sent.
@@ -64,6 +106,7 @@ export class DeliveryWorker {
       this.ctx.bus.on("alerts.resolved", on("resolve")),
       this.ctx.bus.on("alerts.suppressed", on("suppress")),
     ];
+    void this.metrics;
     this.timer = setInterval(() => this.kick(), this.ctx.config.pollMs);
     this.kick();
   }
@@ -129,8 +172,11 @@ export class DeliveryWorker {
   private async deliver(d: ClaimedDelivery): Promise<void> {
     const attempt = d.attempts + 1;
     const found = d.channel_id ? await this.channels.forSend(d.channel_id) : null;
-    const end = (status: "failed" | "expired", error: string, error_class: string) =>
-      this.settle(d, { status, attempts: d.attempts, last_status: null, error, error_class });
+    const kind = found?.kind.kind ?? "unknown";
+    const end = (status: "failed" | "expired", error: string, error_class: string) => {
+      this.metrics.deliveries.inc({ kind, outcome: status });
+      return this.settle(d, { status, attempts: d.attempts, last_status: null, error, error_class });
+    };
     if (!found) return end("failed", "the channel was deleted", "channel_deleted");
     if (!found.row.enabled) return end("failed", "the channel is disabled", "channel_disabled");
     if (d.age_ms > this.ctx.config.maxAgeSecs * 1000) return end("expired", `not delivered within ${this.ctx.config.maxAgeSecs} s`, "expired");
@@ -140,9 +186,13 @@ export class DeliveryWorker {
       result = await this.breaker(found.row.id).execute(() => this.attempt(d, found.kind, found.row.template, found.channel, d.event));
     } catch (err) {
       // The channel's circuit is open: nothing was sent, so no attempt is spent; try again when it may half-open.
-      if (err instanceof BrokenCircuitError) return this.deliveries.postpone(d.id, this.ctx.config.breakerOpenMs);
+      if (err instanceof BrokenCircuitError) {
+        this.metrics.deliveries.inc({ kind, outcome: "postponed" });
+        return this.deliveries.postpone(d.id, this.ctx.config.breakerOpenMs);
+      }
       result = failure(err);
     }
+    this.metrics.sendSeconds.observe({ kind, result: result.ok ? "ok" : "error" }, (Date.now() - started) / 1000);
     await this.deliveries.recordAttempt(d.id, attempt, {
       ok: result.ok,
       status: result.status,
@@ -151,12 +201,15 @@ export class DeliveryWorker {
       ms: Date.now() - started,
     });
     if (result.ok) {
+      this.metrics.deliveries.inc({ kind, outcome: "delivered" });
       if (result.incidentRef !== undefined) await this.deliveries.setIncidentRef(found.row.id, d.incident_key, result.incidentRef);
       return this.settle(d, { status: "delivered", attempts: attempt, last_status: result.status, error: null, error_class: null });
     }
     if (result.retryable && attempt < this.ctx.config.maxAttempts) {
       const backoff = Math.random() * Math.min(this.ctx.config.retryMaxMs, this.ctx.config.retryBaseMs * 2 ** (attempt - 1));
       const retryInMs = Math.max(backoff, result.retryAfterMs ?? 0);
+      this.metrics.deliveries.inc({ kind, outcome: "retry" });
+      this.metrics.retries.inc({ kind });
       return this.settle(d, {
         status: "queued",
         attempts: attempt,
@@ -166,6 +219,7 @@ export class DeliveryWorker {
         retryInMs,
       });
     }
+    this.metrics.deliveries.inc({ kind, outcome: "failed" });
     return this.settle(d, { status: "failed", attempts: attempt, last_status: result.status, error: result.error, error_class: result.error_class });
   }
 
