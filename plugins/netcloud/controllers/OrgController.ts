@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Body, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
 import { DiscoveredOrg, DiscoverBody, ImportSettingsBody, NetworkView, NetworkWatchBody, OrgAddBody, OrgAdded, OrgView } from "../models/OrgModels.js";
 import { OrgService } from "../services/OrgService.js";
 
@@ -92,6 +92,19 @@ export class OrgController {
   @(Returns(404, ErrorEnvelope).Description("not_found"))
   importSettings(@PathParams("id") @Format("uuid") id: string, @Body() body: ImportSettingsBody): Promise<OrgView> {
     return this.orgs.importSettings(id, body);
+  }
+
+  @Post("/:id/sync")
+  @Permission("ManageConfig")
+  @ScopeUnsupported()
+  @Summary("Queue a sync of the organization now (GET it for last_sync_at and last_sync_status)")
+  @Returns(202, MutationOk)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed"))
+  @(Returns(404, ErrorEnvelope).Description("not_found"))
+  async syncNow(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<MutationOk> {
+    await this.orgs.syncNow(id);
+    ctx.response.status(202);
+    return { ok: true };
   }
 
   @Get("/:id/networks")

@@ -86,6 +86,12 @@ export class OrgService {
     await this.alerts.clear(gone.name);
   }
 
+  /** Queues a sync of the organization now (the interval's schedule goes on as before). */
+  async syncNow(id: string): Promise<void> {
+    await this.get(id);
+    await this.ctx.jobs.now("sync-org", { id });
+  }
+
   async importSettings(id: string, body: ImportSettingsBody): Promise<OrgView> {
     const max = body.max_devices;
     if (max !== undefined && max !== null && (!Number.isInteger(max) || max < 1 || max > MAX_DEVICES_LIMIT)) {

@@ -333,6 +333,7 @@ describe("access", () => {
       ["get", `/${id}`],
       ["put", `/${id}/import-settings`, { import_devices: false, file_by_prefix: false }],
       ["get", `/${id}/networks`],
+      ["post", `/${id}/sync`],
       ["put", `/${id}/networks/o-101-N0`, { watched: true }],
       ["delete", `/${randomUUID()}`],
     ];
@@ -358,7 +359,7 @@ describe("access", () => {
       for (const token of [operator, operatorSession, adminSession]) {
         const res = await call(method, path, body, token);
         // Let in: the route's own answer (a 404 for the unknown organization deleted), never 401 or 403.
-        expect([method, path, res.status]).toEqual([method, path, method === "delete" ? 404 : 200]);
+        expect([method, path, res.status]).toEqual([method, path, method === "delete" ? 404 : path.endsWith("/sync") ? 202 : 200]);
       }
     }
   });
@@ -375,6 +376,7 @@ describe("openapi", () => {
       "/api/v1/netcloud/orgs/{id}/import-settings",
       "/api/v1/netcloud/orgs/{id}/networks",
       "/api/v1/netcloud/orgs/{id}/networks/{network_id}",
+      "/api/v1/netcloud/orgs/{id}/sync",
     ]);
     expect(responseProblems({ ...doc, paths })).toEqual([]);
     const described = (doc.paths["/api/v1/netcloud/orgs/discover"].post.responses["400"].description as string) ?? "";

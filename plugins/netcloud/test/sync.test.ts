@@ -262,6 +262,19 @@ it("caps an organization's import at max_devices (the nodes it has brought in)",
   expect((await api("get", `/netcloud/orgs/${res.body.id}`)).body.devices_as_nodes).toBe(4);
 });
 
+it("syncs on request (POST /netcloud/orgs/{id}/sync: 202, then last_sync_at moves)", async () => {
+  const before = (await api("get", `/netcloud/orgs/${orgRow}`)).body.last_sync_at as string;
+  const res = await api("post", `/netcloud/orgs/${orgRow}/sync`);
+  expect({ status: res.status, body: res.body }).toEqual({ status: 202, body: { ok: true } });
+  let after = before;
+  for (let i = 0; i < 100 && after === before; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    after = (await api("get", `/netcloud/orgs/${orgRow}`)).body.last_sync_at;
+  }
+  expect(after > before).toBe(true);
+  expect((await api("post", `/netcloud/orgs/00000000-0000-4000-8000-000000000000/sync`)).status).toBe(404);
+});
+
 it("dispatches each due organization to its own sync job", async () => {
   await k.context("netcloud").store.query(`UPDATE netcloud.orgs SET next_sync_at = now() - interval '1 second', last_sync_at = NULL`);
   expect(await k.context("netcloud").get(SyncService).dispatch()).toBe(2);
