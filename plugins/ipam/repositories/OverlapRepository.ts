@@ -1,7 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp } from "../../../core/index.js";
+import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { FOLDER_RANGES_VIEW } from "../../inventory/contract.js";
 import { IPAM_CONTEXT, type IpamContext } from "../context.js";
+
+/** The overlap key of a pair (lo, hi): the first 32 hex digits of SHA-256 of "<lo> <hi>" (canonical cidr text). */
+const KEY_SQL = "substr(encode(sha256(convert_to(lo::text || ' ' || hi::text, 'UTF8')), 'hex'), 1, 32)";
 
 export interface OverlapRow {
   key: string;
@@ -44,19 +47,16 @@ export class OverlapRepository {
           WHERE cardinality(fr.ip_ranges) > 0
             AND NOT EXISTS (SELECT 1 FROM ${this.t("site_mappings")} m WHERE m.folder_id = fr.id)),
        pairs AS (
-         SELECT a.prefix AS lo, b.prefix AS hi
-           FROM ${p} a JOIN ${p} b ON a.prefix && b.prefix AND a.site_key <> b.site_key AND a.prefix <= b.prefix
-          WHERE a.site_id IS NOT NULL AND b.site_id IS NOT NULL
+         SELECT key, lo, hi FROM ${this.t("overlap_pairs")}
          UNION
-         SELECT least(f.prefix, b.prefix), greatest(f.prefix, b.prefix)
-           FROM f JOIN ${p} b ON f.prefix && b.prefix AND b.site_id IS NOT NULL
-         UNION
-         SELECT least(a.prefix, b.prefix), greatest(a.prefix, b.prefix)
-           FROM f a JOIN f b ON a.prefix && b.prefix AND a.site_key < b.site_key),
-       keyed AS (
-         SELECT substr(encode(sha256(convert_to(lo::text || ' ' || hi::text, 'UTF8')), 'hex'), 1, 32) AS key, lo, hi FROM pairs),
+         SELECT ${KEY_SQL}, lo, hi FROM (
+           SELECT least(f.prefix, b.prefix) AS lo, greatest(f.prefix, b.prefix) AS hi
+             FROM f JOIN ${p} b ON f.prefix && b.prefix AND b.site_id IS NOT NULL
+           UNION
+           SELECT least(a.prefix, b.prefix), greatest(a.prefix, b.prefix)
+             FROM f a JOIN f b ON a.prefix && b.prefix AND a.site_key < b.site_key) live),
        chosen AS (
-         SELECT * FROM keyed
+         SELECT * FROM pairs
           WHERE ($1::text IS NULL OR key > $1::text) AND ($2::text IS NULL OR key = $2::text)
           ORDER BY key LIMIT $3)
        SELECT c.key, c.lo::text AS lo, c.hi::text AS hi, s.sites,
@@ -73,6 +73,24 @@ export class OverlapRepository {
       [opts.afterKey ?? null, opts.onlyKey ?? null, opts.limit],
     );
     return rows;
+  }
+
+  /**
+   * Recomputes the overlapping pairs between IPAM sites (a GiST self-join on &&, pairs of one site left out), inside
+   * the caller's transaction; serialised so that two syncs never interleave their recomputes.
+   */
+  async recomputePairs(db: Queryable): Promise<number> {
+    const p = this.t("prefixes");
+    await db.query(`SELECT pg_advisory_xact_lock(hashtext('ipam.overlap_pairs'))`);
+    await db.query(`DELETE FROM ${this.t("overlap_pairs")}`);
+    const { rowCount } = await db.query(
+      `INSERT INTO ${this.t("overlap_pairs")} (key, lo, hi)
+       SELECT ${KEY_SQL}, lo, hi FROM (
+         SELECT DISTINCT a.prefix AS lo, b.prefix AS hi
+           FROM ${p} a JOIN ${p} b ON a.prefix && b.prefix AND a.site_key <> b.site_key AND a.prefix <= b.prefix
+          WHERE a.site_id IS NOT NULL AND b.site_id IS NOT NULL) x`,
+    );
+    return rowCount ?? 0;
   }
 
   async upsertAck(key: string, sites: string[], note: string | null, by: string): Promise<void> {

@@ -90,9 +90,14 @@ export class ServerRepository {
     return rowCount === 1;
   }
 
-  async remove(id: string): Promise<boolean> {
-    const { rowCount } = await this.ctx.store.query(`DELETE FROM ${this.t("servers")} WHERE id = $1`, [id]);
-    return rowCount === 1;
+  /** Deletes the server (its sites, prefixes and mappings go with it), then runs `after` in the same transaction. */
+  async remove(id: string, after: (db: Queryable) => Promise<unknown>): Promise<boolean> {
+    return this.ctx.store.tx(async (db) => {
+      const { rowCount } = await db.query(`DELETE FROM ${this.t("servers")} WHERE id = $1`, [id]);
+      if (rowCount !== 1) return false;
+      await after(db);
+      return true;
+    });
   }
 
   /**
@@ -111,11 +116,12 @@ export class ServerRepository {
     await this.ctx.store.query(`UPDATE ${this.t("servers")} SET last_sync_at = clock_timestamp(), last_error_class = $2 WHERE id = $1`, [id, errorClass]);
   }
 
-  /** Replaces what the server's last sync pulled, in one transaction, and records the success. */
+  /** Replaces what the server's last sync pulled, in one transaction with `after` (the overlap pairs' recompute), and records the success. */
   async replaceData(
     id: string,
     sites: { id: string; name: string; slug: string | null }[],
     prefixes: { id: string; prefix: string; site_id: string | null }[],
+    after: (db: Queryable) => Promise<unknown>,
   ): Promise<boolean> {
     return this.ctx.store.tx(async (db) => {
       const { rows } = await db.query(`SELECT 1 FROM ${this.t("servers")} WHERE id = $1 FOR UPDATE`, [id]);
@@ -144,6 +150,7 @@ export class ServerRepository {
                 site_count = $2, prefix_count = $3 WHERE id = $1`,
         [id, sites.length, prefixes.length],
       );
+      await after(db);
       return true;
     });
   }

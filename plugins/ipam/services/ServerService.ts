@@ -4,6 +4,7 @@ import { badRequest, decodeCursor, isUuid, notFound, page } from "../../../core/
 import { IPAM_CONTEXT, type IpamContext } from "../context.js";
 import { baseUrlProblem, originKey } from "../lib/origin.js";
 import type { IpamServerBody, IpamServerCreateBody, IpamServerView, IpamSiteView, SiteMappingsBody, SiteMappingView } from "../models/IpamModels.js";
+import { OverlapRepository } from "../repositories/OverlapRepository.js";
 import { ServerRepository, type ServerRow, type ServerWrite } from "../repositories/ServerRepository.js";
 
 const noServer = () => notFound("No such IPAM server.");
@@ -35,6 +36,9 @@ export class ServerService {
 
   @Inject(ServerRepository)
   private repo: ServerRepository;
+
+  @Inject(OverlapRepository)
+  private overlaps: OverlapRepository;
 
   view(row: ServerRow): IpamServerView {
     return {
@@ -119,7 +123,8 @@ export class ServerService {
   }
 
   async remove(id: string): Promise<void> {
-    if (!isUuid(id) || !(await this.repo.remove(id))) throw noServer();
+    // Its prefixes leave the overlaps with it.
+    if (!isUuid(id) || !(await this.repo.remove(id, (db) => this.overlaps.recomputePairs(db)))) throw noServer();
   }
 
   async sites(id: string, limit: number, cursor?: string): Promise<{ rows: IpamSiteView[]; next: string | null }> {

@@ -3,6 +3,7 @@ import { parseCidr, runAsSystem, ApiError } from "../../../core/index.js";
 import { FolderService } from "../../inventory/contract.js";
 import { IPAM_CONTEXT, type IpamContext } from "../context.js";
 import { IpamClient, IpamSyncError, prefixSiteId } from "../lib/ipamClient.js";
+import { OverlapRepository } from "../repositories/OverlapRepository.js";
 import { ServerRepository } from "../repositories/ServerRepository.js";
 
 export interface SyncResult {
@@ -27,6 +28,9 @@ export class SyncService {
 
   @Inject(ServerRepository)
   private repo: ServerRepository;
+
+  @Inject(OverlapRepository)
+  private overlaps: OverlapRepository;
 
   @Inject(FolderService)
   private folders: FolderService;
@@ -72,7 +76,7 @@ export class SyncService {
         }
         prefixes.push({ id: p.id, prefix: cidr.text, site_id: prefixSiteId(p.raw, row.site_id_field) });
       }
-      if (!(await this.repo.replaceData(id, sites, prefixes))) return result; // deleted meanwhile
+      if (!(await this.repo.replaceData(id, sites, prefixes, (db) => this.overlaps.recomputePairs(db)))) return result; // deleted meanwhile
       result.ok = true;
       result.sites = sites.length;
       result.prefixes = prefixes.length;
