@@ -1,0 +1,73 @@
+import { Controller, Inject } from "@tsed/di";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage } from "../../../core/index.js";
+import { ScheduleBody, ScheduleView } from "../models/ReportModels.js";
+import { ScheduleService } from "../services/ScheduleService.js";
+
+const BODY_CODES = "validation_failed, invalid_timezone, invalid_schedule, unknown_reference";
+
+/** Report schedules. A schedule made by a folder-scoped account renders for that scope; such accounts see only theirs. */
+@Controller("/reports/schedules")
+export class ScheduleController {
+  @Inject(ScheduleService)
+  private schedules: ScheduleService;
+
+  @Post("/")
+  @Permission("ManageConfig")
+  @Summary("Schedule a report definition: daily, weekly or monthly at a wall-clock time of an IANA zone")
+  @Returns(201, CreatedId)
+  @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
+  async create(@Body() body: ScheduleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+    const id = await this.schedules.create(body);
+    ctx.response.status(201);
+    return { id };
+  }
+
+  @Get("/")
+  @Permission("read")
+  @SkeletonRead([])
+  @Summary("Report schedules, oldest first (keyset pagination), with their next run")
+  @ReturnsPage(ScheduleView)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
+  async list(
+    @Context() ctx: PlatformContext,
+    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
+    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+  ): Promise<ScheduleView[]> {
+    return sendPage(ctx, await this.schedules.list(limit, cursor));
+  }
+
+  @Get("/:id")
+  @Permission("read")
+  @Summary("One report schedule")
+  @Returns(200, ScheduleView)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed"))
+  @(Returns(404, ErrorEnvelope).Description("not_found"))
+  get(@PathParams("id") @Format("uuid") id: string): Promise<ScheduleView> {
+    return this.schedules.get(id);
+  }
+
+  @Put("/:id")
+  @Permission("ManageConfig")
+  @Summary("Replace a report schedule (its next run is recomputed)")
+  @Returns(200, MutationOk)
+  @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
+  @(Returns(404, ErrorEnvelope).Description("not_found"))
+  async replace(@PathParams("id") @Format("uuid") id: string, @Body() body: ScheduleBody): Promise<MutationOk> {
+    await this.schedules.replace(id, body);
+    return { ok: true };
+  }
+
+  @Delete("/:id")
+  @Permission("ManageConfig")
+  @Summary("Delete a report schedule")
+  @Returns(204)
+  @(Returns(400, ErrorEnvelope).Description("validation_failed"))
+  @(Returns(404, ErrorEnvelope).Description("not_found"))
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
+    await this.schedules.remove(id);
+    ctx.response.status(204);
+  }
+}
