@@ -1,0 +1,193 @@
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import "./styles.css";
+import { login, logout, probe, useSession } from "./session.tsx";
+import { Events } from "./views/Events.tsx";
+import { Flows, Pollers, Sweeps, TopN } from "./views/Fleet.tsx";
+import { Folders } from "./views/Folders.tsx";
+import { NodeView } from "./views/Node.tsx";
+import { Overview } from "./views/Overview.tsx";
+import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
+
+const NAV: [string, string][] = [
+  ["overview", "Overview"],
+  ["folders", "Folders"],
+  ["top", "Top interfaces"],
+  ["events", "Events"],
+  ["flows", "Flows"],
+  ["pollers", "Pollers"],
+  ["sweeps", "Sweeps"],
+  ["settings/thresholds", "Thresholds"],
+  ["settings/channels", "Channels"],
+  ["settings/routing", "Routing"],
+  ["settings/event-rules", "Event rules"],
+];
+/** What an anonymous visitor of a public dashboard may open (the reads the mode opens). */
+const PUBLIC_NAV = new Set(["overview", "top"]);
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash.replace(/^#\/?/, ""));
+  useEffect(() => {
+    const on = () => setHash(location.hash.replace(/^#\/?/, ""));
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return hash;
+}
+
+function Login({ onCancel }: { onCancel?: () => void }) {
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await login(username, password);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="login">
+      <form onSubmit={submit} aria-labelledby="login-title" class="card">
+        <h1 id="login-title">Sign in</h1>
+        <div class="field">
+          <label for="username">Username</label>
+          <input
+            id="username"
+            name="username"
+            autocomplete="username"
+            value={username}
+            onInput={(e) => setUsername((e.target as HTMLInputElement).value)}
+            required
+          />
+        </div>
+        <div class="field">
+          <label for="password">Password</label>
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autocomplete="current-password"
+            value={password}
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+            required
+          />
+        </div>
+        {error ? (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+          {onCancel ? (
+            <button type="button" class="link" onClick={onCancel}>
+              Back to the public dashboard
+            </button>
+          ) : null}
+        </div>
+      </form>
+    </main>
+  );
+}
+
+function View({ route }: { route: string }) {
+  const [name, arg] = [route.split("/")[0], route.split("/").slice(1).join("/")];
+  switch (name) {
+    case "node":
+      return <NodeView id={arg} />;
+    case "folders":
+      return <Folders />;
+    case "top":
+      return <TopN />;
+    case "events":
+      return <Events />;
+    case "flows":
+      return <Flows />;
+    case "pollers":
+      return <Pollers />;
+    case "sweeps":
+      return <Sweeps />;
+    case "settings":
+      return arg === "channels" ? <Channels /> : arg === "routing" ? <RoutingRules /> : arg === "event-rules" ? <EventRules /> : <Thresholds />;
+    default:
+      return <Overview />;
+  }
+}
+
+function App() {
+  const session = useSession();
+  const route = useHash() || "overview";
+  const [ready, setReady] = useState(false);
+  const [wantLogin, setWantLogin] = useState(false);
+  const [menu, setMenu] = useState(false);
+  useEffect(() => {
+    probe().finally(() => setReady(true));
+  }, []);
+  useEffect(() => setMenu(false), [route]);
+  if (!ready) return <p class="muted">Loading…</p>;
+  if (!session.signedIn && (!session.publicMode || wantLogin)) return <Login onCancel={session.publicMode ? () => setWantLogin(false) : undefined} />;
+  const anonymous = !session.signedIn;
+  const nav = NAV.filter(([r]) => !anonymous || PUBLIC_NAV.has(r));
+  const current = anonymous && !PUBLIC_NAV.has(route.split("/")[0]) ? "overview" : route;
+  return (
+    <>
+      <a
+        class="skip"
+        href="#content"
+        onClick={(e) => {
+          // Routes live in the hash: move focus without touching it.
+          e.preventDefault();
+          document.getElementById("content")?.focus();
+        }}
+      >
+        Skip to content
+      </a>
+      <header class="top">
+        <strong class="brand">nms</strong>
+        <button type="button" class="menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>
+          Menu
+        </button>
+        <nav id="nav" class={menu ? "open" : ""} aria-label="Views">
+          {nav.map(([r, label]) => (
+            <a key={r} href={`#/${r}`} aria-current={current === r || (r === "overview" && current === "") ? "page" : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {anonymous ? (
+            <>
+              <span class="muted">public view</span>{" "}
+              <button type="button" class="small" onClick={() => setWantLogin(true)}>
+                Sign in
+              </button>
+            </>
+          ) : (
+            <>
+              <span data-testid="whoami">
+                {session.identity?.username} ({session.identity?.role})
+              </span>{" "}
+              <button type="button" class="small" onClick={() => void logout()}>
+                Sign out
+              </button>
+            </>
+          )}
+        </span>
+      </header>
+      <main id="content" tabIndex={-1}>
+        <View route={current} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);
