@@ -13,6 +13,7 @@ import { EmbeddedServer } from "../store/EmbeddedServer.js";
 import { migratePlugin } from "../store/Migrator.js";
 import { createPool, Store } from "../store/Store.js";
 import { scaffoldPlugin } from "./scaffold.js";
+import { BUNDLE_USAGE, BundleUsageError, bundleCommand } from "../bundle/cli.js";
 
 const USAGE = `Usage: nms <command> [options]   (npm run nms -- <command> [options])
 
@@ -24,6 +25,7 @@ PostgreSQL in NMS_DATA_DIR; the service must not be running on that data dir).
   tokens create --name N --role viewer|operator|admin [--scope JSON] [--expires-at RFC3339]
   tokens list
   plugin new <id> [--dir DIR] [--nms-core SPEC]   write a plugin package to start from (no store needed)
+${BUNDLE_USAGE}
   <plugin command> ...   commands of the loaded plugins (e.g. poller)
 
 --scope is "All" (default) or '{"folders":["<uuid>",...]}'. Without --password a
@@ -99,6 +101,15 @@ async function main(argv: string[]): Promise<void> {
       fail((err as Error).message);
     }
     process.stdout.write(`wrote plugin "${positionals[0]}" to ${dir}\nnext: cd ${dir} && npm install && npm test\n`);
+    return;
+  }
+  if (noun === "bundle") {
+    try {
+      process.exitCode = await bundleCommand(loadConfig(), argv.slice(1));
+    } catch (err) {
+      if (err instanceof BundleUsageError) fail(err.message);
+      throw err;
+    }
     return;
   }
   if (noun !== "accounts" && noun !== "tokens") {
