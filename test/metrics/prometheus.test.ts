@@ -1,0 +1,120 @@
+/**
+ * The real Prometheus (Debian's /usr/bin/prometheus) scrapes a test kernel's GET /metrics on loopback every second,
+ * with the bearer token of metrics.access "token" (the scrape config docs/metrics.md shows): `up` is 1, and counters
+ * move in Prometheus's own storage as HTTP requests are made and syslog reaches the events listener.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eventsPlugin } from "../../plugins/events/index.js";
+import { inventoryPlugin } from "../../plugins/inventory/index.js";
+import { alertsPlugin } from "../../plugins/alerts/index.js";
+import { pollingPlugin } from "../../plugins/polling/index.js";
+import { freeTcpPort, sendUdp } from "../support/syslogPeers.js";
+import { startTestKernel, type TestKernel } from "../support/testKernel.js";
+import { until } from "../support/wait.js";
+
+const TOKEN = "prometheus-scrape-token-0123456789";
+
+let k: TestKernel;
+let prom: ChildProcess | undefined;
+let promUrl: string;
+let dir: string;
+let syslogPort: number;
+const promLog: string[] = [];
+
+/** One instant query against Prometheus's HTTP API: the value of the first series, or null when there is none. */
+async function query(expr: string): Promise<number | null> {
+  const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
+  const body = (await res.json()) as { status: string; data: { result: { value: [number, string] }[] } };
+  if (body.status !== "success") throw new Error(`query ${expr}: ${JSON.stringify(body)}`);
+  const first = body.data.result[0];
+  return first ? Number(first.value[1]) : null;
+}
+
+beforeAll(async () => {
+  k = await startTestKernel({
+    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin],
+    env: { NMS_METRICS_ACCESS: "token", NMS_METRICS_TOKEN: TOKEN },
+    overrides: { pluginConfig: { events: { syslog: { udp: 0, tcp: null, tls: null, bindAddress: "127.0.0.1" }, traps: { udp: null }, flushMs: 50 } } },
+  });
+  const listeners = (await k.request("GET", "/listeners")).body as { listeners: { name: string; port: number }[] };
+  syslogPort = listeners.listeners.find((l) => l.name === "syslog.udp")!.port;
+  dir = mkdtempSync(join(tmpdir(), "nms-prometheus-"));
+  writeFileSync(join(dir, "token"), TOKEN, { mode: 0o600 });
+  const target = new URL(k.url).host;
+  writeFileSync(
+    join(dir, "prometheus.yml"),
+    [
+      "global:",
+      "  scrape_interval: 1s",
+      "  scrape_timeout: 1s",
+      "scrape_configs:",
+      "  - job_name: nms",
+      "    metrics_path: /metrics",
+      "    authorization:",
+      "      type: Bearer",
+      `      credentials_file: ${join(dir, "token")}`,
+      "    static_configs:",
+      `      - targets: ["${target}"]`,
+      "",
+    ].join("\n"),
+  );
+  const port = await freeTcpPort();
+  promUrl = `http://127.0.0.1:${port}`;
+  prom = spawn(
+    "/usr/bin/prometheus",
+    [`--config.file=${join(dir, "prometheus.yml")}`, `--web.listen-address=127.0.0.1:${port}`, `--storage.tsdb.path=${join(dir, "data")}`, "--log.level=warn"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  prom.stdout!.on("data", (d: Buffer) => promLog.push(d.toString()));
+  prom.stderr!.on("data", (d: Buffer) => promLog.push(d.toString()));
+  await until(
+    "Prometheus ready",
+    async () => (await fetch(`${promUrl}/-/ready`).catch(() => null))?.status === 200,
+    30_000,
+    () => promLog.join(""),
+  );
+}, 90_000);
+
+afterAll(async () => {
+  if (prom && prom.exitCode === null) {
+    const exited = new Promise((r) => prom!.once("exit", r));
+    prom.kill("SIGTERM");
+    await exited;
+  }
+  await k?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("scraped by the real Prometheus", () => {
+  it("sees the target up, with the bearer token of metrics.access token", async () => {
+    await until(
+      "up == 1",
+      async () => (await query('up{job="nms"}')) === 1,
+      30_000,
+      () => promLog.join(""),
+    );
+    expect(await query("nms_build_info")).toBe(1);
+    // It stored the kernel's and the process's series.
+    expect(await query("nms_realtime_connections")).toBe(0);
+    expect(await query("process_resident_memory_bytes")).toBeGreaterThan(0);
+  }, 40_000);
+
+  it("sees the HTTP request counter move as requests are made", async () => {
+    const series = 'sum(nms_http_request_duration_seconds_count{route="/api/v1/nodes",method="GET",status="200"})';
+    for (let i = 0; i < 7; i++) expect((await k.request("GET", "/nodes")).status).toBe(200);
+    await until("7 GET /nodes counted", async () => (await query(series)) === 7, 20_000);
+    for (let i = 0; i < 3; i++) await k.request("GET", "/nodes");
+    await until("10 GET /nodes counted", async () => (await query(series)) === 10, 20_000);
+  }, 45_000);
+
+  it("sees events received move as syslog reaches the events listener", async () => {
+    const series = 'nms_events_received_total{listener="syslog.udp"}';
+    const before = (await query(series)) ?? 0;
+    for (let i = 0; i < 12; i++) await sendUdp(syslogPort, `<134>1 2026-11-24T12:00:00Z host app - - - scraped ${i}`);
+    await until("12 more messages counted", async () => (await query(series)) === before + 12, 20_000);
+    await until("the events written", async () => ((await query("nms_events_written_total")) ?? 0) >= 12, 20_000);
+  }, 45_000);
+});
