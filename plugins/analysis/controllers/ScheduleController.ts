@@ -6,7 +6,7 @@ import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, SkeletonRead } 
 import { ScheduleBody, ScheduleView } from "../models/AnalysisModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
 
-const BODY_400 = "validation_failed, unknown_tool, invalid_params, invalid_timezone, too_many_schedules (create)";
+const BODY_400 = "validation_failed, unknown_tool, invalid_params, invalid_schedule, invalid_timezone, too_many_schedules (create)";
 
 /** Schedules of analysis runs (the bundle's analysis_schedule record plus timezone). */
 @Controller("/analysis/schedules")
@@ -26,7 +26,9 @@ export class ScheduleController {
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Create a schedule: a tool run daily, weekly or monthly at at_hour:at_minute in its timezone")
-  @Description("day_of_week (0 = Sunday) only and always with weekly, day_of_month only and always with monthly (a shorter month runs on its last day).")
+  @Description(
+    "weekly needs day_of_week (0 = Sunday), monthly day_of_month (a shorter month runs on its last day); another frequency ignores them (400 invalid_schedule when missing).",
+  )
   @Returns(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_400))
   @(Returns(404, ErrorEnvelope).Description("not_found: scope_id names no folder or node the caller may see"))

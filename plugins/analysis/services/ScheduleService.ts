@@ -90,7 +90,7 @@ export class ScheduleService {
 
   private async fromBody(body: ScheduleBody, current: ScheduleRow | null): Promise<ScheduleWrite> {
     const { tool, params } = this.tools.check(body.tool, body.params);
-    checkTiming(body.frequency, body.day_of_week ?? null, body.day_of_month ?? null);
+    const days = checkTiming(body.frequency, body.day_of_week ?? null, body.day_of_month ?? null);
     const timezone = body.timezone ?? current?.timezone ?? "UTC";
     if (!isTimeZone(timezone)) throw badRequest("invalid_timezone", "timezone must be an IANA zone name (for example Europe/Berlin).");
     const scope = callerScope();
@@ -105,8 +105,7 @@ export class ScheduleService {
       frequency: body.frequency,
       at_hour: body.at_hour,
       at_minute: body.at_minute,
-      day_of_week: body.day_of_week ?? null,
-      day_of_month: body.day_of_month ?? null,
+      ...days,
       enabled,
       timezone,
       owner_folders: target.run_folders,
@@ -171,8 +170,8 @@ export class ScheduleService {
         frequency: r.frequency!,
         at_hour: r.at_hour!,
         at_minute: r.at_minute!,
-        day_of_week: r.day_of_week ?? null,
-        day_of_month: r.day_of_month ?? null,
+        day_of_week: r.frequency === "weekly" ? r.day_of_week! : null,
+        day_of_month: r.frequency === "monthly" ? r.day_of_month! : null,
         enabled: r.enabled ?? true,
         timezone: current?.timezone ?? "UTC",
         owner_folders: null,
@@ -206,8 +205,8 @@ export class ScheduleService {
     if (!FREQUENCIES.includes(r.frequency as Frequency)) return "frequency";
     if (!int(r.at_hour, 0, 23)) return "at_hour";
     if (!int(r.at_minute, 0, 59)) return "at_minute";
-    if (r.frequency === "weekly" ? !int(r.day_of_week, 0, 6) : r.day_of_week != null) return "day_of_week";
-    if (r.frequency === "monthly" ? !int(r.day_of_month, 1, 31) : r.day_of_month != null) return "day_of_month";
+    if (r.frequency === "weekly" ? !int(r.day_of_week, 0, 6) : r.day_of_week != null && !int(r.day_of_week, 0, 6)) return "day_of_week";
+    if (r.frequency === "monthly" ? !int(r.day_of_month, 1, 31) : r.day_of_month != null && !int(r.day_of_month, 1, 31)) return "day_of_month";
     if (r.enabled !== undefined && typeof r.enabled !== "boolean") return "enabled";
     if (r.scope_label !== undefined && typeof r.scope_label !== "string") return "scope_label";
     return null;
@@ -220,11 +219,11 @@ export class ScheduleService {
   }
 }
 
-function checkTiming(frequency: string, dayOfWeek: number | null, dayOfMonth: number | null): void {
-  if (frequency === "weekly" && dayOfWeek === null) throw badRequest("validation_failed", "day_of_week is required when frequency is weekly.");
-  if (frequency !== "weekly" && dayOfWeek !== null) throw badRequest("validation_failed", "day_of_week applies only when frequency is weekly.");
-  if (frequency === "monthly" && dayOfMonth === null) throw badRequest("validation_failed", "day_of_month is required when frequency is monthly.");
-  if (frequency !== "monthly" && dayOfMonth !== null) throw badRequest("validation_failed", "day_of_month applies only when frequency is monthly.");
+/** The day fields a schema cannot relate to the frequency: weekly needs day_of_week, monthly day_of_month; another frequency ignores them. */
+function checkTiming(frequency: string, dayOfWeek: number | null, dayOfMonth: number | null): { day_of_week: number | null; day_of_month: number | null } {
+  if (frequency === "weekly" && dayOfWeek === null) throw badRequest("invalid_schedule", "A weekly schedule needs day_of_week (0 = Sunday … 6).");
+  if (frequency === "monthly" && dayOfMonth === null) throw badRequest("invalid_schedule", "A monthly schedule needs day_of_month (1 to 31).");
+  return { day_of_week: frequency === "weekly" ? dayOfWeek : null, day_of_month: frequency === "monthly" ? dayOfMonth : null };
 }
 
 function timing(s: Pick<ScheduleWrite, "frequency" | "at_hour" | "at_minute" | "day_of_week" | "day_of_month" | "timezone">) {

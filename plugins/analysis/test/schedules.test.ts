@@ -93,6 +93,10 @@ describe("schedule CRUD", () => {
     expect(off.status).toBe(200);
     expect(await get(id)).toMatchObject({ enabled: false, next_run_at: null, scope_label: "nightly" });
 
+    // A day field of another frequency is ignored.
+    expect((await k.request("PUT", `${BASE}/${id}`, { body: daily({ day_of_week: 3, day_of_month: 4 }) })).status).toBe(200);
+    expect(await get(id)).toMatchObject({ frequency: "daily", day_of_week: null, day_of_month: null });
+
     expect((await k.request("DELETE", `${BASE}/${id}`)).body).toEqual({ ok: true });
     expectError(await k.request("GET", `${BASE}/${id}`), 404, "not_found");
     expectError(await k.request("DELETE", `${BASE}/${id}`), 404, "not_found");
@@ -109,10 +113,10 @@ describe("schedule CRUD", () => {
       [daily({ frequency: "hourly" }), 400, "validation_failed"],
       [daily({ at_hour: 24 }), 400, "validation_failed"],
       [daily({ at_minute: -1 }), 400, "validation_failed"],
-      [daily({ frequency: "weekly" }), 400, "validation_failed"],
+      [daily({ frequency: "weekly" }), 400, "invalid_schedule"],
+      [daily({ frequency: "monthly" }), 400, "invalid_schedule"],
       [daily({ frequency: "monthly", day_of_month: 32 }), 400, "validation_failed"],
-      [daily({ day_of_week: 3 }), 400, "validation_failed"],
-      [daily({ day_of_month: 3 }), 400, "validation_failed"],
+      [daily({ day_of_week: 7 }), 400, "validation_failed"],
       [daily({ scope_kind: "node" }), 400, "validation_failed"],
       [daily({ scope_kind: "node", scope_id: randomUUID() }), 404, "not_found"],
       [daily({ extra: 1 }), 400, "validation_failed"],
