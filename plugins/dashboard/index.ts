@@ -1,5 +1,4 @@
 import { definePlugin } from "../../core/index.js";
-import { apiCommand } from "./lib/apiCommand.js";
 import { DASHBOARD_CSP, webAppDir } from "./lib/assets.js";
 
 const dir = webAppDir();
@@ -19,5 +18,11 @@ export const dashboardPlugin = definePlugin({
     { mount: "/", dir, fallback: "index.html", htmlHeaders: { "Content-Security-Policy": DASHBOARD_CSP, "Referrer-Policy": "no-referrer" } },
     { mount: "/ui", dir, fallback: "index.html", htmlHeaders: { "Content-Security-Policy": DASHBOARD_CSP, "Referrer-Policy": "no-referrer" } },
   ],
-  commands: { api: apiCommand },
+  commands: {
+    // Loaded on use only: the server never needs the CLI's client.
+    api: {
+      description: "call the REST API: nms api <METHOD> <route> [json] (NMS_URL, NMS_TOKEN)",
+      run: async (argv, env) => (await import("./lib/apiCommand.js")).apiCommand.run(argv, env),
+    },
+  },
 });

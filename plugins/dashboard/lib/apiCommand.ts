@@ -1,4 +1,4 @@
-import { createClient, isErrorEnvelope } from "../../../clients/typescript/src/index.js";
+import { createClient, isErrorEnvelope } from "../../../clients/typescript/src/rest.js";
 import type { CommandDeclaration } from "../../../core/index.js";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
