@@ -12,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { parse } from "csv-parse/sync";
 import { definePlugin } from "../../../core/index.js";
 import { expectError } from "../../../test/support/assertions.js";
+import { responseProblems } from "../../../test/support/openapi.js";
 import { closeAllSockets, connectSocket } from "../../../test/support/socketClient.js";
 import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u } from "../../../test/support/flowPeers.js";
 import { startSmtpServer, type SmtpTestServer } from "../../../test/support/smtpServer.js";
@@ -562,6 +563,29 @@ describe("permissions", () => {
     expectError(await k.request("DELETE", `/reports/schedules/${sched}`, { token: scopedB }), 404, "not_found");
     expect(((await get("/reports/schedules", scopedB)).body as Row[]).map((r) => r.id)).not.toContain(sched);
     expect(((await get("/reports/schedules")).body as Row[]).map((r) => r.id)).toContain(sched);
+  });
+});
+
+describe("OpenAPI", () => {
+  it("documents every reports route with its envelopes and codes", async () => {
+    const doc = (await k.http.get("/api/v1/openapi.json")).body;
+    const paths = Object.fromEntries(Object.entries(doc.paths as Record<string, unknown>).filter(([p]) => p.startsWith("/api/v1/reports/")));
+    expect(Object.keys(paths).sort()).toEqual([
+      "/api/v1/reports/definitions",
+      "/api/v1/reports/definitions/{id}",
+      "/api/v1/reports/definitions/{id}/run",
+      "/api/v1/reports/runs",
+      "/api/v1/reports/runs/{id}",
+      "/api/v1/reports/runs/{id}/{format}",
+      "/api/v1/reports/schedules",
+      "/api/v1/reports/schedules/{id}",
+      "/api/v1/reports/section-kinds",
+    ]);
+    expect(responseProblems({ ...doc, paths })).toEqual([]);
+    const put = doc.paths["/api/v1/reports/definitions/{id}"].put;
+    expect(Object.keys(put.responses).sort()).toEqual(["200", "400", "401", "403", "404", "413", "500", "503"]);
+    for (const c of ["unknown_section_kind", "invalid_section_params", "invalid_spec"]) expect(put.responses["400"].description).toContain(c);
+    expect(put.responses["413"].description).toContain("document_too_large");
   });
 });
 
