@@ -3,6 +3,8 @@
  * deployment (a new database), and exported again: equal except exported_at and the notes. The bundle carries no
  * secret (canary strings in credentials, channels and destinations never appear in it), and a dry run writes nothing.
  */
+import { analysisPlugin } from "../../plugins/analysis/index.js";
+import { reportsPlugin } from "../../plugins/reports/index.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
 import { BUNDLE_PLUGINS, exportBundle, importBundle, must, note, tableCounts, type Bundle, type Outcome } from "./support.js";
 
@@ -15,6 +17,9 @@ const CANARY = {
   trapCommunity: "canary-trapcommunity-44aa",
   password: "canary-password-6655",
 };
+
+/** Every plugin with bundle tables, the reports and analysis schedules included. */
+const PLUGINS = [...BUNDLE_PLUGINS, reportsPlugin, analysisPlugin];
 
 let k: TestKernel | undefined;
 afterEach(async () => {
@@ -97,6 +102,22 @@ const FIELDS: Record<string, string[]> = {
     "critical_above",
     "critical_below",
     "row_match",
+  ],
+  report_definitions: ["id", "name", "description", "spec"],
+  report_schedules: ["id", "definition_id", "frequency", "at_hour", "at_minute", "day_of_week", "day_of_month", "enabled"],
+  analysis_schedules: [
+    "id",
+    "tool",
+    "scope_kind",
+    "scope_label",
+    "scope_id",
+    "params",
+    "frequency",
+    "at_hour",
+    "at_minute",
+    "day_of_week",
+    "day_of_month",
+    "enabled",
   ],
   forward_destinations: [
     "id",
@@ -195,6 +216,13 @@ async function populate(t: TestKernel): Promise<Record<string, string>> {
     community: CANARY.trapCommunity,
     filter: { mode: "any", conditions: [{ field: "trap_oid", op: "prefix", value: "1.3.6.1.6.3.1.1.5" }] },
   });
+  const report = await id("/reports/definitions", {
+    name: "Weekly",
+    description: "inventory and alerts",
+    spec: { range_days: 7, sections: [{ kind: "inventory" }, { kind: "alert_summary" }] },
+  });
+  await id("/reports/schedules", { definition_id: report, frequency: "weekly", at_hour: 6, at_minute: 30, day_of_week: 1, enabled: true });
+  await id("/analysis/schedules", { tool: "flapping", scope_kind: "folder", scope_id: root, frequency: "daily", at_hour: 5, at_minute: 0 });
   return { router, edge, v2c, http: http.id as string, httpToken: http.token as string };
 }
 
@@ -204,7 +232,7 @@ function normalised(b: Bundle): Record<string, unknown> {
 }
 
 it("round trip: populated deployment → export → fresh deployment → import → export again is equal (but exported_at and notes); no secret anywhere", async () => {
-  k = await startTestKernel({ plugins: BUNDLE_PLUGINS });
+  k = await startTestKernel({ plugins: PLUGINS });
   const ids = await populate(k);
   const first = await exportBundle(k);
   expect(first.status).toBe(200);
@@ -240,7 +268,7 @@ it("round trip: populated deployment → export → fresh deployment → import 
     expect(first.text).not.toContain(secret);
 
   await k.stop();
-  k = await startTestKernel({ plugins: BUNDLE_PLUGINS });
+  k = await startTestKernel({ plugins: PLUGINS });
   const before = await tableCounts(k);
 
   // A dry run reports what would happen and writes nothing.
@@ -265,6 +293,9 @@ it("round trip: populated deployment → export → fresh deployment → import 
   expect(note(out.notes, "event_sources", "skipped_builtin")?.count).toBe(2);
   expect(note(out.notes, "event_sources", "webhook_token_reset", "token")?.count).toBe(1);
   expect(note(out.notes, "forward_destinations", "secret_dropped_imported_disabled", "community")?.count).toBe(1);
+  expect(note(out.notes, "report_schedules", "schedule_next_run_recomputed")?.count).toBe(1);
+  expect(note(out.notes, "analysis_schedules", "schedule_next_run_recomputed")?.count).toBe(1);
+  expect(out.tables.report_definitions.created).toBe(1);
 
   // The destination that had a secret arrived disabled, waiting for it.
   const relay = (await must(k, "GET", `/forwarding/destinations/${trapRelay.id as string}`, undefined, 200)) as Record<string, unknown>;
