@@ -295,11 +295,11 @@ export class OrgRepository {
   async linkImported(org: string, serials: string[]): Promise<StatusChange[]> {
     const { rows } = await this.ctx.store.query<StatusChange>(
       `WITH c AS (
-         SELECT d.serial, (SELECT n.id FROM ${NODE_DIRECTORY_VIEW} n WHERE n.address = d.address ORDER BY n.id LIMIT 1) AS node_id
-           FROM ${this.t("devices")} d
-          WHERE d.org = $1 AND d.serial = ANY($2::text[]) AND d.imported_at IS NULL)
-       UPDATE ${this.t("devices")} d SET node_id = c.node_id, imported_at = clock_timestamp()
-         FROM c WHERE d.org = $1 AND d.serial = c.serial AND c.node_id IS NOT NULL
+         SELECT d.serial, d.address FROM ${this.t("devices")} d WHERE d.org = $1 AND d.serial = ANY($2::text[]) AND d.imported_at IS NULL),
+       m AS (
+         SELECT DISTINCT ON (c.serial) c.serial, n.id FROM c JOIN ${NODE_DIRECTORY_VIEW} n ON n.address = c.address ORDER BY c.serial, n.id)
+       UPDATE ${this.t("devices")} d SET node_id = m.id, imported_at = clock_timestamp()
+         FROM m WHERE d.org = $1 AND d.serial = m.serial
         RETURNING d.serial, d.name, d.status, d.node_id`,
       [org, serials],
     );
