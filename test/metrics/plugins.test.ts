@@ -5,6 +5,7 @@
  * → events received per listener, a disabled source's drops; a forwarding destination with a rate limit → forwarded
  * and dropped{reason=rate_limit}; softflowd's NetFlow v9 export → flow datagrams, records and templates.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { alertsPlugin } from "../../plugins/alerts/index.js";
 import { eventsPlugin } from "../../plugins/events/index.js";
@@ -176,5 +177,12 @@ describe("plugin metrics move with real traffic", () => {
     });
     const f = await scrape(k.url);
     expect(sampleValue(f, "nms_flows_decode_errors_total")).toBe(0);
+  });
+
+  it("documents every nms_ metric family it serves in docs/metrics.md", async () => {
+    const doc = readFileSync(new URL("../../docs/metrics.md", import.meta.url), "utf8");
+    const names = [...(await scrape(k.url)).keys()].filter((n) => n.startsWith("nms_"));
+    expect(names.length).toBeGreaterThan(40);
+    expect(names.filter((n) => !doc.includes(`\`${n}\``))).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  * move in Prometheus's own storage as HTTP requests are made and syslog reaches the events listener.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventsPlugin } from "../../plugins/events/index.js";
@@ -117,4 +117,22 @@ describe("scraped by the real Prometheus", () => {
     await until("12 more messages counted", async () => (await query(series)) === before + 12, 20_000);
     await until("the events written", async () => ((await query("nms_events_written_total")) ?? 0) >= 12, 20_000);
   }, 45_000);
+
+  it("accepts every query of the shipped Grafana dashboard, each naming a metric docs/metrics.md documents", async () => {
+    const dashboard = JSON.parse(readFileSync(new URL("../../docs/grafana/nms-core.json", import.meta.url), "utf8")) as {
+      panels: { targets?: { expr: string }[] }[];
+    };
+    const doc = readFileSync(new URL("../../docs/metrics.md", import.meta.url), "utf8");
+    const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+    expect(exprs.length).toBeGreaterThan(20);
+    for (const expr of exprs) {
+      const concrete = expr.replace(/\$job|\$instance/g, ".*").replace(/\$__rate_interval/g, "1m");
+      const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(concrete)}`);
+      expect({ expr, status: res.status }).toEqual({ expr, status: 200 });
+      for (const name of expr.match(/\bnms_[a-z0-9_]+/g) ?? []) {
+        const base = name.replace(/_(bucket|count|sum)$/, "");
+        expect({ name, documented: doc.includes(`\`${base}\``) }).toEqual({ name, documented: true });
+      }
+    }
+  });
 });
