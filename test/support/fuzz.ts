@@ -485,8 +485,8 @@ export const INTERNAL_TEXT: { label: string; re: RegExp }[] = [
   { label: "Maximum call stack", re: /Maximum call stack/i },
 ];
 
-/** Statuses >= 500 that are answers, not bugs, each with the only code it may carry. */
-const ALLOWED_5XX: Record<number, string> = { 501: "not_implemented", 503: "store_unavailable" };
+/** Statuses >= 500 that are answers, not bugs, each with the only code it may carry (502/504: an upstream platform failed, e.g. netcloud). */
+const ALLOWED_5XX: Record<number, string> = { 501: "not_implemented", 502: "upstream_failed", 503: "store_unavailable", 504: "upstream_timeout" };
 
 /** What is wrong with one answer (empty when nothing). */
 export function answerProblems(res: RawResponse, opts: { skipLeakCheck?: boolean } = {}): string[] {
