@@ -289,8 +289,10 @@ export class BundleService {
       }
       throw err;
     }
-    if (this.options.notifyChanges !== false) {
-      for (const t of touched) {
+    // Rows of one table feed other tables' caches (nodes and folders feed the threshold engine's directory): after an
+    // import that wrote anything, every table reloads.
+    if (this.options.notifyChanges !== false && touched.length > 0) {
+      for (const t of this.tables) {
         try {
           await t.table.changed?.(t.ctx);
         } catch (err) {

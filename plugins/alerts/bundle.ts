@@ -107,6 +107,10 @@ export const alertsBundleTables: BundleTable[] = [
     export: (ctx) => keysetRows(ctx.store, spec),
     import: (_ctx, rows, imp) => importRows(spec, rows, imp),
     prune: (_ctx, rows, imp) => pruneRows(imp.client, spec, rows),
-    changed: (ctx) => ctx.get(RuleResolver).invalidateRules(),
+    changed: (ctx) => {
+      const resolver = ctx.get(RuleResolver);
+      resolver.invalidateRules();
+      resolver.invalidateNodes();
+    },
   },
 ];

@@ -296,7 +296,13 @@ describe("row cap", () => {
     expectError(await importBundle(k, bundleOf({ nodes })), 413, "bundle_too_large");
     expect((await tableCounts(k)).nodes).toBe(0);
     expect((await importBundle(k, bundleOf({ nodes: nodes.slice(0, MAX_ROWS) }))).status).toBe(200);
-    expect((await exportBundle(k)).status).toBe(200);
+    // Streamed: chunked, no length known up front, JSON.
+    const streamed = await fetch(`${k.url}/api/v1/config/bundle`, { headers: { Authorization: `Bearer ${k.adminToken}` } });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get("transfer-encoding")).toBe("chunked");
+    expect(streamed.headers.get("content-length")).toBeNull();
+    expect(streamed.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(((await streamed.json()) as { nodes: unknown[] }).nodes).toHaveLength(MAX_ROWS);
     await k.context("inventory").store.query(`INSERT INTO inventory.nodes (name, address) VALUES ('one too many', '192.0.2.99')`);
     const res = await fetch(`${k.url}/api/v1/config/bundle`, { headers: { Authorization: `Bearer ${k.adminToken}` } });
     expect(res.status).toBe(413);
