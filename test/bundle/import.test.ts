@@ -290,6 +290,41 @@ describe("notes", () => {
   });
 });
 
+describe("garbage", () => {
+  it("rows of the wrong shape in every array are skipped as invalid values, never a 500", async () => {
+    const junk = () => [null, 1, "x", [], {}, { id: "not-a-uuid" }, { id: randomUUID(), node_id: randomUUID(), name: 5, metric: [], kind: {}, tags: [1] }];
+    const arrays = Object.fromEntries(
+      [
+        "node_groups",
+        "nodes",
+        "profiles",
+        "classification_rules",
+        "url_checks",
+        "dns_checks",
+        "collection_templates",
+        "collection_template_items",
+        "profile_collection_templates",
+        "thresholds",
+        "event_rules",
+        "event_sources",
+        "forward_destinations",
+        "report_definitions",
+        "report_schedules",
+        "analysis_schedules",
+      ].map((n) => [n, junk()]),
+    );
+    const before = await tableCounts(k);
+    const res = await importBundle(k, bundleOf(arrays));
+    expect(res.status).toBe(200);
+    const out = res.body as Outcome;
+    for (const [name, r] of Object.entries(out.tables)) {
+      expect({ name, ...r }).toEqual({ name, created: 0, updated: 0, skipped: 7, deleted: 0 });
+    }
+    expect(out.notes.every((n) => n.code === "skipped_invalid_value")).toBe(true);
+    expect(await tableCounts(k)).toEqual(before);
+  });
+});
+
 describe("row cap", () => {
   it("refuses an import whose array holds more than bundle.maxRows rows (413 bundle_too_large), and an export over it", async () => {
     const nodes = Array.from({ length: MAX_ROWS + 1 }, () => nodeRow());
