@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { type BundleTable, type PluginContext, type Queryable } from "../../../core/index.js";
+import { type Queryable } from "../../../core/index.js";
 import type { CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
 import { PROFILE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
@@ -177,26 +177,3 @@ export class CollectionTemplateRepository {
     return rows.length > 0;
   }
 }
-
-/** The configuration bundle's records of collection templates (spec: Configuration bundle), for the manifest's `bundle.tables`. */
-export const collectionTemplateBundleTables: BundleTable[] = [
-  {
-    name: "collection_templates",
-    export: async (ctx: PluginContext) =>
-      (await ctx.store.query(`SELECT id, name, description FROM ${ctx.store.table("collection_templates")} ORDER BY id`)).rows,
-  },
-  {
-    name: "collection_template_items",
-    export: async (ctx: PluginContext) =>
-      (
-        await ctx.store.query(
-          `SELECT id, template_id, collection, metric_kind, metric_name, oid, enabled FROM ${ctx.store.table("collection_template_items")} ORDER BY template_id, id`,
-        )
-      ).rows,
-  },
-  {
-    name: "profile_collection_templates",
-    export: async (ctx: PluginContext) =>
-      (await ctx.store.query(`SELECT profile_id, template_id FROM ${ctx.store.table("profile_collection_templates")} ORDER BY profile_id, template_id`)).rows,
-  },
-];
