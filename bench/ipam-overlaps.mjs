@@ -1,20 +1,27 @@
 /* global fetch */
-// Subnet-overlap benchmark (needs `npm run build` first): GET /api/v1/subnet-overlaps at 100,000 IPAM prefixes.
+// IPAM benchmark (needs `npm run build` first): the sync of 100,000 prefixes, then GET /api/v1/subnet-overlaps on them.
 //
 // Starts PostgreSQL (DATABASE_URL when set, else an embedded server in a temporary folder), makes a fresh database and
-// starts `node dist/core/main.js` on it (built-in plugins, no embedded poller, a free loopback port). Then, directly in
-// PostgreSQL as the tests' fixtures do (the sync is what the plugin's tests cover; here only the overlap query is timed):
-//   - one IPAM server (disabled: it never syncs) with SITES sites (default 500);
+// starts `node dist/core/main.js` on it (built-in plugins, no embedded poller, a free loopback port), and a NetBox-like
+// HTTPS server of its own on loopback (self-signed certificate, given as the server's ca_cert_pem; pages of 1000) with:
+//   - SITES sites (default 500);
 //   - PREFIXES prefixes (default 100,000; BENCH_IPAM_PREFIXES to change): each site holds a /18 container of
-//     10.0.0.0/8 and /26 children inside it (NetBox-style nesting, so the join meets ~100k same-site pairs it must
-//     drop); OVERLAP_PCT % of the children (default 1) are instead placed inside another site's container, which makes
-//     the cross-site overlaps;
-//   - FOLDERS folders (default 50) with their own ip_ranges, a few of them overlapping IPAM containers; then ANALYZE.
-// It times REQUESTS sequential requests (default 50) per scenario, wall-clock as the client sees it:
-//   first_page (limit 100), deep_page (limit 100, cursor from the middle), big_page (limit 1000), and PUT ack
-// and prints ipam_overlap_prefixes, ipam_overlap_count, ipam_overlap_<scenario>_p50_ms / _p99_ms, ipam_overlap_load.
+//     10.0.0.0/8 and /26 children inside it (NetBox-style nesting, so the self-join meets ~100k same-site pairs it
+//     must drop); OVERLAP_PCT % of the children (default 1) sit inside the next site's container instead, which makes
+//     the cross-site overlaps.
+// FOLDERS folders (default 50) get their own ip_ranges straight in PostgreSQL (a fixture), one in five on an IPAM container.
+// It adds the server (POST /ipam/servers), runs one sync (POST /ipam/servers/{id}/sync) and waits for its end: prints
+// ipam_sync_ms (request to the status showing it ended: pages, storing, the overlap-pair recompute) and
+// ipam_sync_rss_growth_mb (the kernel's peak resident memory above where it started). Then it walks every overlap page
+// (ipam_overlap_count, ipam_overlap_full_walk_ms) and times REQUESTS sequential requests (default 50) per scenario,
+// wall-clock as the client sees it: first_page (limit 100), deep_page (limit 100, cursor from the middle), big_page
+// (limit 1000), ack (PUT /subnet-overlaps/acks); prints ipam_overlap_<scenario>_p50_ms / _p99_ms and the load.
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:https";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
@@ -34,38 +41,74 @@ if (!existsSync(MAIN)) {
 const token = randomBytes(24).toString("hex");
 const { dataDir, database, cleanup } = benchStore("ipam");
 
+/** Resident memory of the kernel process, bytes (Linux /proc). */
+async function kernelRss(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-async function fill(db) {
-  const { rows } = await db.query(
-    `INSERT INTO ipam.servers (name, base_url, enabled, token) VALUES ('bench', 'https://ipam.bench.invalid', false, 'sealed:v1:none') RETURNING id`,
+/** The IPAM's data: SITES sites, PREFIXES prefixes as described above. */
+function ipamData() {
+  const sites = Array.from({ length: SITES }, (_, s) => ({ id: s + 1, name: `site-${s}`, slug: `site-${s}` }));
+  const v4 = (n) => `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+  const base = 10 << 24;
+  const prefixes = [];
+  for (let n = 0; n < PREFIXES; n++) {
+    const s = n % SITES;
+    const c = Math.floor(n / SITES);
+    const hash = Math.imul(n + 1, 2654435761) >>> 0;
+    const t = c > 0 && hash % 10000 < OVERLAP_PCT * 100 ? (s + 1) % SITES : s;
+    const prefix = c === 0 ? `${v4(base + (s << 14))}/18` : `${v4(base + (t << 14) + ((c % 256) << 6))}/26`;
+    prefixes.push({ id: n + 1, prefix, site: { id: s + 1, name: `site-${s}`, slug: `site-${s}` }, custom_fields: {} });
+  }
+  return { sites, prefixes };
+}
+
+/** A NetBox-like HTTPS server (token auth, limit/offset pages, absolute next links) with a self-signed certificate. */
+async function startIpam(data, ipamToken) {
+  const dir = mkdtempSync(join(tmpdir(), "nms-bench-ipam-cert-"));
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ],
+    { stdio: "ignore" },
   );
-  const server = rows[0].id;
-  await db.query(`INSERT INTO ipam.sites (server_id, site_id, name) SELECT $1, s::text, 'site-' || s FROM generate_series(0, $2 - 1) s`, [server, SITES]);
-  const perSite = Math.ceil(PREFIXES / SITES);
-  // Prefix n: site n % SITES; child c = n / SITES (0 is the /18 container). A child is /26 number c (of 256) inside the
-  // /18 of its site, or (OVERLAP_PCT % of them, by a hash of n) inside the /18 of the next site.
-  await db.query(
-    `INSERT INTO ipam.prefixes (server_id, ipam_id, prefix, site_id)
-     SELECT $1, n::text,
-            CASE WHEN c = 0 THEN set_masklen(('10.0.0.0'::inet + (s::bigint << 14)), 18)::cidr
-                 ELSE set_masklen(('10.0.0.0'::inet + ((CASE WHEN abs(hashint4(n)) % 10000 < $4 * 100 THEN (s + 1) % $3 ELSE s END)::bigint << 14)
-                                   + ((c % 256)::bigint << 6)), 26)::cidr END,
-            s::text
-       FROM (SELECT n, n % $3 AS s, n / $3 AS c FROM generate_series(0, $2 - 1) n) x`,
-    [server, PREFIXES, SITES, OVERLAP_PCT],
-  );
-  // Folders with their own ranges: most in 172.16/12 (no overlap), one in five on an IPAM container.
-  await db.query(
-    `INSERT INTO inventory.node_groups (name, ip_ranges)
-     SELECT 'own-' || f, ARRAY[CASE WHEN f % 5 = 0 THEN set_masklen(('10.0.0.0'::inet + ((f * 7)::bigint << 14)), 20)::cidr
-                                    ELSE set_masklen(('172.16.0.0'::inet + (f::bigint << 12)), 20)::cidr END]
-       FROM generate_series(1, $1) f`,
-    [FOLDERS],
-  );
-  await db.query("ANALYZE ipam.prefixes");
-  await db.query("ANALYZE inventory.node_groups");
-  return perSite;
+  const cert = { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
+  rmSync(dir, { recursive: true, force: true });
+  let origin = "";
+  const server = createServer(cert, (req, res) => {
+    const url = new URL(req.url, origin);
+    const items = url.pathname === "/api/dcim/sites/" ? data.sites : url.pathname === "/api/ipam/prefixes/" ? data.prefixes : null;
+    res.setHeader("content-type", "application/json");
+    if (req.headers.authorization !== `Token ${ipamToken}`) return void res.writeHead(401).end('{"detail":"Invalid token."}');
+    if (!items) return void res.writeHead(404).end('{"detail":"Not found."}');
+    const limit = Math.min(1000, Number(url.searchParams.get("limit")) || 50);
+    const offset = Number(url.searchParams.get("offset")) || 0;
+    const next = offset + limit < items.length ? `${origin}${url.pathname}?limit=${limit}&offset=${offset + limit}` : null;
+    res.end(JSON.stringify({ count: items.length, next, previous: null, results: items.slice(offset, offset + limit) }));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `https://127.0.0.1:${server.address().port}`;
+  return { url: origin, ca: cert.cert, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 async function timed(url, init = {}) {
@@ -95,9 +138,41 @@ try {
     NMS__pluginConfig__polling__embeddedPoller: "false",
   });
   await db.connect();
+  const ipamToken = randomBytes(16).toString("hex");
+  const ipam = await startIpam(ipamData(), ipamToken);
+  // Folders with their own ranges: most in 172.16/12 (no overlap), one in five on an IPAM container.
+  await db.query(
+    `INSERT INTO inventory.node_groups (name, ip_ranges)
+     SELECT 'own-' || f, ARRAY[CASE WHEN f % 5 = 0 THEN set_masklen(('10.0.0.0'::inet + ((f * 7)::bigint << 14)), 20)::cidr
+                                    ELSE set_masklen(('172.16.0.0'::inet + (f::bigint << 12)), 20)::cidr END]
+       FROM generate_series(1, $1) f`,
+    [FOLDERS],
+  );
+  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+  const created = await fetch(`${kernel.url}/api/v1/ipam/servers`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: "bench", base_url: ipam.url, token: ipamToken, ca_cert_pem: ipam.ca, enabled: false }),
+  });
+  const { id } = await created.json();
+  const rss0 = await kernelRss(kernel.child.pid);
   const t0 = performance.now();
-  await fill(db);
-  print("ipam_overlap_fill_ms", (performance.now() - t0).toFixed(0));
+  await fetch(`${kernel.url}/api/v1/ipam/servers/${id}/sync`, { method: "POST", headers });
+  let st;
+  let peak = rss0;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    peak = Math.max(peak, await kernelRss(kernel.child.pid));
+    st = (await (await fetch(`${kernel.url}/api/v1/ipam/servers/${id}`, { headers })).json()).status;
+    if (st.last_sync_at) break;
+    if (performance.now() - t0 > 900_000) throw new Error("the sync did not end within 15 minutes");
+  }
+  if (st.last_error_class) throw new Error(`sync failed: ${st.last_error_class}`);
+  print("ipam_sync_prefixes", st.prefix_count);
+  print("ipam_sync_ms", (performance.now() - t0).toFixed(0));
+  print("ipam_sync_rss_growth_mb", ((peak - rss0) / 1048576).toFixed(0));
+  await ipam.close();
+  await db.query("ANALYZE ipam.prefixes");
   const { rows } = await db.query("SELECT count(*)::int AS n FROM ipam.prefixes");
   print("ipam_overlap_prefixes", rows[0].n);
   const api = `${kernel.url}/api/v1/subnet-overlaps`;

@@ -44,8 +44,8 @@ export interface IpamSite {
 export interface IpamPrefix {
   id: string;
   prefix: string;
-  /** The raw object, for the site lookup (site, scope, custom_fields). */
-  raw: Record<string, unknown>;
+  /** Its site, as prefixSiteId() reads it. */
+  site_id: string | null;
 }
 
 const TLS_CODES = /^(ERR_TLS|ERR_SSL|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|CERT_|ERR_CERT|HOSTNAME_MISMATCH)/;
@@ -88,12 +88,13 @@ export class IpamClient {
     return out;
   }
 
-  async prefixes(): Promise<IpamPrefix[]> {
+  /** Every prefix with its site (`siteIdField`: see prefixSiteId). */
+  async prefixes(siteIdField: string | null): Promise<IpamPrefix[]> {
     const out: IpamPrefix[] = [];
     for await (const r of this.pages("/api/ipam/prefixes/")) {
       const id = idText(r.id);
       if (id === null || typeof r.prefix !== "string") continue;
-      out.push({ id, prefix: r.prefix, raw: r });
+      out.push({ id, prefix: r.prefix, site_id: prefixSiteId(r, siteIdField) });
     }
     return out;
   }

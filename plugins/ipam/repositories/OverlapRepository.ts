@@ -65,9 +65,9 @@ export class OverlapRepository {
          FROM chosen c
          CROSS JOIN LATERAL (
            SELECT array_agg(DISTINCT x.site_key ORDER BY x.site_key) AS sites FROM (
-             SELECT q.site_key FROM ${p} q WHERE q.site_id IS NOT NULL AND (q.prefix = c.lo OR q.prefix = c.hi)
+             SELECT q.site_key FROM ${p} q WHERE q.site_id IS NOT NULL AND q.prefix = ANY (ARRAY[c.lo, c.hi])
              UNION ALL
-             SELECT f.site_key FROM f WHERE f.prefix = c.lo OR f.prefix = c.hi) x) s
+             SELECT f.site_key FROM f WHERE f.prefix = ANY (ARRAY[c.lo, c.hi])) x) s
          LEFT JOIN ${this.t("overlap_acks")} a ON a.key = c.key
         ORDER BY c.key`,
       [opts.afterKey ?? null, opts.onlyKey ?? null, opts.limit],

@@ -122,7 +122,9 @@ export class ServerRepository {
     sites: { id: string; name: string; slug: string | null }[],
     prefixes: { id: string; prefix: string; site_id: string | null }[],
     after: (db: Queryable) => Promise<unknown>,
+    timings: { store_ms?: number; recompute_ms?: number } = {},
   ): Promise<boolean> {
+    const t0 = Date.now();
     return this.ctx.store.tx(async (db) => {
       const { rows } = await db.query(`SELECT 1 FROM ${this.t("servers")} WHERE id = $1 FOR UPDATE`, [id]);
       if (!rows.length) return false;
@@ -150,7 +152,10 @@ export class ServerRepository {
                 site_count = $2, prefix_count = $3 WHERE id = $1`,
         [id, sites.length, prefixes.length],
       );
+      const t1 = Date.now();
+      timings.store_ms = t1 - t0;
       await after(db);
+      timings.recompute_ms = Date.now() - t1;
       return true;
     });
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { parseCidr, runAsSystem, ApiError } from "../../../core/index.js";
 import { FolderService } from "../../inventory/contract.js";
 import { IPAM_CONTEXT, type IpamContext } from "../context.js";
-import { IpamClient, IpamSyncError, prefixSiteId } from "../lib/ipamClient.js";
+import { IpamClient, IpamSyncError } from "../lib/ipamClient.js";
 import { OverlapRepository } from "../repositories/OverlapRepository.js";
 import { ServerRepository } from "../repositories/ServerRepository.js";
 
@@ -64,9 +64,10 @@ export class SyncService {
       maxResponseBytes: this.ctx.config.maxResponseBytes,
     });
     const started = Date.now();
+    const timings: { fetch_ms?: number; store_ms?: number; recompute_ms?: number } = {};
     try {
       const sites = await client.sites();
-      const raw = await client.prefixes();
+      const raw = await client.prefixes(row.site_id_field);
       const prefixes: { id: string; prefix: string; site_id: string | null }[] = [];
       for (const p of raw) {
         const cidr = parseCidr(p.prefix);
@@ -74,9 +75,10 @@ export class SyncService {
           result.skipped++;
           continue;
         }
-        prefixes.push({ id: p.id, prefix: cidr.text, site_id: prefixSiteId(p.raw, row.site_id_field) });
+        prefixes.push({ id: p.id, prefix: cidr.text, site_id: p.site_id });
       }
-      if (!(await this.repo.replaceData(id, sites, prefixes, (db) => this.overlaps.recomputePairs(db)))) return result; // deleted meanwhile
+      timings.fetch_ms = Date.now() - started;
+      if (!(await this.repo.replaceData(id, sites, prefixes, (db) => this.overlaps.recomputePairs(db), timings))) return result; // deleted meanwhile
       result.ok = true;
       result.sites = sites.length;
       result.prefixes = prefixes.length;
@@ -102,7 +104,14 @@ export class SyncService {
       await client.close();
     }
     result.folders_updated = await this.applyFolderRanges(id);
-    this.ctx.log.info("ipam sync done", { server: id, sites: result.sites, prefixes: result.prefixes, skipped: result.skipped, ms: Date.now() - started });
+    this.ctx.log.info("ipam sync done", {
+      server: id,
+      sites: result.sites,
+      prefixes: result.prefixes,
+      skipped: result.skipped,
+      ms: Date.now() - started,
+      ...timings,
+    });
     return result;
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expectError } from "../../../test/support/assertions.js";
 import { selfSignedCert } from "../../../test/support/httpTarget.js";
+import { responseProblems, type Operation } from "../../../test/support/openapi.js";
 import type { TestResponse } from "../../../core/testing/index.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
@@ -245,6 +246,33 @@ describe("access", () => {
     expect((await call("PUT", `/ipam/servers/${id}`, doc, operatorSession)).status).toBe(200);
     expect((await call("POST", "/ipam/servers", server({ name: "By admin session", enabled: false }), adminSession)).status).toBe(201);
     expectError(await call("PUT", "/subnet-overlaps/acks", { key: "0".repeat(32) }, operatorToken), 404, "overlap_not_found");
+  });
+});
+
+describe("OpenAPI", () => {
+  it("documents every route with its envelopes and codes, and no token in any view", async () => {
+    const doc = (await k.request("GET", "/openapi.json")).body as {
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    const paths = Object.fromEntries(Object.entries(doc.paths).filter(([p]) => p.startsWith("/api/v1/ipam/") || p.startsWith("/api/v1/subnet-overlaps")));
+    expect(Object.keys(paths).sort()).toEqual([
+      "/api/v1/ipam/servers",
+      "/api/v1/ipam/servers/{id}",
+      "/api/v1/ipam/servers/{id}/site-mappings",
+      "/api/v1/ipam/servers/{id}/sites",
+      "/api/v1/ipam/servers/{id}/sync",
+      "/api/v1/subnet-overlaps",
+      "/api/v1/subnet-overlaps/acks",
+    ]);
+    expect(responseProblems({ paths, components: doc.components as never })).toEqual([]);
+    const described = (op: Operation, code: string) => (op.responses[code] as { description?: string }).description ?? "";
+    expect(described(doc.paths["/api/v1/ipam/servers/{id}"].put, "400")).toContain("token_required_for_new_address");
+    expect(described(doc.paths["/api/v1/subnet-overlaps/acks"].put, "400")).toContain("text_too_long");
+    expect(described(doc.paths["/api/v1/subnet-overlaps/acks"].put, "404")).toContain("overlap_not_found");
+    expect(Object.keys(doc.paths["/api/v1/subnet-overlaps/acks"].put.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "403", "404", "503"]));
+    expect(Object.keys(doc.components.schemas.IpamServerView.properties ?? {})).not.toContain("token");
+    expect(Object.keys(doc.components.schemas.IpamServerView.properties ?? {})).toContain("has_token");
   });
 });
 
