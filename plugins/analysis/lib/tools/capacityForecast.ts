@@ -2,14 +2,14 @@ import { REPORT_INTERFACES_VIEW, REPORT_SAMPLES_VIEW } from "../../../polling/co
 import { interfaceSubject, round, type AnalysisTool, type FindingDraft, type Severity } from "./types.js";
 
 /**
- * Days until an interface reaches thresholdPct of its speed: a least-squares line through the hourly means of
- * if_in_bps and if_out_bps over lookbackDays, extended forward; the direction that gets there first counts.
+ * Days until an interface reaches thresholdPct of its speed: a least-squares line through the if_in_bps and if_out_bps
+ * samples over lookbackDays (bps per hour), extended forward; the direction that gets there first counts.
  */
 export const capacityForecast: AnalysisTool = {
   name: "capacity_forecast",
   title: "Interface capacity forecast",
   description:
-    "Days until each interface reaches thresholdPct of its ifSpeed, from a linear trend through the hourly mean in/out bps over the last lookbackDays. Reports interfaces expected there within horizonDays (critical within criticalDays, warning within warningDays, else info); a flat or falling trend is never reported.",
+    "Days until each interface reaches thresholdPct of its ifSpeed, from a least-squares line through its in/out bps samples over the last lookbackDays (at least minHours of history). Reports interfaces expected there within horizonDays (critical within criticalDays, warning within warningDays, else info); a flat or falling trend is never reported.",
   paramsSchema: {
     type: "object",
     additionalProperties: false,
@@ -26,39 +26,37 @@ export const capacityForecast: AnalysisTool = {
     const p = run.params as { lookbackDays: number; thresholdPct: number; horizonDays: number; warningDays: number; criticalDays: number; minHours: number };
     const byId = new Map(run.nodes.map((n) => [n.id, n]));
     const nowSecs = run.now.getTime() / 1000;
-    // x = hours relative to now (small numbers keep the regression exact enough); y = hourly mean bps.
+    // A least-squares line through the rate samples, x = hours relative to now (small numbers keep it exact enough), y = bps:
+    // with regular polling, the line through the hourly means. One pass, one group per interface and direction.
     const rows = await run.query<{
       node_id: string;
       ifindex: number;
       metric: string;
-      points: number;
+      hours: number;
       slope: number | null;
       intercept: number | null;
-      last_bps: number;
       if_name: string | null;
       if_speed_bps: string | null;
     }>(
-      `WITH hourly AS (
-         SELECT s.node_id, s.ifindex, s.metric, date_trunc('hour', s.at) AS hour, avg(s.value) AS bps
+      `WITH t AS (
+         SELECT s.node_id, s.ifindex, s.metric,
+                extract(epoch FROM max(s.at) - min(s.at))::double precision / 3600 AS hours,
+                regr_slope(s.value, (extract(epoch FROM s.at)::double precision - $2::double precision) / 3600) AS slope,
+                regr_intercept(s.value, (extract(epoch FROM s.at)::double precision - $2::double precision) / 3600) AS intercept
            FROM ${REPORT_SAMPLES_VIEW} s
-          WHERE s.metric IN ('if_in_bps', 'if_out_bps') AND s.node_id = ANY ($1::uuid[])
+          WHERE s.metric IN ('if_in_bps', 'if_out_bps') AND s.node_id IN (SELECT unnest($1::uuid[]))
             AND s.at >= to_timestamp($2::double precision) - make_interval(days => $3) AND s.at <= to_timestamp($2::double precision)
-          GROUP BY 1, 2, 3, 4)
-       SELECT h.node_id, h.ifindex, h.metric, count(*)::int AS points,
-              regr_slope(h.bps, (extract(epoch FROM h.hour)::double precision - $2::double precision) / 3600) AS slope,
-              regr_intercept(h.bps, (extract(epoch FROM h.hour)::double precision - $2::double precision) / 3600) AS intercept,
-              (array_agg(h.bps ORDER BY h.hour DESC))[1] AS last_bps,
-              i.if_name, i.if_speed_bps::text AS if_speed_bps
-         FROM hourly h JOIN ${REPORT_INTERFACES_VIEW} i ON i.node_id = h.node_id AND i.ifindex = h.ifindex
-        WHERE i.if_speed_bps > 0
-        GROUP BY h.node_id, h.ifindex, h.metric, i.if_name, i.if_speed_bps`,
+          GROUP BY 1, 2, 3)
+       SELECT t.node_id, t.ifindex, t.metric, t.hours, t.slope, t.intercept, i.if_name, i.if_speed_bps::text AS if_speed_bps
+         FROM t JOIN ${REPORT_INTERFACES_VIEW} i ON i.node_id = t.node_id AND i.ifindex = t.ifindex
+        WHERE i.if_speed_bps > 0`,
       [run.nodes.map((n) => n.id), nowSecs, p.lookbackDays],
     );
     await run.progress(0.8);
     const best = new Map<string, FindingDraft & { days: number }>();
     for (const r of rows) {
       const node = byId.get(r.node_id);
-      if (!node || r.points < p.minHours || r.slope === null || r.intercept === null) continue;
+      if (!node || r.hours < p.minHours || r.slope === null || r.intercept === null) continue;
       const speed = Number(r.if_speed_bps);
       const limit = (speed * p.thresholdPct) / 100;
       const slopePerHour = r.slope;
@@ -90,8 +88,7 @@ export const capacityForecast: AnalysisTool = {
           trend_bps_now: round(nowBps, 0),
           utilisation_pct_now: round(pctNow, 2),
           slope_bps_per_day: round(slopePerHour * 24, 0),
-          last_hour_bps: round(Number(r.last_bps), 0),
-          hours: r.points,
+          history_hours: round(r.hours, 1),
         },
       });
     }

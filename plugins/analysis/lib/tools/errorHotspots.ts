@@ -26,7 +26,7 @@ export const errorHotspots: AnalysisTool = {
          SELECT s.node_id, s.ifindex, s.metric, avg(s.value) AS v
            FROM ${REPORT_SAMPLES_VIEW} s
           WHERE s.metric IN ('if_in_errors_ps', 'if_out_errors_ps', 'if_in_discards_ps', 'if_out_discards_ps')
-            AND s.node_id = ANY ($1::uuid[]) AND s.at > $2::timestamptz - make_interval(hours => $3) AND s.at <= $2::timestamptz
+            AND s.node_id IN (SELECT unnest($1::uuid[])) AND s.at > $2::timestamptz - make_interval(hours => $3) AND s.at <= $2::timestamptz
           GROUP BY 1, 2, 3)
        SELECT m.node_id, m.ifindex,
               sum(m.v) FILTER (WHERE m.metric LIKE '%errors%') AS errors,

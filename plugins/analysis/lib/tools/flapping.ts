@@ -31,7 +31,7 @@ export const flapping: AnalysisTool = {
       `SELECT x.node_id, x.ifindex, x.metric, count(*) FILTER (WHERE x.prev IS NOT NULL AND (x.value > 0.5) <> (x.prev > 0.5))::int AS transitions, i.if_name
          FROM (SELECT s.node_id, s.ifindex, s.metric, s.value, lag(s.value) OVER (PARTITION BY s.node_id, s.metric, s.ifindex ORDER BY s.at) AS prev
                  FROM ${REPORT_SAMPLES_VIEW} s
-                WHERE s.metric IN ('if_oper_up', 'reachable') AND s.node_id = ANY ($1::uuid[]) AND ${window}) x
+                WHERE s.metric IN ('if_oper_up', 'reachable') AND s.node_id IN (SELECT unnest($1::uuid[])) AND ${window}) x
          LEFT JOIN ${REPORT_INTERFACES_VIEW} i ON x.metric = 'if_oper_up' AND i.node_id = x.node_id AND i.ifindex = x.ifindex
         GROUP BY x.node_id, x.ifindex, x.metric, i.if_name`,
       args,
@@ -41,7 +41,7 @@ export const flapping: AnalysisTool = {
       ? await run.query<{ node_id: string; fires: number; clears: number }>(
           `SELECT h.node_id, count(*) FILTER (WHERE NOT h.resolved)::int AS fires, count(*) FILTER (WHERE h.resolved)::int AS clears
              FROM ${REPORT_HISTORY_VIEW} h
-            WHERE h.subject_kind = 'node' AND h.node_id = ANY ($1::uuid[])
+            WHERE h.subject_kind = 'node' AND h.node_id IN (SELECT unnest($1::uuid[]))
               AND h.recorded_at > $2::timestamptz - make_interval(hours => $3) AND h.recorded_at <= $2::timestamptz
             GROUP BY h.node_id`,
           args,

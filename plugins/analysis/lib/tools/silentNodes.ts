@@ -23,10 +23,10 @@ export const silentNodes: AnalysisTool = {
     const now = run.now.toISOString();
     const heard = await run.query<{ node_id: string }>(
       `SELECT DISTINCT s.node_id FROM ${REPORT_SAMPLES_VIEW} s
-        WHERE s.node_id = ANY ($1::uuid[]) AND s.at > $2::timestamptz - make_interval(hours => $3) AND s.at <= $2::timestamptz
+        WHERE s.node_id IN (SELECT unnest($1::uuid[])) AND s.at > $2::timestamptz - make_interval(hours => $3) AND s.at <= $2::timestamptz
        UNION
        SELECT DISTINCT e.node_id FROM ${REPORT_EVENTS_VIEW} e
-        WHERE e.node_id = ANY ($1::uuid[]) AND e.received_at > $2::timestamptz - make_interval(hours => $3) AND e.received_at <= $2::timestamptz`,
+        WHERE e.node_id IN (SELECT unnest($1::uuid[])) AND e.received_at > $2::timestamptz - make_interval(hours => $3) AND e.received_at <= $2::timestamptz`,
       [ids, now, p.hours],
     );
     await run.progress(0.5);
@@ -36,10 +36,10 @@ export const silentNodes: AnalysisTool = {
     const last = await run.query<{ node_id: string; last_seen: string | null }>(
       `SELECT x.node_id, to_char(max(x.at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS last_seen FROM (
          SELECT s.node_id, max(s.at) AS at FROM ${REPORT_SAMPLES_VIEW} s
-          WHERE s.node_id = ANY ($1::uuid[]) AND s.at > $2::timestamptz - make_interval(days => $3) AND s.at <= $2::timestamptz GROUP BY s.node_id
+          WHERE s.node_id IN (SELECT unnest($1::uuid[])) AND s.at > $2::timestamptz - make_interval(days => $3) AND s.at <= $2::timestamptz GROUP BY s.node_id
          UNION ALL
          SELECT e.node_id, max(e.received_at) FROM ${REPORT_EVENTS_VIEW} e
-          WHERE e.node_id = ANY ($1::uuid[]) AND e.received_at > $2::timestamptz - make_interval(days => $3) AND e.received_at <= $2::timestamptz GROUP BY e.node_id) x
+          WHERE e.node_id IN (SELECT unnest($1::uuid[])) AND e.received_at > $2::timestamptz - make_interval(days => $3) AND e.received_at <= $2::timestamptz GROUP BY e.node_id) x
         GROUP BY x.node_id`,
       [silent.map((n) => n.id), now, p.lookbackDays],
     );
