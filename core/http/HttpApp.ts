@@ -36,11 +36,16 @@ export interface HttpAppOptions {
   };
 }
 
-/** The route pattern a request matched (`/api/v1/nodes/:id`), "unmatched" when none did: a bounded metric label. */
-function routePattern(req: Request): string {
+/**
+ * The route pattern a request matched (`/api/v1/nodes/:id`), a bounded metric label: "static" for what a plugin's
+ * static files answered outside the API, "unmatched" for anything else no route took (404s).
+ */
+function routePattern(req: Request, status: number): string {
   const route = (req as Request & { route?: { path?: unknown } }).route;
-  if (req.originalUrl.split("?")[0] === "/metrics") return "/metrics";
-  return route && typeof route.path === "string" ? `${req.baseUrl}${route.path}` : "unmatched";
+  const path = req.originalUrl.split("?")[0]!;
+  if (path === "/metrics") return "/metrics";
+  if (route && typeof route.path === "string") return `${req.baseUrl}${route.path}`;
+  return status < 400 && !path.startsWith(`${API_PREFIX}/`) ? "static" : "unmatched";
 }
 
 /**
@@ -108,7 +113,7 @@ export class HttpApp {
               ms,
               request_id: res.getHeader("x-request-id"),
             });
-            metrics?.observeRequest(req.method, routePattern(req), res.statusCode, ms / 1000);
+            metrics?.observeRequest(req.method, routePattern(req, res.statusCode), res.statusCode, ms / 1000);
           });
           next();
         },

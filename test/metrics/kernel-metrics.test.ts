@@ -3,6 +3,9 @@
  * pattern and status, Socket.IO connections and broadcasts, job runs, the pool, the store), and a plugin's own
  * metrics through ctx.metrics (prefix, label escaping, histogram timers, collect, name rules and clashes).
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { definePlugin, type PluginContext } from "../../core/index.js";
 import type { MetricCounter, MetricHistogram } from "../../core/metrics/PluginMetrics.js";
 import { connectSocket } from "../support/socketClient.js";
@@ -15,12 +18,15 @@ let probeCounter: MetricCounter<"kind">;
 let probeHistogram: MetricHistogram<"step">;
 let probeCtx: PluginContext;
 let jobRuns = 0;
+const staticDir = mkdtempSync(join(tmpdir(), "nms-metrics-static-"));
+writeFileSync(join(staticDir, "hello.txt"), "hello");
 
 const probePlugin = definePlugin({
   id: "metrics-probe",
   version: "1.0.0",
   kernel: "^0.1.0",
   channels: [{ name: "ticks", permission: "read", scoped: false }],
+  staticAssets: [{ mount: "/probe-static", dir: staticDir }],
   jobs: [
     {
       name: "tick",
@@ -131,16 +137,20 @@ describe("GET /metrics", () => {
     await k.request("GET", "/health");
     await k.request("GET", "/accounts", { token: null });
     await k.request("GET", "/no/such/route/123");
+    expect((await fetch(`${k.url}/probe-static/hello.txt`)).status).toBe(200);
+    expect((await fetch(`${k.url}/probe-static/missing-456.txt`)).status).toBe(404);
     const after = await scrape(k.url);
     const count = (f: typeof after, labels: Record<string, string>) => sampleSum(f, "nms_http_request_duration_seconds_count", labels);
     expect(count(after, { route: "/api/v1/accounts/:id", method: "GET" }) - count(before, { route: "/api/v1/accounts/:id", method: "GET" })).toBe(2);
     expect(count(after, { route: "/api/v1/health", status: "200" }) - count(before, { route: "/api/v1/health", status: "200" })).toBe(1);
     expect(count(after, { route: "/api/v1/accounts", status: "401" }) - count(before, { route: "/api/v1/accounts", status: "401" })).toBe(1);
-    expect(count(after, { route: "unmatched", status: "404" }) - count(before, { route: "unmatched", status: "404" })).toBe(1);
+    expect(count(after, { route: "unmatched", status: "404" }) - count(before, { route: "unmatched", status: "404" })).toBe(2);
+    expect(count(after, { route: "static", status: "200" }) - count(before, { route: "static", status: "200" })).toBe(1);
     // No series carries a raw id or path.
     for (const s of after.get("nms_http_request_duration_seconds")!.samples) {
       expect(s.labels.route).not.toContain(id);
       expect(s.labels.route).not.toContain("123");
+      expect(s.labels.route).not.toContain("hello");
     }
   });
 

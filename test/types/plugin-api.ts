@@ -12,6 +12,7 @@ import {
   type PluginContext,
   type PluginJobs,
   type PluginManifest,
+  type PluginMetrics,
   type PluginRealtime,
   type ProviderToken,
 } from "nms-core";
@@ -101,6 +102,14 @@ expectType<Equal<PluginContext["mode"], "full" | "skeleton">>();
 expectType<Equal<PluginContext<{ a: 1 }>["config"], { a: 1 }>>();
 expectType<Equal<keyof PluginJobs, "now" | "schedule" | "cancel">>();
 expectType<Equal<keyof PluginRealtime, "publish">>();
+expectType<Equal<keyof PluginMetrics, "counter" | "gauge" | "histogram">>();
+expectType<Equal<PluginContext["metrics"], PluginMetrics>>();
+// A metric's label values are typed by its label names.
+declare const metrics: PluginMetrics;
+const typedCounter = metrics.counter({ name: "things_total", help: "Things.", labelNames: ["kind"] });
+typedCounter.inc({ kind: "a" });
+// @ts-expect-error a label the metric does not declare
+typedCounter.inc({ colour: "blue" });
 expectType<Equal<keyof ExtensionRegistry, "get">>();
 expectType<Equal<Parameters<JobDeclaration["handler"]>[0], { data: unknown; name: string }>>();
 
