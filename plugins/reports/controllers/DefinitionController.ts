@@ -98,7 +98,7 @@ export class DefinitionController {
   @Returns(202, RunAccepted)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async run(@PathParams("id") @Format("uuid") id: string, @BodyParams() body: RunRequest | undefined, @Context() ctx: PlatformContext): Promise<RunAccepted> {
+  async run(@PathParams("id") @Format("uuid") id: string, @BodyParams() body: RunRequest, @Context() ctx: PlatformContext): Promise<RunAccepted> {
     const runId = await this.runs.request(id, body && Object.keys(body).length ? body : undefined);
     ctx.response.status(202);
     return { id: runId };

@@ -262,6 +262,16 @@ export class ReportRepository {
     return rows[0]?.content ?? null;
   }
 
+  /** Runs left running past `hours` (their replica stopped mid-render) are marked failed. */
+  async failStaleRuns(hours: number): Promise<number> {
+    const { rowCount } = await this.ctx.store.query(
+      `UPDATE ${this.t("runs")} SET status = 'failed', error = 'The run was interrupted (the service stopped while rendering it).', finished_at = now()
+        WHERE status = 'running' AND started_at < now() - make_interval(hours => $1)`,
+      [hours],
+    );
+    return rowCount ?? 0;
+  }
+
   async pruneRuns(days: number): Promise<number> {
     const { rowCount } = await this.ctx.store.query(`DELETE FROM ${this.t("runs")} WHERE finished_at < now() - make_interval(days => $1)`, [days]);
     return rowCount ?? 0;

@@ -205,7 +205,9 @@ export class RunService {
     await this.repo.setDeliveries(r.id, results);
   }
 
+  /** Deletes runs past their retention, and marks failed the runs left running for over 2 hours (render's lock lifetime is 1 hour). */
   async prune(): Promise<number> {
+    await this.repo.failStaleRuns(2);
     return this.repo.pruneRuns(this.ctx.config.runRetentionDays);
   }
 }

@@ -380,6 +380,16 @@ describe("definitions: validation and the document cap", () => {
     expectError(await put({ name: "x", spec: { sections: [{ kind: "nope" }] } }), 400, "unknown_section_kind");
     expectError(await put({ name: "x", spec: { sections: [] } }, randomUUID()), 404, "not_found");
     expectError(await get("/reports/definitions/not-a-uuid"), 400, "validation_failed");
+    // The run request's optional body.
+    expectError(await post(`/reports/definitions/${id}/run`, { range_days: 0 }), 400, "validation_failed");
+    expectError(await post(`/reports/definitions/${id}/run`, { colour: "red" }), 400, "validation_failed");
+    expectError(await post(`/reports/definitions/${id}/run`, { channel_ids: ["nope"] }), 400, "validation_failed");
+    expectError(await post(`/reports/definitions/${randomUUID()}/run`, {}), 404, "not_found");
+    const bare = await k.request("POST", `/reports/definitions/${id}/run`);
+    expect(bare.status).toBe(202);
+    const ranged = await waitRun(((await post(`/reports/definitions/${id}/run`, { range_days: 3 })).body as Row).id as string);
+    expect(Date.parse(ranged.range_to as string) - Date.parse(ranged.range_from as string)).toBe(3 * 86400000);
+    await waitRun((bare.body as Row).id as string);
     // Nothing half-written: the failed PUTs left it as it was.
     expect((await get(`/reports/definitions/${id}`)).body).toMatchObject({ name: "renamed" });
     expect((await k.request("DELETE", `/reports/definitions/${id}`)).status).toBe(204);
