@@ -101,12 +101,16 @@ describe("access modes on a real kernel", () => {
     k = undefined;
   });
 
-  it("loopback (the default) serves a caller on 127.0.0.1", async () => {
+  it("loopback (the default) serves a caller on 127.0.0.1 (skeleton mode: the store is none)", async () => {
     k = await startTestKernel({ skeleton: true });
     expect(k.kernel.config.metrics.access).toBe("loopback");
     const res = await fetch(`${k.url}/metrics`);
     expect(res.status).toBe(200);
-    parseExposition(await res.text());
+    const families = parseExposition(await res.text());
+    // Skeleton mode: no store, so no pool and no embedded server.
+    expect(families.get("nms_store_info")!.samples).toEqual([{ name: "nms_store_info", labels: { kind: "none" }, value: 1 }]);
+    expect(families.has("nms_db_pool_connections")).toBe(false);
+    expect(families.has("nms_store_embedded_up")).toBe(false);
   });
 
   it("token: 401 with the envelope without or with a wrong token, 200 with it; the token never appears in the answer or the log", async () => {
