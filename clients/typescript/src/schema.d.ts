@@ -161,6 +161,140 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/analysis/findings": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Saved findings across all runs, newest first; [] in skeleton mode
+     * @description Newest first by (at, id). Next page: before = the last row's at exactly as received (microseconds) and before_id = its id; before alone returns rows strictly before that instant. Folder-scoped callers see the findings filed beneath their folders.
+     */
+    get: operations["analysisControllerFindings"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/analysis/jobs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Run a tool now over all, a folder (and beneath) or a node; answers 202 with the job id
+     * @description A folder-scoped caller runs only within its folders: scope all covers its folders, and a folder or node outside them is 404. params are checked against the tool's schema (GET /analysis/tools).
+     */
+    post: operations["analysisControllerRun"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/analysis/jobs/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A run: status (queued, running, succeeded, failed), progress and finding counts */
+    get: operations["analysisControllerJob"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/analysis/jobs/{id}/findings": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The findings of one run
+     * @description Newest first by (at, id). Next page: before = the last row's at exactly as received (microseconds) and before_id = its id; before alone returns rows strictly before that instant. Folder-scoped callers see the findings filed beneath their folders.
+     */
+    get: operations["analysisControllerJobFindings"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/analysis/schedules": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Analysis schedules the caller may see, oldest first, with their next run */
+    get: operations["scheduleControllerList"];
+    put?: never;
+    /**
+     * Create a schedule: a tool run daily, weekly or monthly at at_hour:at_minute in its timezone
+     * @description weekly needs day_of_week (0 = Sunday), monthly day_of_month (a shorter month runs on its last day); another frequency ignores them (400 invalid_schedule when missing).
+     */
+    post: operations["scheduleControllerCreate"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/analysis/schedules/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One schedule */
+    get: operations["scheduleControllerGet"];
+    /** Replace a schedule (whole body); its next run is recomputed */
+    put: operations["scheduleControllerUpdate"];
+    post?: never;
+    /** Delete a schedule (its past runs and findings stay) */
+    delete: operations["scheduleControllerRemove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/analysis/tools": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The analysis tools, each with the JSON schema of its params (defaults included) */
+    get: operations["analysisControllerListTools"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/auth/me": {
     parameters: {
       query?: never;
@@ -321,6 +455,43 @@ export interface paths {
     post?: never;
     /** Delete an item of a collection template */
     delete: operations["collectionTemplateControllerRemoveItem"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/config/bundle": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Export the configuration bundle (no secrets: credentials, channel configs and ingest tokens stay here); streamed */
+    get: operations["bundleControllerExport"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/config/bundle/import": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Import a configuration bundle in one transaction: merge (upsert by id) or replace (also delete rows the bundle does not name)
+     * @description Query or body fields dry_run (report what would happen, write nothing) and mode (merge, the default, or replace).
+     */
+    post: operations["bundleControllerImport"];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -741,10 +912,30 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send errors, connection */
+    /** This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send errors, connection; a pool destination's are its pollers' latest reports, summed */
     get: operations["destinationControllerStatus"];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/forwarding/pollers/sync": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A remote poller's sync (its token): its counters in, its pool's destinations out (secrets sealed)
+     * @description Called by `nms poller` when the forwarding plugin is loaded there; not meant for people.
+     */
+    post: operations["pollerSyncControllerSync"];
     delete?: never;
     options?: never;
     head?: never;
@@ -762,6 +953,95 @@ export interface paths {
     get: operations["healthControllerGet"];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/ipam/servers": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** IPAM servers by name (keyset pagination); tokens are never answered */
+    get: operations["serverControllerList"];
+    put?: never;
+    /** Add an IPAM server (its token is sealed and never answered); its first sync starts within a minute */
+    post: operations["serverControllerCreate"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/ipam/servers/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One IPAM server with its sync status */
+    get: operations["serverControllerGet"];
+    /** Replace an IPAM server (full document): site_id_field omitted clears it; token omitted or null keeps it; ca_cert_pem absent keeps, null clears */
+    put: operations["serverControllerReplace"];
+    post?: never;
+    /** Delete an IPAM server with its synced sites, prefixes and site mappings (folders keep the ranges they had) */
+    delete: operations["serverControllerRemove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/ipam/servers/{id}/site-mappings": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Which folder follows which IPAM site of this server */
+    get: operations["serverControllerMappings"];
+    /** Replace the server's site -> folder mapping; each mapped folder's ip_ranges are set to its site's prefixes now and after every sync */
+    put: operations["serverControllerSetMappings"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/ipam/servers/{id}/sites": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The sites of the server's last sync, by name (keyset pagination), with their prefix count and mapped folder */
+    get: operations["serverControllerSites"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/ipam/servers/{id}/sync": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Start a sync of this server now (an ipam.sync job); its outcome shows in the server's status */
+    post: operations["serverControllerSyncNow"];
     delete?: never;
     options?: never;
     head?: never;
@@ -933,6 +1213,127 @@ export interface paths {
      * @description Repeated ids count once (requested). Nodes that do not exist or lie outside the caller's folder scope are skipped without saying which (created is lower). 400: until unparseable or not in the future, metric_name not an identifier, more ids than pluginConfig.alerts.bulkMuteMax. A muted metric still records history; its notifications are suppressed.
      */
     post: operations["muteControllerBulk"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/netcloud/orgs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Organizations by name (keyset pagination); keys are never answered */
+    get: operations["orgControllerList"];
+    put?: never;
+    /** Monitor an organization the key reaches; a second add of the same organization is skipped (200, skipped: true) */
+    post: operations["orgControllerAdd"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/netcloud/orgs/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One organization, with its import settings and last sync; the key is never answered */
+    get: operations["orgControllerGet"];
+    put?: never;
+    post?: never;
+    /** Stop monitoring an organization (its key and device memory go; the nodes it imported stay) */
+    delete: operations["orgControllerRemove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/netcloud/orgs/{id}/import-settings": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Import settings; they take effect at the next sync */
+    put: operations["orgControllerImportSettings"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/netcloud/orgs/{id}/networks": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The organization's networks with their watched flag, by name (keyset pagination) */
+    get: operations["orgControllerNetworks"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/netcloud/orgs/{id}/networks/{network_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Watch a network (its devices are imported) or stop watching it; the flag survives syncs */
+    put: operations["orgControllerSetWatched"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/netcloud/orgs/{id}/sync": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Queue a sync of the organization now (GET it for last_sync_at and last_sync_status) */
+    post: operations["orgControllerSyncNow"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/netcloud/orgs/discover": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The organizations a key reaches, each with already_added; read-only upstream, persists nothing */
+    post: operations["orgControllerDiscover"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1506,6 +1907,165 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/reports/definitions": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Report definitions, oldest first (keyset pagination) */
+    get: operations["definitionControllerList"];
+    put?: never;
+    /** Create a report definition */
+    post: operations["definitionControllerCreate"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/definitions/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One report definition */
+    get: operations["definitionControllerGet"];
+    /** Replace a report definition (name, description, spec) */
+    put: operations["definitionControllerReplace"];
+    post?: never;
+    /** Delete a report definition and its schedules (its runs stay, without the link) */
+    delete: operations["definitionControllerRemove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/definitions/{id}/run": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Render the definition now, for the caller's folder scope: 202 with the run id; progress on the reports.runs channel */
+    post: operations["definitionControllerRun"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/runs": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Report runs, newest first (keyset pagination); optional definition_id filter */
+    get: operations["runControllerList"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/runs/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One run: status, range, scope, outputs, deliveries and the rendered sections */
+    get: operations["runControllerGet"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/runs/{id}/{format}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Download a run's HTML (text/html), CSV (text/csv) or PDF (application/pdf) */
+    get: operations["runControllerDownload"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/schedules": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Report schedules, oldest first (keyset pagination), with their next run */
+    get: operations["scheduleControllerList_1"];
+    put?: never;
+    /** Schedule a report definition: daily, weekly or monthly at a wall-clock time of an IANA zone */
+    post: operations["scheduleControllerCreate_1"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/schedules/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One report schedule */
+    get: operations["scheduleControllerGetById"];
+    /** Replace a report schedule (its next run is recomputed) */
+    put: operations["scheduleControllerReplace"];
+    post?: never;
+    /** Delete a report schedule */
+    delete: operations["scheduleControllerRemoveById"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/section-kinds": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The section kinds this build can render, with the JSON schema of their params */
+    get: operations["definitionControllerKinds"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/routing-rules": {
     parameters: {
       query?: never;
@@ -1538,6 +2098,40 @@ export interface paths {
     post?: never;
     /** Delete a routing rule */
     delete: operations["routingRuleControllerRemove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/subnet-overlaps": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Each current overlap between prefixes of different sites, by key (keyset pagination), with its ack state */
+    get: operations["overlapControllerList"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/subnet-overlaps/acks": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Mark a current overlap deliberate for the sites it spans now (a site joining it later reopens it) */
+    put: operations["overlapControllerAck"];
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1988,6 +2582,64 @@ export interface components {
       /** @description Distinct ids after de-duplication */
       requested: number;
     };
+    BundleDocument: {
+      analysis_schedules: components["schemas"]["BundleRecord"][];
+      /** @description null: this deployment's settings live in its configuration, not its store */
+      app_settings: unknown;
+      classification_rules: components["schemas"]["BundleRecord"][];
+      collection_template_items: components["schemas"]["BundleRecord"][];
+      collection_templates: components["schemas"]["BundleRecord"][];
+      dns_checks: components["schemas"]["BundleRecord"][];
+      event_rules: components["schemas"]["BundleRecord"][];
+      event_sources: components["schemas"]["BundleRecord"][];
+      /** @description date-time */
+      exported_at: string;
+      /** @enum {string} */
+      format: "service.config-bundle";
+      forward_destinations: components["schemas"]["BundleRecord"][];
+      node_groups: components["schemas"]["BundleRecord"][];
+      nodes: components["schemas"]["BundleRecord"][];
+      notes: components["schemas"]["BundleNoteModel"][];
+      profile_collection_templates: components["schemas"]["BundleRecord"][];
+      profiles: components["schemas"]["BundleRecord"][];
+      report_definitions: components["schemas"]["BundleRecord"][];
+      report_schedules: components["schemas"]["BundleRecord"][];
+      /** @enum {string} */
+      secrets: "references";
+      service_version: string;
+      thresholds: components["schemas"]["BundleRecord"][];
+      url_checks: components["schemas"]["BundleRecord"][];
+      /** @description bundle version this deployment writes (2); it reads 1 and 2 */
+      version: number;
+    };
+    BundleImportOutcome: {
+      dry_run: boolean;
+      format: string;
+      /** @enum {string} */
+      mode: "merge" | "replace";
+      notes: components["schemas"]["BundleNoteModel"][];
+      ok: boolean;
+      /** @description per bundle array: created, updated, skipped, deleted */
+      tables: Record<string, never>;
+      version: number;
+    };
+    BundleNoteModel: {
+      /** @enum {string} */
+      code:
+        | "skipped_builtin"
+        | "skipped_missing_reference"
+        | "reference_dropped"
+        | "secret_dropped_imported_disabled"
+        | "webhook_token_reset"
+        | "schedule_next_run_recomputed"
+        | "skipped_invalid_value";
+      count: number;
+      field: string | null;
+      table: string;
+    };
+    BundleRecord: {
+      [key: string]: unknown;
+    };
     CalendarBucket: {
       /** @description Fires (history rows with resolved = false) recorded in that cell */
       count: number;
@@ -2234,6 +2886,38 @@ export interface components {
       /** Format: date-time */
       updated_at: string;
     };
+    DefinitionBody: {
+      description?: string | null;
+      /** @description not blank */
+      name: string;
+      /**
+       * @description A JSON object: `sections` (array of `{kind, title?, ...params}`; kinds: GET /reports/section-kinds) and optional `range_days` (1 to 366). Unknown kind → 400 unknown_section_kind; bad params → 400 invalid_section_params; above limits.jsonDocumentMaxBytes → 413 document_too_large.
+       * @example {
+       *       "range_days": 7,
+       *       "sections": [
+       *         {
+       *           "group_by": "node",
+       *           "kind": "availability"
+       *         },
+       *         {
+       *           "kind": "alert_summary"
+       *         }
+       *       ]
+       *     }
+       */
+      spec: Record<string, never>;
+    };
+    DefinitionView: {
+      /** Format: date-time */
+      created_at: string;
+      description: string | null;
+      /** Format: uuid */
+      id: string;
+      name: string;
+      spec: Record<string, never>;
+      /** Format: date-time */
+      updated_at: string;
+    };
     DeliveryAttemptView: {
       at: string;
       attempt: number;
@@ -2333,6 +3017,8 @@ export interface components {
       /** @description connect_refused, timeout, tls, dns, reset, send; never a message */
       last_error_class?: string | null;
       name: string;
+      /** @description a pool destination: the pollers of its pool that reported lately (their counters are summed above); empty otherwise */
+      pollers: components["schemas"]["PollerTeeView"][];
       /** @description messages waiting in the send queue (syslog_tcp, syslog_tls) */
       queued: number;
       send_errors: number;
@@ -2361,6 +3047,27 @@ export interface components {
       target: string;
       updated_at: string;
       verbatim: boolean;
+    };
+    DiscoverBody: {
+      /** @description a typed API key; send this or credential_id, never both */
+      api_key?: string | null;
+      /**
+       * @description https, on pluginConfig.netcloud.allowedHosts; null or omitted = pluginConfig.netcloud.defaultBaseUrl
+       * @example https://api.meraki.com/api/v1
+       */
+      base_url?: string | null;
+      /**
+       * Format: uuid
+       * @description a stored netcloud_api credential of the inventory plugin
+       */
+      credential_id?: string | null;
+    };
+    DiscoveredOrg: {
+      /** @description true when the organization is monitored here already, under any key */
+      already_added: boolean;
+      /** @description the platform's organization id */
+      id: string;
+      name: string;
     };
     DiscoveryFiled: {
       /** @description Two or more folders claimed the address with equally specific ranges: filed into the fallback */
@@ -2655,6 +3362,41 @@ export interface components {
       /** @enum {string} */
       mode: "all" | "any";
     };
+    FindingSubject: {
+      /** @description node: its id; interface: node id:ifindex; subnet: the prefix */
+      id: string;
+      /** @enum {string} */
+      kind: "node" | "interface" | "subnet";
+      name: string;
+    };
+    FindingView: {
+      /**
+       * Format: date-time
+       * @description when the run saved it (every finding of a run shares it); first half of the cursor (before)
+       */
+      at: string;
+      data: Record<string, never>;
+      /**
+       * Format: uuid
+       * @description the folder the subject is filed in; null at the tree root
+       */
+      folder_id: string | null;
+      /**
+       * Format: uuid
+       * @description second half of the keyset cursor (before_id)
+       */
+      id: string;
+      ifindex: number | null;
+      /** Format: uuid */
+      job_id: string;
+      message: string;
+      /** Format: uuid */
+      node_id: string | null;
+      /** @enum {string} */
+      severity: "info" | "warning" | "critical";
+      subject: components["schemas"]["FindingSubject"];
+      tool: string;
+    };
     FlowConversation: {
       bytes: number;
       dst: string;
@@ -2879,6 +3621,14 @@ export interface components {
       /** @description The account's username, or the API token's name */
       username: string;
     };
+    ImportSettingsBody: {
+      /** @description file imported devices into the folder whose IP range holds their address */
+      file_by_prefix: boolean;
+      /** @description import the devices of watched networks as nodes at each sync */
+      import_devices: boolean;
+      /** @description 1 to 50000 devices this organization may bring in (nodes still standing); null = no cap; absent keeps the current value */
+      max_devices?: number | null;
+    };
     IngestBody: {
       events: components["schemas"]["IngestEvent"][];
     };
@@ -2933,6 +3683,132 @@ export interface components {
       node_id: string;
       oper_up: boolean | null;
       uptime_ticks: number | null;
+    };
+    IpamServerBody: {
+      /**
+       * @description https URL of the IPAM server (its API is under <base_url>/api/); no user, password, query or fragment (400 invalid_base_url)
+       * @example https://ipam.example.net
+       */
+      base_url: string;
+      /** @description PEM certificates trusted besides the system roots. Three-state: absent keeps the stored CA, null clears it, a string replaces it */
+      ca_cert_pem?: string | null;
+      enabled: boolean;
+      /** @description 1 to 120 characters, not blank */
+      name: string;
+      /** @description custom field of a prefix naming its site id; null = the prefix's own site. Two-state: omitting clears it */
+      site_id_field?: string | null;
+      /** @description seconds between syncs; default 3600 */
+      sync_interval_secs?: number;
+      /** @description replacement API token, sealed, never answered; omitted or null keeps the stored token */
+      token?: string | null;
+    };
+    IpamServerCreateBody: {
+      /** @example https://ipam.example.net */
+      base_url: string;
+      ca_cert_pem?: string | null;
+      /** @description default true */
+      enabled?: boolean;
+      name: string;
+      site_id_field?: string | null;
+      /** @description default 3600 */
+      sync_interval_secs?: number;
+      /** @description API token (Authorization: Token <t>), sealed, never answered */
+      token: string;
+    };
+    IpamServerStatus: {
+      /** @description class of the last sync's failure (null after a success): auth_refused, http_status, redirect, timeout, connect, tls, bad_response, foreign_next, too_many_objects, token_unreadable, internal */
+      last_error_class?: string | null;
+      /** Format: date-time */
+      last_success_at?: string | null;
+      /**
+       * Format: date-time
+       * @description end of the last sync, whatever its outcome
+       */
+      last_sync_at?: string | null;
+      /** Format: date-time */
+      next_sync_at: string;
+      prefix_count?: number | null;
+      site_count?: number | null;
+    };
+    IpamServerView: {
+      base_url: string;
+      ca_cert_pem?: string | null;
+      /** Format: date-time */
+      created_at: string;
+      enabled: boolean;
+      /** @description a token is stored (sealed) */
+      has_token: boolean;
+      /** Format: uuid */
+      id: string;
+      name: string;
+      site_id_field?: string | null;
+      status: components["schemas"]["IpamServerStatus"];
+      sync_interval_secs: number;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    IpamSiteView: {
+      /**
+       * Format: uuid
+       * @description the folder whose ip_ranges follow this site
+       */
+      folder_id?: string | null;
+      name: string;
+      prefix_count: number;
+      site_id: string;
+      slug?: string | null;
+    };
+    JobCounts: {
+      critical: number;
+      info: number;
+      total: number;
+      /** @description true when the run found more than maxFindingsPerRun and kept the most severe */
+      truncated: boolean;
+      warning: number;
+    };
+    JobCreate: {
+      /** @description the tool's params (checked against its schema; omitted keys take their defaults); at most limits.jsonDocumentMaxBytes */
+      params?: Record<string, never>;
+      /**
+       * Format: uuid
+       * @description the folder or node; required for folder and node, null or absent for all
+       */
+      scope_id?: string | null;
+      /**
+       * @description all: every node the caller may see; folder: that folder and beneath; node: one node
+       * @enum {string}
+       */
+      scope_kind: "all" | "folder" | "node";
+      /** @description a tool of GET /analysis/tools */
+      tool: string;
+    };
+    JobView: {
+      counts: components["schemas"]["JobCounts"];
+      /** Format: date-time */
+      created_at: string;
+      /** @description why a failed run failed (a generic sentence; the detail is in the log) */
+      error: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      /** Format: uuid */
+      id: string;
+      params: Record<string, never>;
+      /** @description 0 to 1 */
+      progress: number;
+      /**
+       * Format: uuid
+       * @description the schedule that started it, or null for an on-demand run
+       */
+      schedule_id: string | null;
+      /** Format: uuid */
+      scope_id: string | null;
+      /** @enum {string} */
+      scope_kind: "all" | "folder" | "node";
+      /** Format: date-time */
+      started_at: string | null;
+      /** @enum {string} */
+      status: "queued" | "running" | "succeeded" | "failed";
+      tool: string;
     };
     /** @description Records one number from a JSON response body as a metric. */
     JsonExtractRule: {
@@ -3060,6 +3936,17 @@ export interface components {
       /** Format: date-time */
       until: string;
     };
+    NetworkView: {
+      /** @description devices the platform lists in it */
+      devices: number;
+      name: string;
+      network_id: string;
+      /** @description devices of watched networks are imported (new networks are watched) */
+      watched: boolean;
+    };
+    NetworkWatchBody: {
+      watched: boolean;
+    };
     NodeInterfaceView: {
       if_alias: string | null;
       if_name: string | null;
@@ -3181,6 +4068,97 @@ export interface components {
       tags_excluded?: string[];
       vendor?: string | null;
     };
+    OrgAddBody: {
+      /** @description a typed API key; send this or credential_id, never both */
+      api_key?: string | null;
+      /**
+       * @description https, on pluginConfig.netcloud.allowedHosts; null or omitted = pluginConfig.netcloud.defaultBaseUrl
+       * @example https://api.meraki.com/api/v1
+       */
+      base_url?: string | null;
+      /**
+       * Format: uuid
+       * @description a stored netcloud_api credential of the inventory plugin
+       */
+      credential_id?: string | null;
+      /** @description the platform's organization id (the id discovery answers) */
+      org_id: string;
+    };
+    OrgAdded: {
+      /**
+       * Format: uuid
+       * @description the organization row (the existing one when skipped)
+       */
+      id: string;
+      /** @description true when the organization was monitored here already: nothing was changed */
+      skipped: boolean;
+    };
+    OrgView: {
+      base_url: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: uuid */
+      credential_id: string | null;
+      /** @description devices known */
+      devices: number;
+      /** @description devices that are nodes here now (imported or linked) */
+      devices_as_nodes: number;
+      file_by_prefix: boolean;
+      /** Format: uuid */
+      id: string;
+      import_devices: boolean;
+      /**
+       * @description a typed key (sealed here, never answered) or a stored credential
+       * @enum {string}
+       */
+      key_source: "api_key" | "credential";
+      /** Format: date-time */
+      last_sync_at: string | null;
+      /** @description ok, or the failure kind of the last sync: key_refused, not_found, unreachable, timeout, rate_limited, redirect_refused, tls, bad_response, http_status */
+      last_sync_status: string | null;
+      max_devices: number | null;
+      name: string;
+      /** @description networks known */
+      networks: number;
+      /** @description the platform's organization id */
+      org_id: string;
+    };
+    OverlapAckBody: {
+      /** @description the key GET /subnet-overlaps answered */
+      key: string;
+      /** @description why the overlap is deliberate; at most 1000 characters (400 text_too_long) */
+      note?: string | null;
+    };
+    OverlapAckState: {
+      /** @description true while the sites the overlap spans are all among those it was acked for */
+      acked: boolean;
+      /** Format: date-time */
+      acked_at?: string | null;
+      by?: string | null;
+      note?: string | null;
+      /** @description the site keys the ack was stored for (empty when never acked) */
+      sites: string[];
+    };
+    OverlapSite: {
+      /** Format: uuid */
+      folder_id?: string | null;
+      /** @description ipam:<server id>:<site id> or folder:<folder id> */
+      key: string;
+      /** @description ipam (a site of an IPAM server) or folder (an inventory folder's own ip_ranges) */
+      kind: string;
+      name?: string | null;
+      /** Format: uuid */
+      server_id?: string | null;
+      site_id?: string | null;
+    };
+    OverlapView: {
+      ack: components["schemas"]["OverlapAckState"];
+      /** @description first 32 hex digits of SHA-256 of '<lower prefix> <higher prefix>' */
+      key: string;
+      /** @description the two prefixes, lower first (equal when one prefix is claimed by two sites) */
+      prefixes: string[];
+      sites: components["schemas"]["OverlapSite"][];
+    };
     PinnedFolder: {
       /** Format: uuid */
       id: string;
@@ -3206,6 +4184,23 @@ export interface components {
       heartbeat_secs: number;
       poller_id: string;
       pool: string;
+    };
+    PollerSyncBody: {
+      /** @description destination id → its counters on this poller (as the status route answers them) */
+      counters?: Record<string, never>;
+      poller_id: string;
+      pool: string;
+    };
+    PollerSyncResult: {
+      destinations: Record<string, never>[];
+      reload_ms: number;
+    };
+    PollerTeeView: {
+      connection: string;
+      last_error_class?: string | null;
+      poller_id: string;
+      /** @description when its report came (RFC 3339) */
+      reported_at: string;
     };
     PollerView: {
       id: string;
@@ -3365,6 +4360,77 @@ export interface components {
       severity: string | null;
       updated_at: string;
     };
+    RunAccepted: {
+      /** Format: uuid */
+      id: string;
+    };
+    RunDeliveryView: {
+      /** Format: uuid */
+      channel_id: string;
+      delivered: boolean;
+      error: string | null;
+    };
+    RunDetailView: {
+      /** Format: date-time */
+      created_at: string;
+      /** Format: uuid */
+      definition_id: string | null;
+      definition_name: string;
+      deliveries: components["schemas"]["RunDeliveryView"][];
+      error: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      /** Format: uuid */
+      id: string;
+      outputs: components["schemas"]["RunOutputView"][];
+      /** Format: date-time */
+      range_from: string;
+      /** Format: date-time */
+      range_to: string;
+      requested_by: string;
+      /** Format: uuid */
+      schedule_id: string | null;
+      /** @description `All`, or the folders the run covers */
+      scope: "All" | Record<string, never>;
+      /** @description per section: {kind, title, ms, data: {tables, charts, notes} | error} */
+      sections?: unknown[] | null;
+      /** Format: date-time */
+      started_at: string | null;
+      /** @enum {string} */
+      status: "queued" | "running" | "succeeded" | "failed";
+    };
+    RunOutputView: {
+      bytes: number;
+      /** @enum {string} */
+      format: "html" | "csv" | "pdf";
+    };
+    RunView: {
+      /** Format: date-time */
+      created_at: string;
+      /** Format: uuid */
+      definition_id: string | null;
+      definition_name: string;
+      deliveries: components["schemas"]["RunDeliveryView"][];
+      error: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      /** Format: uuid */
+      id: string;
+      outputs: components["schemas"]["RunOutputView"][];
+      /** Format: date-time */
+      range_from: string;
+      /** Format: date-time */
+      range_to: string;
+      requested_by: string;
+      /** Format: uuid */
+      schedule_id: string | null;
+      /** @description `All`, or the folders the run covers */
+      scope: "All" | Record<string, never>;
+      /** Format: date-time */
+      started_at: string | null;
+      /** @enum {string} */
+      status: "queued" | "running" | "succeeded" | "failed";
+    };
     SampleBody: {
       at_unix_ms: number;
       /** @description Ignored: the body's backfill flag applies */
@@ -3395,11 +4461,90 @@ export interface components {
       reachability?: components["schemas"]["ReachabilityBody"][];
       samples: components["schemas"]["SampleBody"][];
     };
+    ScheduleBody: {
+      at_hour: number;
+      at_minute: number;
+      /** @description notification channels (email) each run is delivered to, PDF attached */
+      channel_ids?: string[];
+      /** @description required when monthly; a month without that day runs on its last day */
+      day_of_month?: number | null;
+      /** @description 0 = Sunday … 6 = Saturday, local; required when weekly */
+      day_of_week?: number | null;
+      /** Format: uuid */
+      definition_id: string;
+      /** @description default true */
+      enabled?: boolean;
+      /** @enum {string} */
+      frequency: "daily" | "weekly" | "monthly";
+      params?: Record<string, never>;
+      /** Format: uuid */
+      scope_id?: string | null;
+      /** @enum {string} */
+      scope_kind: "all" | "folder" | "node";
+      /** @description a label for people; default: the folder's or node's name, or All */
+      scope_label?: string;
+      /**
+       * @description IANA zone of at_hour/at_minute (default UTC); unknown → 400 invalid_timezone
+       * @example Europe/Berlin
+       */
+      timezone?: string;
+      tool: string;
+    };
+    ScheduleView: {
+      at_hour: number;
+      at_minute: number;
+      channel_ids: string[];
+      /** Format: date-time */
+      created_at: string;
+      day_of_month: number | null;
+      day_of_week: number | null;
+      /** Format: uuid */
+      definition_id: string;
+      enabled: boolean;
+      /** @enum {string} */
+      frequency: "daily" | "weekly" | "monthly";
+      /** Format: uuid */
+      id: string;
+      /** Format: date-time */
+      last_run_at: string | null;
+      /** Format: date-time */
+      next_run_at: string | null;
+      params: Record<string, never>;
+      /** Format: uuid */
+      scope_id: string | null;
+      /** @enum {string} */
+      scope_kind: "all" | "folder" | "node";
+      scope_label: string;
+      timezone: string;
+      tool: string;
+    };
+    SectionKindView: {
+      description: string | null;
+      kind: string;
+      /** @description JSON schema of the section's params */
+      params_schema: Record<string, never>;
+      title: string;
+    };
     SessionCreated: {
       /** Format: date-time */
       expires_at: string;
       /** @description Bearer token for this session; shown once */
       token: string;
+    };
+    SiteMappingBody: {
+      /** Format: uuid */
+      folder_id: string;
+      site_id: string;
+    };
+    SiteMappingsBody: {
+      /** @description the whole mapping of this server: each IPAM site at most once; a site left out is unmapped */
+      mappings: components["schemas"]["SiteMappingBody"][];
+    };
+    SiteMappingView: {
+      /** Format: uuid */
+      folder_id: string;
+      site_id: string;
+      site_name?: string | null;
     };
     SnmpCredentialView: {
       auth_key?: string;
@@ -3634,6 +4779,14 @@ export interface components {
       /** @enum {string} */
       role: "viewer" | "operator" | "admin";
       scope: string | Record<string, never>;
+    };
+    ToolView: {
+      description: string;
+      /** @example silent_nodes */
+      name: string;
+      /** @description JSON schema of the tool's params; every key has its default */
+      params_schema: Record<string, never>;
+      title: string;
     };
     TopAlertNodes: {
       /** @description Highest count first (ties by node id), at most limit */
@@ -4514,6 +5667,758 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  analysisControllerFindings: {
+    parameters: {
+      query?: {
+        /** @description keyset cursor: the last row's at (RFC 3339) */
+        before?: string;
+        /** @description keyset cursor second half: the last row's id; send with before; omitted = strictly before that instant */
+        before_id?: string;
+        /** @description findings filed in that folder or anywhere beneath it */
+        group_id?: string;
+        /** @description 1 to 1000, default 100 */
+        limit?: number;
+        /** @description findings about that node (its interfaces included) */
+        node_id?: string;
+        /** @description comma-separated info, warning, critical; empty = all */
+        severity?: string;
+        /** @description comma-separated tool names; an unknown one is 400 */
+        tool?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["FindingView"][];
+        };
+      };
+      /** @description validation_failed: a bad cursor (before not RFC 3339, before_id not a uuid or without before), limit, tool or severity token */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: node_id or group_id outside the caller's scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  analysisControllerRun: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["JobCreate"];
+      };
+    };
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedId"];
+        };
+      };
+      /** @description validation_failed, unknown_tool, invalid_params */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: scope_id names no folder or node the caller may see */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description document_too_large: params over limits.jsonDocumentMaxBytes */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  analysisControllerJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["JobView"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found (also outside the caller's scope) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  analysisControllerJobFindings: {
+    parameters: {
+      query?: {
+        /** @description keyset cursor: the last row's at (RFC 3339) */
+        before?: string;
+        /** @description keyset cursor second half: the last row's id; send with before */
+        before_id?: string;
+        /** @description 1 to 1000, default 100 */
+        limit?: number;
+        /** @description comma-separated info, warning, critical */
+        severity?: string;
+        /** @description comma-separated tool names */
+        tool?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["FindingView"][];
+        };
+      };
+      /** @description validation_failed: a bad cursor (before not RFC 3339, before_id not a uuid or without before), limit, tool or severity token */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerList: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleView"][];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerCreate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ScheduleBody"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedId"];
+        };
+      };
+      /** @description validation_failed, unknown_tool, invalid_params, invalid_schedule, invalid_timezone, too_many_schedules (create) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: scope_id names no folder or node the caller may see */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description document_too_large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleView"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerUpdate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ScheduleBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MutationOk"];
+        };
+      };
+      /** @description validation_failed, unknown_tool, invalid_params, invalid_schedule, invalid_timezone, too_many_schedules (create) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description document_too_large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerRemove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MutationOk"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  analysisControllerListTools: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ToolView"][];
         };
       };
       /** @description No valid bearer token */
@@ -5875,6 +7780,148 @@ export interface operations {
       };
       /** @description Not Found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  bundleControllerExport: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BundleDocument"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageSystem */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description bundle_too_large: a table holds more rows than bundle.maxRows */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  bundleControllerImport: {
+    parameters: {
+      query?: {
+        dry_run?: string;
+        mode?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BundleImportOutcome"];
+        };
+      };
+      /** @description bundle_invalid, bundle_format_unsupported, bundle_version_unsupported, bundle_row_rejected (nothing imported), validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageSystem */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description bundle_too_large: an array holds more rows than bundle.maxRows, or the body is above the import limit */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -8247,15 +10294,6 @@ export interface operations {
           "application/json": components["schemas"]["ErrorEnvelope"];
         };
       };
-      /** @description not_implemented: warehouse destinations */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorEnvelope"];
-        };
-      };
       /** @description No durable store (skeleton mode) */
       503: {
         headers: {
@@ -8414,15 +10452,6 @@ export interface operations {
       };
       /** @description internal_error: logged with the request id, nothing internal in the message */
       500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorEnvelope"];
-        };
-      };
-      /** @description not_implemented: warehouse destinations */
-      501: {
         headers: {
           [name: string]: unknown;
         };
@@ -8591,6 +10620,75 @@ export interface operations {
       };
     };
   };
+  pollerSyncControllerSync: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["PollerSyncBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PollerSyncResult"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageSystem */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   healthControllerGet: {
     parameters: {
       query?: never;
@@ -8625,6 +10723,688 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["HealthReport"];
+        };
+      };
+    };
+  };
+  serverControllerList: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["IpamServerView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerCreate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["IpamServerCreateBody"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedId"];
+        };
+      };
+      /** @description validation_failed, invalid_base_url, invalid_ca_cert */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["IpamServerView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerReplace: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["IpamServerBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["IpamServerView"];
+        };
+      };
+      /** @description validation_failed, invalid_base_url, invalid_ca_cert, token_required_for_new_address */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerRemove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerMappings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SiteMappingView"][];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerSetMappings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SiteMappingsBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SiteMappingView"][];
+        };
+      };
+      /** @description validation_failed, unknown_reference */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerSites: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["IpamSiteView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  serverControllerSyncNow: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MutationOk"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
         };
       };
     };
@@ -9377,6 +12157,727 @@ export interface operations {
       };
       /** @description No durable store (skeleton mode) */
       503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerList: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OrgView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerAdd: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["OrgAddBody"];
+      };
+    };
+    responses: {
+      /** @description skipped: the organization is monitored here already (under any key); nothing changed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OrgAdded"];
+        };
+      };
+      /** @description added; its first sync is queued */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OrgAdded"];
+        };
+      };
+      /** @description validation_failed, invalid_api_key (no key named), invalid_request (api_key and credential_id both sent), invalid_credential, invalid_base_url, unknown_organization, too_many_organizations */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description upstream_key_refused, upstream_failed (detail logged, never answered) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description upstream_timeout */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OrgView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerRemove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerImportSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ImportSettingsBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OrgView"];
+        };
+      };
+      /** @description validation_failed, invalid_max_devices (outside 1 to 50000) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerNetworks: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NetworkView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerSetWatched: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        network_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NetworkWatchBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NetworkView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerSyncNow: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MutationOk"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  orgControllerDiscover: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DiscoverBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DiscoveredOrg"][];
+        };
+      };
+      /** @description validation_failed, invalid_api_key (no key named), invalid_request (api_key and credential_id both sent), invalid_credential, invalid_base_url */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description upstream_key_refused, upstream_failed (detail logged, never answered) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description upstream_timeout */
+      504: {
         headers: {
           [name: string]: unknown;
         };
@@ -13065,6 +16566,1122 @@ export interface operations {
       };
     };
   };
+  definitionControllerList: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DefinitionView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  definitionControllerCreate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DefinitionBody"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedId"];
+        };
+      };
+      /** @description validation_failed (also a blank name), invalid_spec, too_many_sections, unknown_section_kind, invalid_section_params */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description document_too_large: the spec is above limits.jsonDocumentMaxBytes */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  definitionControllerGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DefinitionView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  definitionControllerReplace: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DefinitionBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MutationOk"];
+        };
+      };
+      /** @description validation_failed (also a blank name), invalid_spec, too_many_sections, unknown_section_kind, invalid_section_params */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description document_too_large: the spec is above limits.jsonDocumentMaxBytes */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  definitionControllerRemove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  definitionControllerRun: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RunAccepted"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  runControllerList: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        definition_id?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RunView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  runControllerGet: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RunDetailView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  runControllerDownload: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        format: "html" | "csv" | "pdf";
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/pdf": string;
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found, run_not_ready */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerList_1: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerCreate_1: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ScheduleBody"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedId"];
+        };
+      };
+      /** @description validation_failed, invalid_timezone, invalid_schedule, unknown_reference */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerGetById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ScheduleView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerReplace: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ScheduleBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MutationOk"];
+        };
+      };
+      /** @description validation_failed, invalid_timezone, invalid_schedule, unknown_reference */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  scheduleControllerRemoveById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  definitionControllerKinds: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SectionKindView"][];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   routingRuleControllerList: {
     parameters: {
       query?: {
@@ -13406,6 +18023,154 @@ export interface operations {
         };
       };
       /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  overlapControllerList: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OverlapView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  overlapControllerAck: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["OverlapAckBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OverlapView"];
+        };
+      };
+      /** @description validation_failed, text_too_long */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description overlap_not_found */
       404: {
         headers: {
           [name: string]: unknown;
