@@ -150,6 +150,17 @@ describe("plugin metrics move with real traffic", () => {
     expect(sampleValue(f, "nms_events_dropped_total", { listener: "syslog.udp", reason: "queue_full" })).toBe(0);
   });
 
+  it("events: a rule's matches are counted by action", async () => {
+    await created("/event-rules", { name: "metrics rule", pattern: "metrics-rule-hit", match_kind: "substring", severity: "info" });
+    await until("the rule loaded and matching", async () => {
+      await sendUdp(ports["syslog.udp"]!, "<134>1 2026-11-24T12:00:00Z host app - - - metrics-rule-hit");
+      return sampleSum(await scrape(k.url), "nms_events_rule_matches_total") > 0;
+    });
+    const f = await scrape(k.url);
+    const actions = f.get("nms_events_rule_matches_total")!.samples.map((s) => s.labels.action);
+    for (const a of actions) expect(["fired", "cleared", "suppressed", "counted"]).toContain(a);
+  });
+
   it("events: messages of a disabled source are dropped with reason source_disabled", async () => {
     const sources = (await k.request("GET", "/event-sources")).body as { id: string; kind: string }[] | { items?: unknown };
     const list = (Array.isArray(sources) ? sources : ((sources as { items?: { id: string; kind: string }[] }).items ?? [])) as { id: string; kind: string }[];
