@@ -225,6 +225,10 @@ export class OrgRepository {
                address = coalesce(excluded.address, d.address), status = excluded.status,
                ever_online = d.ever_online OR excluded.ever_online,
                status_changed_at = CASE WHEN d.status IS DISTINCT FROM excluded.status THEN clock_timestamp() ELSE d.status_changed_at END
+             -- A device as it was is not rewritten: a steady sync writes (and returns) only what changed.
+             WHERE (d.name, d.network_id, d.model, d.address, d.status, d.ever_online)
+                   IS DISTINCT FROM (excluded.name, excluded.network_id, excluded.model, coalesce(excluded.address, d.address), excluded.status,
+                                     d.ever_online OR excluded.ever_online)
              RETURNING d.serial, d.name, d.status, d.node_id)
            SELECT up.serial, up.name, up.status, up.node_id FROM up LEFT JOIN prev USING (serial)
             WHERE up.node_id IS NOT NULL AND prev.status IS DISTINCT FROM up.status`,
