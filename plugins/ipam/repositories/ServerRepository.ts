@@ -116,20 +116,23 @@ export class ServerRepository {
     await this.ctx.store.query(`UPDATE ${this.t("servers")} SET last_sync_at = clock_timestamp(), last_error_class = $2 WHERE id = $1`, [id, errorClass]);
   }
 
-  /** Replaces what the server's last sync pulled, in one transaction with `after` (the overlap pairs' recompute), and records the success. */
+  /**
+   * Replaces what the server's last sync pulled, in one transaction: sites rewritten, prefixes written where they
+   * changed (an id whose prefix or site changed is replaced), then `after` (the overlap pairs' recompute) when any
+   * prefix changed; records the success.
+   */
   async replaceData(
     id: string,
     sites: { id: string; name: string; slug: string | null }[],
     prefixes: { id: string; prefix: string; site_id: string | null }[],
     after: (db: Queryable) => Promise<unknown>,
-    timings: { store_ms?: number; recompute_ms?: number } = {},
+    timings: { store_ms?: number; recompute_ms?: number; changed?: number } = {},
   ): Promise<boolean> {
     const t0 = Date.now();
     return this.ctx.store.tx(async (db) => {
       const { rows } = await db.query(`SELECT 1 FROM ${this.t("servers")} WHERE id = $1 FOR UPDATE`, [id]);
       if (!rows.length) return false;
       await db.query(`DELETE FROM ${this.t("sites")} WHERE server_id = $1`, [id]);
-      await db.query(`DELETE FROM ${this.t("prefixes")} WHERE server_id = $1`, [id]);
       const CHUNK = 20000;
       for (let i = 0; i < sites.length; i += CHUNK) {
         const part = sites.slice(i, i + CHUNK);
@@ -139,14 +142,30 @@ export class ServerRepository {
           [id, part.map((s) => s.id), part.map((s) => s.name), part.map((s) => s.slug)],
         );
       }
+      // Prefixes: only what changed is written (a GiST insert is not cheap, and an unchanged IPAM is the usual case).
+      await db.query(`CREATE TEMP TABLE ipam_incoming (ipam_id text PRIMARY KEY, prefix cidr NOT NULL, site_id text) ON COMMIT DROP`);
       for (let i = 0; i < prefixes.length; i += CHUNK) {
         const part = prefixes.slice(i, i + CHUNK);
         await db.query(
-          `INSERT INTO ${this.t("prefixes")} (server_id, ipam_id, prefix, site_id)
-           SELECT $1, p, c::cidr, s FROM unnest($2::text[], $3::text[], $4::text[]) AS u(p, c, s) ON CONFLICT DO NOTHING`,
-          [id, part.map((p) => p.id), part.map((p) => p.prefix), part.map((p) => p.site_id)],
+          `INSERT INTO ipam_incoming (ipam_id, prefix, site_id)
+           SELECT p, c::cidr, s FROM unnest($1::text[], $2::text[], $3::text[]) AS u(p, c, s) ON CONFLICT DO NOTHING`,
+          [part.map((p) => p.id), part.map((p) => p.prefix), part.map((p) => p.site_id)],
         );
       }
+      await db.query(`ANALYZE ipam_incoming`);
+      const removed = await db.query(
+        `DELETE FROM ${this.t("prefixes")} p WHERE p.server_id = $1 AND NOT EXISTS (
+           SELECT 1 FROM ipam_incoming i WHERE i.ipam_id = p.ipam_id AND i.prefix = p.prefix AND i.site_id IS NOT DISTINCT FROM p.site_id)`,
+        [id],
+      );
+      const added = await db.query(
+        `INSERT INTO ${this.t("prefixes")} (server_id, ipam_id, prefix, site_id)
+         SELECT $1, i.ipam_id, i.prefix, i.site_id FROM ipam_incoming i
+          WHERE NOT EXISTS (SELECT 1 FROM ${this.t("prefixes")} p WHERE p.server_id = $1 AND p.ipam_id = i.ipam_id)`,
+        [id],
+      );
+      const changed = (removed.rowCount ?? 0) + (added.rowCount ?? 0);
+      await db.query(`DROP TABLE ipam_incoming`);
       await db.query(
         `UPDATE ${this.t("servers")} SET last_sync_at = clock_timestamp(), last_success_at = clock_timestamp(), last_error_class = NULL,
                 site_count = $2, prefix_count = $3 WHERE id = $1`,
@@ -154,7 +173,9 @@ export class ServerRepository {
       );
       const t1 = Date.now();
       timings.store_ms = t1 - t0;
-      await after(db);
+      timings.changed = changed;
+      // The overlap pairs follow the prefixes; unchanged prefixes leave them as they are.
+      if (changed > 0) await after(db);
       timings.recompute_ms = Date.now() - t1;
       return true;
     });

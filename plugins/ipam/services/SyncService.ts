@@ -64,7 +64,7 @@ export class SyncService {
       maxResponseBytes: this.ctx.config.maxResponseBytes,
     });
     const started = Date.now();
-    const timings: { fetch_ms?: number; store_ms?: number; recompute_ms?: number } = {};
+    const timings: { fetch_ms?: number; store_ms?: number; recompute_ms?: number; changed?: number } = {};
     try {
       const sites = await client.sites();
       const raw = await client.prefixes(row.site_id_field);

@@ -143,8 +143,19 @@ describe("sync", () => {
       { site_id: "3", name: "Nice", slug: "site-3", prefix_count: 1, folder_id: null },
       { site_id: "1", name: "Paris", slug: "site-1", prefix_count: 2, folder_id: null },
     ]);
-    // A second sync replaces what the first stored.
+    // A second sync of the same data writes no prefix; a prefix that moves to another site is rewritten.
     expect(await sync(id)).toMatchObject({ ok: true, prefixes: 5 });
+    expect(k.logs.filter((l) => l.includes("ipam sync done") && l.includes(id)).pop()).toContain('"changed":0');
+    const moved = ipam.prefixes.find((p) => p.id === 12)!;
+    moved.site = 2;
+    try {
+      expect(await sync(id)).toMatchObject({ ok: true, prefixes: 5 });
+      expect(k.logs.filter((l) => l.includes("ipam sync done") && l.includes(id)).pop()).toContain('"changed":2');
+      const site = await k.context("ipam").store.query<{ site_id: string }>("SELECT site_id FROM ipam.prefixes WHERE server_id = $1 AND ipam_id = '12'", [id]);
+      expect(site.rows).toEqual([{ site_id: "2" }]);
+    } finally {
+      moved.site = 3;
+    }
     expect((await k.context("ipam").store.query("SELECT 1 FROM ipam.prefixes WHERE server_id = $1", [id])).rowCount).toBe(5);
     await call("DELETE", `/ipam/servers/${id}`);
   });
