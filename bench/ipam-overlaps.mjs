@@ -12,7 +12,8 @@
 // FOLDERS folders (default 50) get their own ip_ranges straight in PostgreSQL (a fixture), one in five on an IPAM container.
 // It adds the server (POST /ipam/servers), runs one sync (POST /ipam/servers/{id}/sync) and waits for its end: prints
 // ipam_sync_ms (request to the status showing it ended: pages, storing, the overlap-pair recompute) and
-// ipam_sync_rss_growth_mb (the kernel's peak resident memory above where it started). Then it walks every overlap page
+// ipam_sync_rss_growth_mb (the kernel's peak resident memory above where it started), then a second sync of the same
+// data (ipam_resync_unchanged_ms: nothing written, no recompute). Then it walks every overlap page
 // (ipam_overlap_count, ipam_overlap_full_walk_ms) and times REQUESTS sequential requests (default 50) per scenario,
 // wall-clock as the client sees it: first_page (limit 100), deep_page (limit 100, cursor from the middle), big_page
 // (limit 1000), ack (PUT /subnet-overlaps/acks); prints ipam_overlap_<scenario>_p50_ms / _p99_ms and the load.
@@ -171,6 +172,18 @@ try {
   print("ipam_sync_prefixes", st.prefix_count);
   print("ipam_sync_ms", (performance.now() - t0).toFixed(0));
   print("ipam_sync_rss_growth_mb", ((peak - rss0) / 1048576).toFixed(0));
+  // A second sync of the same data: nothing changed, so no prefix is written and the pairs are not recomputed.
+  const before = st.last_sync_at;
+  const t1 = performance.now();
+  await fetch(`${kernel.url}/api/v1/ipam/servers/${id}/sync`, { method: "POST", headers });
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    st = (await (await fetch(`${kernel.url}/api/v1/ipam/servers/${id}`, { headers })).json()).status;
+    if (st.last_sync_at !== before) break;
+    if (performance.now() - t1 > 900_000) throw new Error("the second sync did not end within 15 minutes");
+  }
+  if (st.last_error_class) throw new Error(`second sync failed: ${st.last_error_class}`);
+  print("ipam_resync_unchanged_ms", (performance.now() - t1).toFixed(0));
   await ipam.close();
   await db.query("ANALYZE ipam.prefixes");
   const { rows } = await db.query("SELECT count(*)::int AS n FROM ipam.prefixes");
