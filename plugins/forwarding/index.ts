@@ -2,9 +2,12 @@ import { definePlugin, sqlMigrationsFrom, type PluginContext } from "../../core/
 import { forwardingBundleTables } from "./bundle.js";
 import { forwardingConfigSchema, type ForwardingConfig } from "./context.js";
 import { DestinationController } from "./controllers/DestinationController.js";
+import { PollerSyncController } from "./controllers/PollerSyncController.js";
+import { forwardingPassiveReceiver } from "./poller/passive.js";
 import { DestinationRepository } from "./repositories/DestinationRepository.js";
 import { DestinationService } from "./services/DestinationService.js";
 import { ForwardingTee } from "./services/ForwardingTee.js";
+import { PoolStatus } from "./services/PoolStatus.js";
 
 export type { ForwardingConfig } from "./context.js";
 export type { DestKind, SourceKind, FilterField, FilterOp } from "./lib/types.js";
@@ -23,11 +26,13 @@ export const forwardingPlugin = definePlugin({
   id: "forwarding",
   version: "0.1.0",
   kernel: "^0.1.0",
-  description: "Tees received syslog (and, to come, traps and flows) to other collectors: destinations with filters, rate limits, UDP, TCP and TLS",
-  // It consumes the events plugin's events.received (and, to come, the flows plugin's received stream).
-  dependsOn: { events: "^0.1.0", flows: "^0.1.0" },
-  controllers: [DestinationController],
-  providers: [DestinationRepository, DestinationService, ForwardingTee],
+  description:
+    "Tees received syslog, traps and flows to other collectors (syslog over UDP, TCP and TLS, SNMP traps, NetFlow, a data warehouse), with filters and rate limits; on the core and on a pool's pollers",
+  // It consumes the events and flows plugins' received streams, and tees on remote pollers through polling's passive receivers.
+  dependsOn: { events: "^0.1.0", flows: "^0.1.0", polling: "^0.1.0" },
+  controllers: [DestinationController, PollerSyncController],
+  providers: [DestinationRepository, DestinationService, ForwardingTee, PoolStatus],
+  contributes: { "polling.passive": [forwardingPassiveReceiver] },
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   bundle: { tables: forwardingBundleTables },
   config: forwardingConfigSchema,

@@ -6,6 +6,7 @@ import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupport
 import { DestinationBody, DestinationStatusView, DestinationView } from "../models/DestinationModels.js";
 import { DestinationService } from "../services/DestinationService.js";
 import { ForwardingTee } from "../services/ForwardingTee.js";
+import { PoolStatus } from "../services/PoolStatus.js";
 
 const BODY_CODES =
   "validation_failed, invalid_target, kind_mismatch, invalid_pool, invalid_rate_limit, invalid_filter, invalid_ca_cert, community_not_allowed, invalid_service_account";
@@ -18,6 +19,9 @@ export class DestinationController {
 
   @Inject(ForwardingTee)
   private tee: ForwardingTee;
+
+  @Inject(PoolStatus)
+  private pool: PoolStatus;
 
   @Post("/")
   @Permission("ManageSystem")
@@ -84,12 +88,17 @@ export class DestinationController {
   @Get("/:id/status")
   @Permission("ManageSystem")
   @ScopeUnsupported()
-  @Summary("This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send errors, connection")
+  @Summary(
+    "This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send errors, connection; a pool destination's are its pollers' latest reports, summed",
+  )
   @Returns(200, DestinationStatusView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
   async status(@PathParams("id") @Format("uuid") id: string): Promise<DestinationStatusView> {
     const d = await this.destinations.get(id);
-    return { id: d.id, name: d.name, ...this.tee.status(id) };
+    if (d.pool === null) return { id: d.id, name: d.name, ...this.tee.status(id), pollers: [] };
+    // A pool destination is teed by that pool's pollers: their latest reports, summed.
+    const reported = this.pool.forDestination(id);
+    return { id: d.id, name: d.name, ...(reported?.counters ?? this.tee.status(id)), pollers: reported?.pollers ?? [] };
   }
 }

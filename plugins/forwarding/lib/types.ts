@@ -115,3 +115,25 @@ export interface DestinationCounters {
   /** Messages waiting in the sender's queue (stream kinds). */
   queued: number;
 }
+
+/**
+ * A pool destination as the core hands it to that pool's pollers (POST /forwarding/pollers/sync): the secrets still
+ * sealed (a poller opens them with the same secret key, NMS_SECRET_KEY, or leaves the destination out), the filter as
+ * stored (each poller compiles it).
+ */
+export interface PoolDestinationWire {
+  id: string;
+  name: string;
+  dest_kind: DestKind;
+  source_kind: SourceKind;
+  host: string;
+  port: number;
+  pool: string;
+  rate_limit_per_sec: number | null;
+  verbatim: boolean;
+  ca_cert: string | null;
+  community_sealed: string | null;
+  service_account_sealed: string | null;
+  filter: Filter | null;
+  version: string;
+}

@@ -9,11 +9,22 @@ import {
   MinLength,
   Nullable,
   Optional,
+  Pattern,
   Property,
   Required,
 } from "@tsed/schema";
 import { FILTER_VALUE_MAX } from "../lib/filter.js";
-import { DEST_KINDS, FILTER_FIELDS, FILTER_OPS, SOURCE_KINDS, type DestKind, type FilterField, type FilterOp, type SourceKind } from "../lib/types.js";
+import {
+  DEST_KINDS,
+  FILTER_FIELDS,
+  FILTER_OPS,
+  SOURCE_KINDS,
+  type DestKind,
+  type FilterField,
+  type FilterOp,
+  type PoolDestinationWire,
+  type SourceKind,
+} from "../lib/types.js";
 
 /**
  * A filter condition. `field` and `op` are checked by the service (400 invalid_filter, with which pairings apply and
@@ -104,6 +115,14 @@ export class DestinationView {
   @Required() updated_at: string;
 }
 
+/** A poller that tees a pool destination, as it last reported. */
+export class PollerTeeView {
+  @Required() poller_id: string;
+  @Required() @Description("when its report came (RFC 3339)") reported_at: string;
+  @Required() connection: string;
+  @Property() @Nullable(String) last_error_class: string | null;
+}
+
 /** This replica's counters for a destination since it started. */
 export class DestinationStatusView {
   @Required() id: string;
@@ -117,6 +136,27 @@ export class DestinationStatusView {
   @Property() @Nullable(String) last_error_at: string | null;
   @Required() @Enum("idle", "ready", "connecting", "connected", "disconnected", "disabled", "not_built") connection: string;
   @Required() @Integer() @Description("messages waiting in the send queue (syslog_tcp, syslog_tls)") queued: number;
+  @Required()
+  @CollectionOf(PollerTeeView)
+  @Description("a pool destination: the pollers of its pool that reported lately (their counters are summed above); empty otherwise")
+  pollers: PollerTeeView[];
+}
+
+/** What a remote poller sends with each sync: its counters per destination it tees. */
+@AdditionalProperties(false)
+export class PollerSyncBody {
+  @Required() @MinLength(1) @MaxLength(100) @Pattern(/^[A-Za-z0-9_.:-]{1,100}$/) poller_id: string;
+  @Required() @MinLength(1) @MaxLength(63) @Pattern(/^[A-Za-z0-9_-]{1,63}$/) pool: string;
+  @Optional() @Property(Object) @Description("destination id → its counters on this poller (as the status route answers them)") counters?: Record<
+    string,
+    unknown
+  >;
+}
+
+/** What a poller gets back: its pool's destinations (secrets sealed) and how often to ask again. */
+export class PollerSyncResult {
+  @Required() @CollectionOf(Object) destinations: PoolDestinationWire[];
+  @Required() @Integer() reload_ms: number;
 }
 
 /** The bundle's `forward_destination` record: the body without secrets, plus id and had_secret. */

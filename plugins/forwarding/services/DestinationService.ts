@@ -2,7 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR } from "../../../core/index.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import { compileFilter } from "../lib/filter.js";
-import { DEST_KINDS, SOURCE_KINDS, type DestKind, type Filter, type RuntimeDestination } from "../lib/types.js";
+import { DEST_KINDS, SOURCE_KINDS, type DestKind, type Filter, type PoolDestinationWire, type RuntimeDestination } from "../lib/types.js";
 import { checkCaCert, checkCommunity, checkFilter, checkKindPair, checkPool, checkRateLimit, checkServiceAccount, parseTarget } from "../lib/validate.js";
 import type { DestinationBody, DestinationView, ForwardDestinationRecord } from "../models/DestinationModels.js";
 import { DestinationRepository, type DestinationRow, type DestinationWrite } from "../repositories/DestinationRepository.js";
@@ -203,6 +203,32 @@ export class DestinationService {
       } catch (err) {
         this.ctx.log.warn("forwarding destination left out: it cannot be run as stored", { destination: r.id, name: r.name, reason: (err as Error).name });
       }
+    }
+    return out;
+  }
+
+  /** The enabled destinations of one pool, as its pollers take them: secrets still sealed, filters as stored. */
+  async poolDestinations(pool: string): Promise<PoolDestinationWire[]> {
+    const out: PoolDestinationWire[] = [];
+    for (const r of await this.repo.enabled()) {
+      if (r.pool !== pool) continue;
+      const { host, port } = parseTarget(r.target);
+      out.push({
+        id: r.id,
+        name: r.name,
+        dest_kind: r.dest_kind,
+        source_kind: r.source_kind,
+        host,
+        port,
+        pool,
+        rate_limit_per_sec: r.rate_limit_per_sec,
+        verbatim: r.verbatim,
+        ca_cert: r.ca_cert,
+        community_sealed: r.community,
+        service_account_sealed: r.service_account_json,
+        filter: r.filter,
+        version: r.updated_at,
+      });
     }
     return out;
   }

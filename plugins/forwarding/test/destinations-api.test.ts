@@ -422,6 +422,7 @@ describe("status", () => {
       last_error_at: null,
       connection: expect.any(String),
       queued: expect.any(Number),
+      pollers: [],
     });
   });
 });
@@ -689,6 +690,7 @@ describe("OpenAPI", () => {
       "/api/v1/forwarding/destinations",
       "/api/v1/forwarding/destinations/{id}",
       "/api/v1/forwarding/destinations/{id}/status",
+      "/api/v1/forwarding/pollers/sync",
     ]);
     expect(responseProblems({ ...doc, paths })).toEqual([]);
     const createOp = doc.paths["/api/v1/forwarding/destinations"].post;

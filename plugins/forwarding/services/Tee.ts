@@ -1,0 +1,368 @@
+/**
+ * The tee: takes what this process's listeners received (`events.received` and `flows.received`, the events and flows
+ * plugins' contracts) — on the core, or on a remote poller for its pool's destinations —, filters it per destination,
+ * rate-limits it and hands it to the destination's sender. It runs after the receivers
+ * have handed the record on (the feed is batched per event-loop turn and not awaited), so a slow or dead
+ * destination never slows a receiver: its sender queues (bounded) or drops, and counts.
+ */
+import type { Inbound } from "../../events/contract.js";
+import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
+import type { EventBus } from "../../../core/index.js";
+import type { ForwardingConfig } from "../context.js";
+import { V9Exporter } from "../lib/flowExport.js";
+import { eventRow, flowRow } from "../lib/warehouseRows.js";
+import { carriesTemplates } from "../lib/flowSets.js";
+import { syslogPayload } from "../lib/render.js";
+import type { DestinationCounters, FilterSubject, RuntimeDestination } from "../lib/types.js";
+import { StreamSender, UdpSender, failed, type Sender } from "../senders/senders.js";
+import { TrapReencoder } from "../senders/trapSender.js";
+import { WarehouseSender } from "../senders/warehouseSender.js";
+
+/** Where the tee reads its destinations (the destination service). */
+export interface DestinationSource {
+  runtimeDestinations(): Promise<RuntimeDestination[]>;
+  onChange(listener: () => void): void;
+}
+
+const zero = (): DestinationCounters => ({
+  forwarded: 0,
+  dropped_filter: 0,
+  dropped_rate_limit: 0,
+  dropped_queue: 0,
+  send_errors: 0,
+  last_error_class: null,
+  last_error_at: null,
+  connection: "idle",
+  queued: 0,
+});
+
+/** A token bucket: `rate` tokens a second, holding at most one second's worth. */
+export class TokenBucket {
+  private tokens: number;
+  private last = performance.now();
+
+  constructor(private readonly rate: number) {
+    this.tokens = rate;
+  }
+
+  take(now = performance.now()): boolean {
+    this.tokens = Math.min(this.rate, this.tokens + ((now - this.last) * this.rate) / 1000);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+/** A flow record that passed a destination's filter and rate limit, with the datagram it came in. */
+interface PassedRecord {
+  datagram: ReceivedDatagram;
+  record: FlowRecord;
+}
+
+/** How one destination takes a record: framed, rendered or re-encoded for its kind (flow destinations take datagrams). */
+interface Delivery {
+  deliver(r: Inbound): void;
+  /** A verbatim flow relay: whole datagrams. */
+  deliverDatagram?(d: ReceivedDatagram): void;
+  /** A flow re-export or a warehouse stream: each record that passed the filter and the rate limit. */
+  deliverRecords?(records: readonly PassedRecord[]): void;
+  close(): Promise<void>;
+}
+
+export interface Running {
+  dest: RuntimeDestination;
+  sender: Delivery | null;
+  bucket: TokenBucket | null;
+  counters: DestinationCounters;
+}
+
+/** The filter's view of a received syslog message or trap (flows fields are null). */
+export function subjectOf(r: Inbound): FilterSubject {
+  const s = r.syslog;
+  const t = r.trap;
+  return {
+    kind: r.kind,
+    source_ip: r.source_ip,
+    pool: null,
+    facility: s?.facility ?? null,
+    severity: s?.severity ?? null,
+    hostname: s?.hostname ?? null,
+    app_name: s?.app_name ?? null,
+    message: s ? s.message : r.kind === "syslog" ? r.raw : null,
+    trap_oid: t?.trap_oid ?? null,
+    varbinds: t ? t.varbinds.map((v) => `${v.oid}=${v.value ?? ""}`) : null,
+    src_addr: null,
+    dst_addr: null,
+    proto: null,
+    src_port: null,
+    dst_port: null,
+    src_as: null,
+    dst_as: null,
+  };
+}
+
+/** The filter's view of one flow record of a datagram (syslog and trap fields are null). */
+export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord): FilterSubject {
+  return {
+    kind: "flow",
+    source_ip: d.exporter,
+    pool: null,
+    facility: null,
+    severity: null,
+    hostname: null,
+    app_name: null,
+    message: null,
+    trap_oid: null,
+    varbinds: null,
+    src_addr: rec.src || null,
+    dst_addr: rec.dst || null,
+    proto: rec.proto,
+    src_port: rec.src_port,
+    dst_port: rec.dst_port,
+    src_as: rec.src_as,
+    dst_as: rec.dst_as,
+  };
+}
+
+/** A destination this tee has no sender for: a kind it does not know (`not_built`), or a pool's on the core (`idle`). */
+function noSender(counters: DestinationCounters, connection: "not_built" | "idle" = "not_built"): null {
+  counters.connection = connection;
+  return null;
+}
+
+/** A datagram passes when any of its records does; one that carries templates always does (the far end needs them). */
+function datagramPasses(d: ReceivedDatagram, filter: RuntimeDestination["filter"]): boolean {
+  return d.records.some((rec) => filter(flowSubjectOf(d, rec))) || carriesTemplates(d.bytes);
+}
+
+/** What a tee runs with: the plugin's config, a log, and the bus its receivers publish on (the core's, or a poller's). */
+export interface TeeEnv {
+  config: ForwardingConfig;
+  log: { warn(msg: string, fields?: Record<string, unknown>): void };
+  bus: EventBus;
+  /**
+   * false on the core: a destination restricted to a pool is teed by that pool's pollers, not here (what the core
+   * receives carries no pool). true on a poller, which is only given its own pool's destinations.
+   */
+  teesPools: boolean;
+}
+
+export class Tee {
+  /** The destinations running, with their counters (read by the status route and the metrics). */
+  readonly running = new Map<string, Running>();
+  private source: DestinationSource | null = null;
+
+  constructor(private readonly env: TeeEnv) {}
+  private unsubscribe: (() => void) | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private reloading: Promise<void> | null = null;
+  private again = false;
+
+  /** Every running destination's counters, by id (what a poller reports to the core). */
+  allCounters(): Record<string, DestinationCounters> {
+    return Object.fromEntries([...this.running].map(([id, r]) => [id, { ...r.counters }]));
+  }
+
+  /** This replica's counters for a destination (zeros when it has sent nothing yet). */
+  status(id: string): DestinationCounters {
+    return { ...(this.running.get(id)?.counters ?? zero()) };
+  }
+
+  async start(source: DestinationSource): Promise<void> {
+    this.source = source;
+    source.onChange(() => void this.reload());
+    await this.reload();
+    const offEvents = this.env.bus.on("events.received", ({ events }) => this.tee(events));
+    const offFlows = this.env.bus.on("flows.received", ({ datagrams }) => this.teeFlows(datagrams));
+    this.unsubscribe = () => (offEvents(), offFlows());
+    this.timer = setInterval(() => void this.reload(), this.env.config.reloadMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.reloading;
+    await Promise.all([...this.running.values()].map((r) => r.sender?.close()));
+    this.running.clear();
+  }
+
+  /** Re-reads the destinations: new ones start, changed ones get a new sender (their counters stay), removed ones stop. */
+  reload(): Promise<void> {
+    if (this.reloading) {
+      this.again = true;
+      return this.reloading;
+    }
+    this.reloading = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.apply(await this.source!.runtimeDestinations());
+        } while (this.again);
+      } catch (err) {
+        this.env.log.warn("could not read the forwarding destinations; keeping the current ones", { error: String(err) });
+      } finally {
+        this.reloading = null;
+      }
+    })();
+    return this.reloading;
+  }
+
+  private async apply(destinations: RuntimeDestination[]): Promise<void> {
+    const seen = new Set<string>();
+    const closing: Promise<void>[] = [];
+    for (const dest of destinations) {
+      seen.add(dest.id);
+      const current = this.running.get(dest.id);
+      if (current && current.dest.version === dest.version) continue;
+      if (current?.sender) closing.push(current.sender.close());
+      const counters = current?.counters ?? zero();
+      this.running.set(dest.id, {
+        dest,
+        sender: this.senderFor(dest, counters),
+        bucket: dest.rate_limit_per_sec ? new TokenBucket(dest.rate_limit_per_sec) : null,
+        counters,
+      });
+    }
+    for (const [id, r] of this.running) {
+      if (seen.has(id)) continue;
+      this.running.delete(id);
+      if (r.sender) closing.push(r.sender.close());
+    }
+    await Promise.all(closing);
+  }
+
+  private senderFor(dest: RuntimeDestination, counters: DestinationCounters): Delivery | null {
+    // What the core receives carries no pool: a pool's destinations are teed by its pollers.
+    if (dest.pool !== null && !this.env.teesPools) return noSender(counters, "idle");
+    const target = { host: dest.host, port: dest.port, caCert: dest.ca_cert };
+    const c = this.env.config;
+    const stream = { queueSize: c.queueSize, reconnectMinMs: c.reconnectMinMs, reconnectMaxMs: c.reconnectMaxMs };
+    const syslog = (sender: Sender): Delivery => ({ deliver: (r) => sender.send(syslogPayload(r, dest.verbatim)), close: () => sender.close() });
+    switch (dest.dest_kind) {
+      case "syslog_udp":
+        return syslog(new UdpSender(target, counters));
+      case "syslog_tcp":
+        return syslog(new StreamSender(false, target, counters, stream));
+      case "syslog_tls":
+        return syslog(new StreamSender(true, target, counters, stream));
+      case "snmp_trap_udp": {
+        if (dest.verbatim) {
+          // The datagram as received (its own community); a record without bytes (none here) cannot be relayed.
+          const udp = new UdpSender(target, counters);
+          return { deliver: (r) => (r.bytes ? udp.send(r.bytes) : undefined), close: () => udp.close() };
+        }
+        const trap = new TrapReencoder(target, dest.community ?? "public", counters);
+        return { deliver: (r) => trap.send(r), close: () => trap.close() };
+      }
+      case "flow_udp": {
+        const udp = new UdpSender(target, counters);
+        if (dest.verbatim) return { deliver: () => undefined, deliverDatagram: (d) => udp.send(d.bytes), close: () => udp.close() };
+        const v9 = new V9Exporter();
+        const deliverRecords = (passed: readonly PassedRecord[]) => {
+          const { datagrams, skipped } = v9.encode(passed.map((p) => p.record));
+          // A record with no addresses of one family cannot go out in either template: counted, never silent.
+          for (let i = 0; i < skipped; i++) failed(counters, { code: "unencodable" });
+          for (const d of datagrams) udp.send(d);
+        };
+        return { deliver: () => undefined, deliverRecords, close: () => udp.close() };
+      }
+      case "warehouse": {
+        const w = c.warehouse;
+        const table = dest.source_kind === "flow" ? w.flowTable : dest.source_kind === "trap" ? w.trapTable : w.syslogTable;
+        const sender = new WarehouseSender(
+          {
+            host: dest.host,
+            port: dest.port,
+            caCert: dest.ca_cert,
+            serviceAccountJson: dest.service_account_json,
+            projectId: w.projectId,
+            dataset: w.dataset,
+            table,
+            batchRows: w.batchRows,
+            flushMs: w.flushMs,
+            queueSize: c.queueSize,
+            retryMinMs: c.reconnectMinMs,
+            retryMaxMs: c.reconnectMaxMs,
+            metadataTokenUrl: w.metadataTokenUrl,
+            scope: w.scope,
+          },
+          counters,
+        );
+        return {
+          deliver: (r) => sender.send(eventRow(r)),
+          deliverRecords: (records) => records.forEach((rec) => sender.send(flowRow(rec.datagram, rec.record))),
+          close: () => sender.close(),
+        };
+      }
+      default:
+        return noSender(counters);
+    }
+  }
+
+  /**
+   * Flow datagrams, relayed whole: one passes a destination's filter when any of its records does, or when it
+   * carries templates. The rate limit counts datagrams.
+   */
+  private teeFlows(datagrams: readonly ReceivedDatagram[]): void {
+    if (this.running.size === 0) return;
+    for (const run of this.running.values()) {
+      const d = run.dest;
+      if (d.source_kind !== "flow" || !run.sender) continue;
+      if (run.sender.deliverRecords) {
+        this.reexport(run, run.sender.deliverRecords, datagrams);
+        continue;
+      }
+      if (!run.sender.deliverDatagram) continue;
+      for (const dg of datagrams) {
+        if (!datagramPasses(dg, d.filter)) {
+          run.counters.dropped_filter++;
+          continue;
+        }
+        if (run.bucket && !run.bucket.take()) {
+          run.counters.dropped_rate_limit++;
+          continue;
+        }
+        run.sender.deliverDatagram(dg);
+      }
+    }
+  }
+
+  /** Re-export: each record through the filter and the rate limit (which counts records), the passing ones encoded together. */
+  private reexport(run: Running, deliver: (records: readonly PassedRecord[]) => void, datagrams: readonly ReceivedDatagram[]): void {
+    const passing: PassedRecord[] = [];
+    for (const dg of datagrams) {
+      for (const rec of dg.records) {
+        if (!run.dest.filter(flowSubjectOf(dg, rec))) run.counters.dropped_filter++;
+        else if (run.bucket && !run.bucket.take()) run.counters.dropped_rate_limit++;
+        else passing.push({ datagram: dg, record: rec });
+      }
+    }
+    if (passing.length > 0) deliver(passing);
+  }
+
+  /** One batch of received records through every destination of their stream. */
+  private tee(events: readonly Inbound[]): void {
+    if (this.running.size === 0) return;
+    for (const r of events) {
+      let subject: FilterSubject | null = null;
+      for (const run of this.running.values()) {
+        const d = run.dest;
+        if (d.source_kind !== r.kind || !run.sender) continue;
+        subject ??= subjectOf(r);
+        if (!d.filter(subject)) {
+          run.counters.dropped_filter++;
+          continue;
+        }
+        if (run.bucket && !run.bucket.take()) {
+          run.counters.dropped_rate_limit++;
+          continue;
+        }
+        run.sender.deliver(r);
+      }
+    }
+  }
+}
