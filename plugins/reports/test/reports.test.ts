@@ -482,6 +482,7 @@ describe("bundle tables", () => {
   it("exports the record fields, imports with the spec's notes", async () => {
     const ctx = k.context("reports");
     const [defs, scheds] = REPORT_BUNDLE_TABLES;
+    idOf(await post("/reports/definitions", { name: "exported", spec: { sections: [{ kind: "inventory" }] } }));
     const exported = (await defs.export(ctx)) as Row[];
     expect(exported.length).toBeGreaterThan(0);
     for (const r of exported) expect(Object.keys(r).sort()).toEqual(["description", "id", "name", "spec"]);
@@ -536,6 +537,62 @@ describe("bundle tables", () => {
       { code: "skipped_invalid_value", count: 1, field: null },
       { code: "schedule_next_run_recomputed", count: 1, field: "next_run_at" },
     ]);
+  });
+});
+
+describe("the kernel's bundle routes", () => {
+  it("GET /config/bundle carries the report tables; an import notes what it skipped and recomputed", async () => {
+    const def = idOf(await post("/reports/definitions", { name: "bundled", description: "round trip", spec: { sections: [{ kind: "inventory" }] } }));
+    const sched = idOf(
+      await post("/reports/schedules", { definition_id: def, frequency: "monthly", day_of_month: 31, at_hour: 5, at_minute: 15, timezone: "Europe/Berlin" }),
+    );
+    const res = await get("/config/bundle");
+    expect(res.status).toBe(200);
+    const bundle = res.body as Row & { report_definitions: Row[]; report_schedules: Row[] };
+    expect(bundle.report_definitions.find((d) => d.id === def)).toEqual({
+      id: def,
+      name: "bundled",
+      description: "round trip",
+      spec: { sections: [{ kind: "inventory" }] },
+    });
+    expect(bundle.report_schedules.find((r) => r.id === sched)).toEqual({
+      id: sched,
+      definition_id: def,
+      frequency: "monthly",
+      at_hour: 5,
+      at_minute: 15,
+      day_of_week: null,
+      day_of_month: 31,
+      enabled: true,
+    });
+    const orphan = randomUUID();
+    // Only the report tables (merge mode: the other arrays empty leave their tables as they are).
+    const others = Object.fromEntries(Object.entries(bundle).map(([key, v]) => [key, Array.isArray(v) ? [] : v]));
+    const imported = await post("/config/bundle/import", {
+      ...others,
+      report_definitions: [
+        ...bundle.report_definitions,
+        { id: randomUUID(), name: "future", description: null, spec: { sections: [{ kind: "weather_map" }] } },
+      ],
+      report_schedules: [
+        ...bundle.report_schedules,
+        { id: orphan, definition_id: randomUUID(), frequency: "daily", at_hour: 1, at_minute: 0, day_of_week: null, day_of_month: null, enabled: true },
+      ],
+    });
+    expect({ status: imported.status, error: (imported.body as Row).error }).toEqual({ status: 200, error: undefined });
+    const notes = (imported.body as { notes: Row[] }).notes.filter((n) => String(n.table).startsWith("report_"));
+    expect(notes).toEqual(
+      expect.arrayContaining([
+        { table: "report_definitions", code: "skipped_invalid_value", count: 1, field: "spec" },
+        { table: "report_schedules", code: "skipped_missing_reference", count: 1, field: "definition_id" },
+        { table: "report_schedules", code: "schedule_next_run_recomputed", count: bundle.report_schedules.length, field: "next_run_at" },
+      ]),
+    );
+    // The schedule kept its zone (the record carries none): 05:15 in Berlin on the last day of a month.
+    const after = (await get(`/reports/schedules/${sched}`)).body as Row;
+    expect(after.timezone).toBe("Europe/Berlin");
+    expect(localParts(Date.parse(after.next_run_at as string), "Europe/Berlin")).toMatchObject({ h: 5, mi: 15 });
+    expectError(await get(`/reports/schedules/${orphan}`), 404, "not_found");
   });
 });
 
