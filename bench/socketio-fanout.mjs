@@ -14,6 +14,7 @@
 // Latency: events: receipt minus the send time written in the message (end to end: UDP → listener → batch flush →
 // PostgreSQL → broadcast); alerts: receipt minus the transition's at_unix_ms (the engine's commit). The clients share
 // the machine (2 cores) with the service, so the figures include the clients' own queueing.
+// After the load, the clients are left to drain (until 3 s pass without a delivery, at most 120 s).
 // Prints: clients connected, deliveries received / expected, p50 / p99 / max latency of events and of alerts, the
 // service's CPU (% of one core) and RSS during the load, PostgreSQL's CPU, the load average.
 import { randomBytes } from "node:crypto";
@@ -72,6 +73,8 @@ if (!isMainThread) {
     if (m === "reset") {
       events.length = 0;
       alerts.length = 0;
+    } else if (m === "count") {
+      parentPort.postMessage({ type: "count", n: events.length + alerts.length });
     } else if (m === "report") {
       const disconnected = sockets.filter((s) => !s.connected).length;
       parentPort.postMessage({ type: "report", events, alerts, disconnected });
@@ -185,8 +188,30 @@ if (!isMainThread) {
     const elapsed = (Date.now() - t0) / 1000;
     const cpu = ((procCpuSecs(pid) - cpu0) / elapsed) * 100;
     const pgCpu = ((pgPids().reduce((s, p) => s + procCpuSecs(p), 0) - pg0) / elapsed) * 100;
-    await sleep(3000);
     udp.close();
+    // Drain: wait until the clients have stopped receiving (3 s without a new delivery, at most 120 s).
+    const count = async () =>
+      (
+        await Promise.all(
+          workers.map((w) => {
+            const p = new Promise((resolve) => w.once("message", (m) => resolve(m.n)));
+            w.postMessage("count");
+            return p;
+          }),
+        )
+      ).reduce((a, b) => a + b, 0);
+    const drainStart = Date.now();
+    let last = -1;
+    let stableSince = Date.now();
+    while (Date.now() - drainStart < 120_000) {
+      const n = await count();
+      if (n !== last) {
+        last = n;
+        stableSince = Date.now();
+      } else if (Date.now() - stableSince >= 3000) break;
+      await sleep(500);
+    }
+    const drainSecs = (stableSince - drainStart) / 1000;
 
     const reports = workers.map((w) => new Promise((resolve) => w.once("message", resolve)));
     for (const w of workers) w.postMessage("report");
@@ -196,6 +221,9 @@ if (!isMainThread) {
     const disconnected = all.reduce((s, r) => s + r.disconnected, 0);
     const q = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] : NaN);
     for (const w of workers) await w.terminate();
+    const history = await api("GET", "/alerts/history?limit=1000");
+    const stored = await api("GET", "/events?limit=5");
+    if (process.env.BENCH_DEBUG) console.error(JSON.stringify({ history: history.length, events: stored.map((e) => [e.node_id, e.action, e.message]) }));
     await kernel.stop();
 
     print("socketio_fanout_clients", connected);
@@ -207,10 +235,12 @@ if (!isMainThread) {
     print("socketio_fanout_event_latency_ms_p99", q(events, 0.99));
     print("socketio_fanout_event_latency_ms_max", events.at(-1));
     print("socketio_fanout_alert_transitions_sent", alertSends);
+    print("socketio_fanout_alert_history_rows", history.length);
     print("socketio_fanout_alert_deliveries", `${alerts.length}/${alertSends * connected}`);
     print("socketio_fanout_alert_latency_ms_p50", q(alerts, 0.5));
     print("socketio_fanout_alert_latency_ms_p99", q(alerts, 0.99));
     print("socketio_fanout_alert_latency_ms_max", alerts.at(-1));
+    print("socketio_fanout_drain_secs_after_load", drainSecs.toFixed(1));
     print("socketio_fanout_service_cpu_pct", cpu.toFixed(0));
     print("socketio_fanout_postgres_cpu_pct", pgCpu.toFixed(0));
     print("socketio_fanout_service_rss_mb_max", Math.max(...rss));
