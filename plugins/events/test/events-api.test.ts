@@ -428,7 +428,11 @@ describe("event sources and HTTP ingest", () => {
 
   it("contributes event_rules and event_sources to the configuration bundle, without ingest tokens", async () => {
     const ctx = k.context("events");
-    const table = (name: string) => eventsPlugin.bundle!.tables.find((t) => t.name === name)!.export(ctx);
+    const table = async (name: string) => {
+      const rows: unknown[] = [];
+      for await (const r of await eventsPlugin.bundle!.tables.find((t) => t.name === name)!.export(ctx)) rows.push(r);
+      return rows;
+    };
     const sources = (await table("event_sources")) as Row[];
     expect(sources.length).toBeGreaterThanOrEqual(3);
     for (const s of sources) expect(Object.keys(s).sort()).toEqual(["enabled", "id", "kind", "name", "node_id"]);
