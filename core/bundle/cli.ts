@@ -5,7 +5,8 @@ import type { KernelConfig } from "../config/Config.js";
 import { commandEnvironment } from "../kernel/Kernel.js";
 import { JsonLogger } from "../logging/Logger.js";
 import { kernelVersion } from "../paths.js";
-import type { PluginContext } from "../pluginhost/manifest.js";
+import { injector } from "@tsed/di";
+import { pluginContextToken, type ExtensionRegistry, type PluginContext } from "../pluginhost/manifest.js";
 import { Secrets } from "../secrets/Secrets.js";
 import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
@@ -22,7 +23,13 @@ class UsageError extends Error {}
  * The plugin contexts of an offline command: store, secrets and configuration, but no running services (a table whose
  * export or import needs one says so and the command fails; use the HTTP routes of a running service instead).
  */
-function offlineContexts(config: KernelConfig, plugins: { manifest: { id: string; version: string } }[], store: Store, pluginConfig: (id: string) => unknown) {
+function offlineContexts(
+  config: KernelConfig,
+  plugins: { manifest: { id: string; version: string } }[],
+  store: Store,
+  pluginConfig: (id: string) => unknown,
+  extensions: ExtensionRegistry,
+) {
   const secrets = Secrets.fromConfig(config.secretKey, config.dataDir);
   const log = new JsonLogger("warn", "cli", (line) => process.stderr.write(line + "\n"));
   const contexts = new Map<string, PluginContext>();
@@ -40,7 +47,9 @@ function offlineContexts(config: KernelConfig, plugins: { manifest: { id: string
       store: store.forPlugin(id),
       secrets,
       log: log.child(id),
-      get: unavailable("ctx.get"),
+      // The plugin's services, built on demand by Ts.ED's injector (no HTTP, no start hooks): what a table's export or
+      // import calls works on the store as it does in the service.
+      get: (token: unknown) => injector().invoke(token as never),
       reportListener: () => undefined,
       get bus(): never {
         return unavailable("the bus")();
@@ -51,14 +60,15 @@ function offlineContexts(config: KernelConfig, plugins: { manifest: { id: string
       get realtime(): never {
         return unavailable("realtime")();
       },
-      get extensions(): never {
-        return unavailable("extensions")();
-      },
+      extensions,
       get metrics(): never {
         return unavailable("metrics")();
       },
     } as unknown as PluginContext);
   }
+  for (const [id, ctx] of contexts) injector().addProvider(pluginContextToken(id), { useValue: ctx });
+  injector().addProvider(Store, { useValue: store });
+  injector().addProvider(Secrets, { useValue: secrets });
   return { contexts, log };
 }
 
@@ -90,7 +100,7 @@ export async function bundleCommand(config: KernelConfig, argv: string[]): Promi
   try {
     await migratePlugin(store, "core", coreMigrations, stderrLog);
     for (const p of plugins) if (p.manifest.migrations?.length) await migratePlugin(store, p.manifest.id, p.manifest.migrations, stderrLog);
-    const { contexts, log } = offlineContexts(config, plugins, store, (id) => env.pluginConfig(id));
+    const { contexts, log } = offlineContexts(config, plugins, store, (id) => env.pluginConfig(id), env.extensions);
     const bundles = new BundleService({ store, config, version: kernelVersion(), log, tables: declaredBundleTables(plugins, contexts), notifyChanges: false });
     if (verb === "export") {
       const out = file === "-" ? process.stdout : createWriteStream(file);

@@ -30,6 +30,7 @@ export interface Outcome {
   ok: boolean;
   dry_run: boolean;
   mode: string;
+  version: number;
   tables: Record<string, { created: number; updated: number; skipped: number; deleted: number }>;
   notes: Note[];
 }
