@@ -125,16 +125,17 @@ async function capped(ctx: PluginContext, client: Queryable): Promise<void> {
 export const forwardingBundleTables: BundleTable[] = [
   {
     name: "forward_destinations",
-    count: async (ctx) => (await ctx.store.query<{ n: number }>(`SELECT count(*)::int AS n FROM forwarding.destinations`)).rows[0].n,
+    count: async (ctx, exp) => (await (exp?.client ?? ctx.store).query<{ n: number }>(`SELECT count(*)::int AS n FROM forwarding.destinations`)).rows[0].n,
     async *export(ctx, exp) {
-      const { rows } = await ctx.store.query<{ community: number; service_account_json: number }>(
+      const db = exp?.client ?? ctx.store;
+      const { rows } = await db.query<{ community: number; service_account_json: number }>(
         `SELECT count(*) FILTER (WHERE dest_kind = 'snmp_trap_udp' AND (community IS NOT NULL OR disabled_reason = 'secret_missing'))::int AS community,
                 count(*) FILTER (WHERE dest_kind = 'warehouse' AND (service_account_json IS NOT NULL OR disabled_reason = 'secret_missing'))::int AS service_account_json
            FROM forwarding.destinations`,
       );
       exp?.note("secret_dropped_imported_disabled", rows[0].community, "community");
       exp?.note("secret_dropped_imported_disabled", rows[0].service_account_json, "service_account_json");
-      yield* keysetRows(ctx.store, spec);
+      yield* keysetRows(db, spec);
     },
     async import(ctx, rows, imp) {
       const result = await importRows(spec, rows, imp);

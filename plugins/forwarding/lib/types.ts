@@ -128,7 +128,7 @@ export interface PoolDestinationWire {
   source_kind: SourceKind;
   host: string;
   port: number;
-  pool: string;
+  pool: string | null;
   rate_limit_per_sec: number | null;
   verbatim: boolean;
   ca_cert: string | null;

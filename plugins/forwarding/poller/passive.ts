@@ -9,7 +9,7 @@
  */
 import type { PassiveEnvironment, PassiveReceiver, RunningPassive } from "../../polling/contract.js";
 import type { ForwardingConfig } from "../context.js";
-import { compileFilter } from "../lib/filter.js";
+import { runnable } from "../lib/runtime.js";
 import type { PoolDestinationWire, RuntimeDestination } from "../lib/types.js";
 import { Tee, type DestinationSource } from "../services/Tee.js";
 
@@ -28,22 +28,7 @@ class CoreSource implements DestinationSource {
     const out: RuntimeDestination[] = [];
     for (const w of wire) {
       try {
-        out.push({
-          id: w.id,
-          name: w.name,
-          dest_kind: w.dest_kind,
-          source_kind: w.source_kind,
-          host: w.host,
-          port: w.port,
-          pool: w.pool,
-          rate_limit_per_sec: w.rate_limit_per_sec,
-          verbatim: w.verbatim,
-          ca_cert: w.ca_cert,
-          community: w.community_sealed === null ? null : env.secrets.unseal(w.community_sealed),
-          service_account_json: w.service_account_sealed === null ? null : env.secrets.unseal(w.service_account_sealed),
-          filter: compileFilter(w.filter),
-          version: w.version,
-        });
+        out.push(runnable(w, env.secrets));
         this.unopened.delete(w.id);
       } catch (err) {
         if (this.unopened.has(w.id)) continue;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR } from "../../../core/index.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
-import { compileFilter } from "../lib/filter.js";
+import { runnable } from "../lib/runtime.js";
 import { DEST_KINDS, SOURCE_KINDS, type DestKind, type Filter, type PoolDestinationWire, type RuntimeDestination } from "../lib/types.js";
 import { checkCaCert, checkCommunity, checkFilter, checkKindPair, checkPool, checkRateLimit, checkServiceAccount, parseTarget } from "../lib/validate.js";
 import type { DestinationBody, DestinationView, ForwardDestinationRecord } from "../models/DestinationModels.js";
@@ -183,23 +183,7 @@ export class DestinationService {
     const out: RuntimeDestination[] = [];
     for (const r of await this.repo.enabled()) {
       try {
-        const { host, port } = parseTarget(r.target);
-        out.push({
-          id: r.id,
-          name: r.name,
-          dest_kind: r.dest_kind,
-          source_kind: r.source_kind,
-          host,
-          port,
-          pool: r.pool,
-          rate_limit_per_sec: r.rate_limit_per_sec,
-          verbatim: r.verbatim,
-          ca_cert: r.ca_cert,
-          community: r.community === null ? null : this.ctx.secrets.unseal(r.community),
-          service_account_json: r.service_account_json === null ? null : this.ctx.secrets.unseal(r.service_account_json),
-          filter: compileFilter(r.filter),
-          version: r.updated_at,
-        });
+        out.push(runnable(wireOf(r), this.ctx.secrets));
       } catch (err) {
         this.ctx.log.warn("forwarding destination left out: it cannot be run as stored", { destination: r.id, name: r.name, reason: (err as Error).name });
       }
@@ -209,28 +193,7 @@ export class DestinationService {
 
   /** The enabled destinations of one pool, as its pollers take them: secrets still sealed, filters as stored. */
   async poolDestinations(pool: string): Promise<PoolDestinationWire[]> {
-    const out: PoolDestinationWire[] = [];
-    for (const r of await this.repo.enabled()) {
-      if (r.pool !== pool) continue;
-      const { host, port } = parseTarget(r.target);
-      out.push({
-        id: r.id,
-        name: r.name,
-        dest_kind: r.dest_kind,
-        source_kind: r.source_kind,
-        host,
-        port,
-        pool,
-        rate_limit_per_sec: r.rate_limit_per_sec,
-        verbatim: r.verbatim,
-        ca_cert: r.ca_cert,
-        community_sealed: r.community,
-        service_account_sealed: r.service_account_json,
-        filter: r.filter,
-        version: r.updated_at,
-      });
-    }
-    return out;
+    return (await this.repo.enabled()).filter((r) => r.pool === pool).map(wireOf);
   }
 
   /** Checks a body and turns it into a row: secrets sealed, an omitted secret kept from `stored` while its kind uses it. */
@@ -299,4 +262,25 @@ export class DestinationService {
       }
     }
   }
+}
+
+/** A stored row as the tee's source takes it: the target split, secrets still sealed, the filter as stored. */
+function wireOf(r: DestinationRow): PoolDestinationWire {
+  const { host, port } = parseTarget(r.target);
+  return {
+    id: r.id,
+    name: r.name,
+    dest_kind: r.dest_kind,
+    source_kind: r.source_kind,
+    host,
+    port,
+    pool: r.pool,
+    rate_limit_per_sec: r.rate_limit_per_sec,
+    verbatim: r.verbatim,
+    ca_cert: r.ca_cert,
+    community_sealed: r.community,
+    service_account_sealed: r.service_account_json,
+    filter: r.filter,
+    version: r.updated_at,
+  };
 }

@@ -145,7 +145,19 @@ it("a poller without the core's secret key leaves a destination with a secret ou
 }, 120_000);
 
 it("the sync route: ManageSystem only, a body checked, secrets sealed in the answer", async () => {
-  const body = { poller_id: "p-1", pool: "edge", counters: {} };
+  const created = await k.request("POST", "/forwarding/destinations", {
+    body: {
+      name: "core traps",
+      dest_kind: "snmp_trap_udp",
+      source_kind: "trap",
+      target: "127.0.0.1:1162",
+      pool: "core-pool",
+      verbatim: false,
+      community: "s3cret-community",
+    },
+  });
+  expect(created.status).toBe(201);
+  const body = { poller_id: "p-1", pool: "core-pool", counters: {} };
   expect((await k.request("POST", "/forwarding/pollers/sync", { body, token: null })).status).toBe(401);
   expect((await k.request("POST", "/forwarding/pollers/sync", { body, token: await k.token("operator") })).status).toBe(403);
   expect((await k.request("POST", "/forwarding/pollers/sync", { body: { poller_id: "p 1", pool: "edge" } })).status).toBe(400);
@@ -155,6 +167,9 @@ it("the sync route: ManageSystem only, a body checked, secrets sealed in the ans
   const text = JSON.stringify(ok.body);
   expect(text).not.toContain("s3cret-community");
   expect(text).toContain("sealed:v1:");
+  expect((ok.body as { destinations: Row[] }).destinations).toEqual([
+    expect.objectContaining({ id: (created.body as { id: string }).id, pool: "core-pool", community_sealed: expect.stringMatching(/^sealed:v1:/) }),
+  ]);
   // Counters of any shape are cleaned, never trusted.
   const junk = await k.request("POST", "/forwarding/pollers/sync", { body: { ...body, counters: { x: { forwarded: -5, connection: "weird" }, y: "nope" } } });
   expect(junk.status).toBe(200);
