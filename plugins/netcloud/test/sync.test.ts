@@ -220,6 +220,9 @@ it("raises the organization's alert when its key is refused, and clears it when 
     { subject_kind: "netcloud_org", subject_name: "Delta Ops", node_id: null, check_id: ORG_CHECK_ID, severity: "critical", state: "unreachable" },
   ]);
   expect((await api("get", `/netcloud/orgs/${orgRow}`)).body.last_sync_status).toBe("key_refused");
+  // Operators acknowledge it by its readable subject, as the alerts plugin's ack route takes it.
+  const ack = await api("post", "/alerts/ack", { subject: "netcloud_org:Delta Ops" });
+  expect(ack.status).toBe(200);
   // Still refused: still one incident, not a second fire.
   await sync();
   await flushAlerts();
