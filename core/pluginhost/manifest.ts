@@ -76,6 +76,8 @@ export interface BundleNote {
 export interface BundleExportContext {
   /** Adds `count` (default 1) to the note (code, field) of this table. */
   note(code: BundleNoteCode, count?: number, field?: string | null): void;
+  /** The export's snapshot (one read-only REPEATABLE READ transaction for every table): read through it for a consistent bundle. */
+  readonly client?: Queryable;
 }
 
 /** What a table's import runs with: one transaction shared by every table of the import. */
@@ -113,7 +115,7 @@ export interface BundleTable {
   /** Bundle tables (any plugin's) whose rows this table references: imported before it, deleted after it. */
   after?: string[];
   /** How many rows `export` would give (checked against bundle.maxRows before anything is written); without it a big table is counted while it streams. */
-  count?: (ctx: PluginContext) => Promise<number>;
+  count?: (ctx: PluginContext, exp?: BundleExportContext) => Promise<number>;
   /**
    * Replace mode: deletes the deployment's rows the bundle did not name (`rows`, as given to `import`), through
    * `imp.client`; called after every table was imported, dependents first. Without it, `import` deletes them itself.
