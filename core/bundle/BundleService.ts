@@ -1,9 +1,17 @@
 import type { KernelConfig } from "../config/Config.js";
 import { ApiError, badRequest } from "../http/errors.js";
 import type { Logger } from "../logging/Logger.js";
-import type { BundleImportContext, BundleImportResult, BundleNote, BundleNoteCode, BundleTable, PluginContext } from "../pluginhost/manifest.js";
+import type {
+  BundleExportContext,
+  BundleImportContext,
+  BundleImportResult,
+  BundleNote,
+  BundleNoteCode,
+  BundleTable,
+  PluginContext,
+} from "../pluginhost/manifest.js";
 import { pgErrorCode } from "../store/pgErrors.js";
-import type { Store } from "../store/Store.js";
+import type { Queryable, Store } from "../store/Store.js";
 
 /** The bundle's `format`, always. */
 export const BUNDLE_FORMAT = "service.config-bundle";
@@ -130,13 +138,55 @@ export class BundleService {
    * piece by piece: each table page by page, notes and the closing brace last.
    */
   async export(): Promise<AsyncIterable<string>> {
+    const snapshot = await this.snapshot();
+    try {
+      const body = await this.exportFrom(snapshot.client);
+      return (async function* () {
+        try {
+          yield* body;
+        } finally {
+          snapshot.release();
+        }
+      })();
+    } catch (err) {
+      snapshot.release();
+      throw err;
+    }
+  }
+
+  /**
+   * One read-only REPEATABLE READ transaction the whole export reads through (tables that use `exp.client`), so rows
+   * written while it streams never make the bundle inconsistent. `release()` ends it (the stream's end, an error, or
+   * the client going away).
+   */
+  private snapshot(): Promise<{ client: Queryable; release: () => void }> {
+    let release!: () => void;
+    const done = new Promise<void>((r) => (release = r));
+    return new Promise((resolve, reject) => {
+      this.options.store
+        .tx(async (client) => {
+          await client.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+          resolve({ client, release });
+          await done;
+        })
+        .catch((err: unknown) => {
+          reject(err as Error);
+          this.options.log.warn("bundle export: the snapshot transaction ended with an error", { error: (err as Error).message });
+        });
+    });
+  }
+
+  private async exportFrom(client: Queryable): Promise<AsyncIterable<string>> {
     const max = this.maxRows;
     const ready = new Map<string, unknown[] | AsyncIterable<unknown> | (() => AsyncIterable<unknown>)>();
     const notes = new Notes();
-    const exp = (table: string) => ({ note: (code: BundleNoteCode, count = 1, field: string | null = null) => notes.add(table, code, count, field) });
+    const exp = (table: string): BundleExportContext => ({
+      client,
+      note: (code: BundleNoteCode, count = 1, field: string | null = null) => notes.add(table, code, count, field),
+    });
     for (const t of this.tables) {
       if (t.table.count) {
-        const n = await t.table.count(t.ctx);
+        const n = await t.table.count(t.ctx, exp(t.table.name));
         if (n > max) throw bundleTooLarge(t.table.name, max);
         ready.set(t.table.name, () => this.iterable(t.table.export(t.ctx, exp(t.table.name))));
       } else {

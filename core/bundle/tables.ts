@@ -1,4 +1,4 @@
-import type { BundleImportContext, BundleImportResult, BundleNoteCode, BundleTable, PluginContext } from "../pluginhost/manifest.js";
+import type { BundleExportContext, BundleImportContext, BundleImportResult, BundleNoteCode, BundleTable, PluginContext } from "../pluginhost/manifest.js";
 import type { Queryable } from "../store/Store.js";
 import { isUuid } from "../util/uuid.js";
 
@@ -266,9 +266,10 @@ export function sqlBundleTable(spec: SqlBundleTableSpec): BundleTable {
   return {
     name: spec.name,
     after: spec.after,
-    export: (ctx: PluginContext) => keysetRows(ctx.store, spec),
-    count: async (ctx: PluginContext) =>
-      (await ctx.store.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${spec.from}${spec.where ? ` WHERE ${spec.where}` : ""}`)).rows[0].n,
+    export: (ctx: PluginContext, exp?: BundleExportContext) => keysetRows(exp?.client ?? ctx.store, spec),
+    count: async (ctx: PluginContext, exp?: BundleExportContext) =>
+      (await (exp?.client ?? ctx.store).query<{ n: number }>(`SELECT count(*)::int AS n FROM ${spec.from}${spec.where ? ` WHERE ${spec.where}` : ""}`)).rows[0]
+        .n,
     import: (_ctx, rows, imp) => importRows(spec, rows, imp),
     prune: (_ctx, rows, imp) => pruneRows(imp.client, spec, rows),
     changed: spec.changed,

@@ -103,8 +103,8 @@ export const alertsBundleTables: BundleTable[] = [
   {
     name: "thresholds",
     after: spec.after,
-    count: async (ctx) => (await ctx.store.query<{ n: number }>(`SELECT count(*)::int AS n FROM alerts.thresholds`)).rows[0].n,
-    export: (ctx) => keysetRows(ctx.store, spec),
+    count: async (ctx, exp) => (await (exp?.client ?? ctx.store).query<{ n: number }>(`SELECT count(*)::int AS n FROM alerts.thresholds`)).rows[0].n,
+    export: (ctx, exp) => keysetRows(exp?.client ?? ctx.store, spec),
     import: (_ctx, rows, imp) => importRows(spec, rows, imp),
     prune: (_ctx, rows, imp) => pruneRows(imp.client, spec, rows),
     changed: (ctx) => {

@@ -5,6 +5,7 @@ import {
   InvalidBundleRow,
   keysetRows,
   pruneRows,
+  type BundleExportContext,
   type BundleTable,
   type PluginContext,
   type SqlBundleTableSpec,
@@ -144,8 +145,8 @@ async function reload(ctx: PluginContext, what: "rules" | "sources"): Promise<vo
   else await pipeline.reloadSources();
 }
 
-const count = (spec: Pick<SqlBundleTableSpec, "from">) => async (ctx: PluginContext) =>
-  (await ctx.store.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${spec.from}`)).rows[0].n;
+const count = (spec: Pick<SqlBundleTableSpec, "from">) => async (ctx: PluginContext, exp?: BundleExportContext) =>
+  (await (exp?.client ?? ctx.store).query<{ n: number }>(`SELECT count(*)::int AS n FROM ${spec.from}`)).rows[0].n;
 
 export const eventsBundleTables: BundleTable[] = [
   {
@@ -153,12 +154,13 @@ export const eventsBundleTables: BundleTable[] = [
     after: ["nodes"],
     count: count({ from: "events.sources" }),
     async *export(ctx, exp) {
-      const { rows } = await ctx.store.query<{ builtin: number; http: number }>(
+      const db = exp?.client ?? ctx.store;
+      const { rows } = await db.query<{ builtin: number; http: number }>(
         `SELECT count(*) FILTER (WHERE builtin)::int AS builtin, count(*) FILTER (WHERE kind = 'http')::int AS http FROM events.sources`,
       );
       exp?.note("skipped_builtin", rows[0].builtin);
       exp?.note("webhook_token_reset", rows[0].http, "token");
-      yield* keysetRows(ctx.store, sourcesSpec(ctx));
+      yield* keysetRows(db, sourcesSpec(ctx));
     },
     import: (ctx, rows, imp) => importRows(sourcesSpec(ctx), rows, imp),
     prune: (ctx, rows, imp) => pruneRows(imp.client, sourcesSpec(ctx), rows),
@@ -168,7 +170,7 @@ export const eventsBundleTables: BundleTable[] = [
     name: "event_rules",
     after: rulesSpec.after,
     count: count(rulesSpec),
-    export: (ctx) => keysetRows(ctx.store, rulesSpec),
+    export: (ctx, exp) => keysetRows(exp?.client ?? ctx.store, rulesSpec),
     import: (_ctx, rows, imp) => importRows(rulesSpec, rows, imp),
     prune: (_ctx, rows, imp) => pruneRows(imp.client, rulesSpec, rows),
     changed: (ctx) => reload(ctx, "rules"),

@@ -5,6 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { injector } from "@tsed/di";
+import { BundleService } from "../../core/bundle/BundleService.js";
 import { analysisPlugin } from "../../plugins/analysis/index.js";
 import { expectError } from "../support/assertions.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
@@ -287,6 +289,20 @@ describe("notes", () => {
     expect(note(out.notes, "node_groups", "skipped_invalid_value", "parent_id")?.count).toBe(2);
     expect(note(out.notes, "profiles", "skipped_invalid_value", "name")?.count).toBe(1);
     expect(out.tables.node_groups).toMatchObject({ created: 1, skipped: 2 });
+  });
+});
+
+describe("snapshot", () => {
+  it("the export reads one snapshot: a row written while it streams is not in it, and the next export has it", async () => {
+    await importBundle(k, bundleOf({ nodes: [nodeRow({ name: "before" })] }));
+    const service = injector().get<BundleService>(BundleService)!;
+    const pieces = await service.export();
+    await k.context("inventory").store.query(`INSERT INTO inventory.nodes (name, address) VALUES ('during', '192.0.2.98')`);
+    let text = "";
+    for await (const piece of pieces) text += piece;
+    const names = (b: { nodes: { name: string }[] }) => b.nodes.map((n) => n.name).sort();
+    expect(names(JSON.parse(text) as { nodes: { name: string }[] })).toEqual(["before"]);
+    expect(names((await exportBundle(k)).bundle as unknown as { nodes: { name: string }[] })).toEqual(["before", "during"]);
   });
 });
 
