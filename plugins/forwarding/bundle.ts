@@ -13,6 +13,7 @@ import {
 } from "../../core/index.js";
 import type { ForwardingConfig } from "./context.js";
 import { DEST_KINDS, SOURCE_KINDS, type DestKind, type Filter } from "./lib/types.js";
+import { ForwardingTee } from "./services/ForwardingTee.js";
 import { checkCaCert, checkFilter, checkKindPair, checkPool, checkRateLimit, parseTarget } from "./lib/validate.js";
 
 /**
@@ -143,5 +144,7 @@ export const forwardingBundleTables: BundleTable[] = [
       return result;
     },
     prune: (_ctx, rows, imp) => pruneRows(imp.client, spec, rows),
+    // This replica's tee re-reads its destinations now; other replicas at their next reload.
+    changed: (ctx) => ctx.get(ForwardingTee).reload(),
   },
 ];

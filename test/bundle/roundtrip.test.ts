@@ -312,6 +312,9 @@ it("round trip: populated deployment → export → fresh deployment → import 
   const rotated = (await must(k, "POST", `/event-sources/${ids.http}/token`, undefined, 200)).token as string;
   expect((await ingest(rotated)).status).toBe(202);
 
+  // The serving kernel reloaded its caches (threshold engine, event pipeline, forwarding tee) without a failure.
+  expect(k.logs.filter((l) => l.includes("reload after import failed"))).toEqual([]);
+
   const second = await exportBundle(k);
   expect(second.status).toBe(200);
   const again = normalised(second.bundle);
