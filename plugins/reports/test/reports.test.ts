@@ -324,10 +324,19 @@ describe("a report from real data", () => {
 
   it("a folder-scoped caller's report covers only its folders, and it sees only such runs", async () => {
     const scoped = await k.token("operator", { folders: [folderB] });
+    const socketB = await connectSocket(k.url, await k.token("viewer", { folders: [folderB] }));
+    const socketA = await connectSocket(k.url, await k.token("viewer", { folders: [folderA] }));
+    expect(await socketB.subscribe("reports.runs")).toMatchObject({ ok: true });
+    expect(await socketA.subscribe("reports.runs")).toMatchObject({ ok: true });
     const accepted = await post(`/reports/definitions/${definition}/run`, {}, scoped);
     expect(accepted.status).toBe(202);
     const id = (accepted.body as Row).id as string;
     const run = await waitRun(id, scoped);
+    // Progress of a run made for folder B reaches sockets scoped to B, not those scoped to A.
+    await socketB.waitFor("reports.progress", (p) => (p as Row).run_id === id && (p as Row).status === "succeeded", 10000);
+    await socketA.expectNone("reports.progress", (p) => (p as Row).run_id === id, 500);
+    socketA.close();
+    socketB.close();
     expect(run.scope).toEqual({ folders: [folderB] });
     const csv = (await download(id, "csv", scoped)).body.toString("utf8");
     expect(csv).toContain("switch-b");
