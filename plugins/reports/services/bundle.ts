@@ -3,7 +3,7 @@
  * definition_id, frequency, at_hour, at_minute, day_of_week, day_of_month, enabled (the record carries no zone:
  * an imported schedule keeps the zone of the row it updates, else UTC; its next run is recomputed).
  */
-import type { BundleImportContext, BundleImportResult, BundleTable, PluginContext } from "../../../core/index.js";
+import type { BundleExportContext, BundleImportContext, BundleImportResult, BundleTable, PluginContext } from "../../../core/index.js";
 import { isUuid } from "../../../core/index.js";
 import type { ReportsConfig } from "../context.js";
 import { nextRun } from "../lib/schedule.js";
@@ -14,13 +14,14 @@ type Ctx = PluginContext<ReportsConfig>;
 
 const t = (ctx: PluginContext, name: string) => ctx.store.table(name);
 
-async function exportDefinitions(ctx: PluginContext): Promise<unknown[]> {
-  const { rows } = await ctx.store.query(`SELECT id, name, description, spec FROM ${t(ctx, "definitions")} ORDER BY created_at, id`);
+// Exports read through the export's snapshot when the kernel gives one (a consistent bundle across tables).
+async function exportDefinitions(ctx: PluginContext, exp?: BundleExportContext): Promise<unknown[]> {
+  const { rows } = await (exp?.client ?? ctx.store).query(`SELECT id, name, description, spec FROM ${t(ctx, "definitions")} ORDER BY created_at, id`);
   return rows;
 }
 
-async function exportSchedules(ctx: PluginContext): Promise<unknown[]> {
-  const { rows } = await ctx.store.query(
+async function exportSchedules(ctx: PluginContext, exp?: BundleExportContext): Promise<unknown[]> {
+  const { rows } = await (exp?.client ?? ctx.store).query(
     `SELECT id, definition_id, frequency, at_hour::int AS at_hour, at_minute::int AS at_minute, day_of_week::int AS day_of_week,
             day_of_month::int AS day_of_month, enabled
        FROM ${t(ctx, "schedules")} ORDER BY created_at, id`,
