@@ -9,6 +9,7 @@ import {
   type BundleTable,
   type SqlBundleTableSpec,
 } from "../../core/index.js";
+import { FOLDER_RANGES_VIEW, NODE_DIRECTORY_VIEW, PROFILE_DIRECTORY_VIEW } from "../inventory/contract.js";
 import { parsePort } from "./lib/rules.js";
 import { METRIC_PATTERN, type ThresholdBody } from "./models/ThresholdModels.js";
 import { RuleResolver } from "./services/RuleResolver.js";
@@ -23,10 +24,10 @@ import { normalise } from "./services/ThresholdService.js";
  */
 
 const TARGET_TABLE: Record<string, string> = {
-  profile: "inventory.profiles",
-  folder: "inventory.node_groups",
-  node: "inventory.nodes",
-  interface: "inventory.nodes",
+  profile: PROFILE_DIRECTORY_VIEW,
+  folder: FOLDER_RANGES_VIEW,
+  node: NODE_DIRECTORY_VIEW,
+  interface: NODE_DIRECTORY_VIEW,
 };
 
 const spec: SqlBundleTableSpec = {

@@ -10,6 +10,7 @@ import {
   type PluginContext,
   type SqlBundleTableSpec,
 } from "../../core/index.js";
+import { NODE_DIRECTORY_VIEW } from "../inventory/contract.js";
 import { compileRule } from "./rules/compile.js";
 import { RULE_BOUNDS } from "./rules/vocab.js";
 import { EventPipeline } from "./services/EventPipeline.js";
@@ -35,7 +36,7 @@ const sourcesSpec = (ctx: PluginContext): SqlBundleTableSpec => ({
   after: ["nodes"],
   builtin: BUILTIN,
   uniqueName: "name",
-  refs: [{ field: "node_id", table: "inventory.nodes", missing: "drop" }],
+  refs: [{ field: "node_id", table: NODE_DIRECTORY_VIEW, missing: "drop" }],
   prepare(row) {
     return {
       id: f.uuid(row, "id"),
@@ -110,7 +111,7 @@ const rulesSpec: SqlBundleTableSpec = {
   after: ["event_sources", "nodes"],
   // A rule narrowed to a node or source that is not here would widen to everything if dropped: it is left out.
   refs: [
-    { field: "node_id", table: "inventory.nodes", missing: "skip" },
+    { field: "node_id", table: NODE_DIRECTORY_VIEW, missing: "skip" },
     { field: "source_id", table: "events.sources", missing: "skip" },
   ],
   prepare(row) {

@@ -1,4 +1,5 @@
 import { bundleField as f, InvalidBundleRow, sqlBundleTable, type BundleTable } from "../../core/index.js";
+import { PROFILE_DIRECTORY_VIEW } from "../inventory/contract.js";
 import { METRICS, RAW_COUNTER_METRICS } from "./contract.js";
 import { ITEM_OID_PATTERN, METRIC_NAME_PATTERN, TEMPLATE_COLLECTIONS, TEMPLATE_METRIC_KINDS } from "./models/CollectionTemplateModels.js";
 
@@ -89,7 +90,7 @@ const profileTemplates = sqlBundleTable({
   columns: { profile_id: "uuid", template_id: "uuid" },
   after: ["collection_templates", "profiles"],
   refs: [
-    { field: "profile_id", table: "inventory.profiles", missing: "skip" },
+    { field: "profile_id", table: PROFILE_DIRECTORY_VIEW, missing: "skip" },
     { field: "template_id", table: "polling.collection_templates", missing: "skip" },
   ],
   prepare(row) {
