@@ -66,6 +66,8 @@ export { compileSafeRegex, regexUnsafeReason, REGEX_MAX_COUNT, REGEX_MAX_GROUP_R
 export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./util/pools.js";
 export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, formatIp, parseCidr, prefixContains } from "./util/net.js";
 export type { IpFamily, IpAddress, IpPrefix } from "./util/net.js";
+export { isTimeZone, localParts, nextRun, zonedTimeToUtc } from "./util/schedule.js";
+export type { Frequency, ScheduleTiming } from "./util/schedule.js";
 export { DayPartitions, dayStart, DAY_MS } from "./store/dayPartitions.js";
 export { sqlMigrationsFrom } from "./store/Migrator.js";
 export { sqlBundleTable, keysetRows, importRows, pruneRows, existing as existingIds, field as bundleField, InvalidBundleRow } from "./bundle/tables.js";

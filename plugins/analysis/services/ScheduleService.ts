@@ -1,7 +1,17 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, isUuid, notFound, type BundleImportContext, type BundleImportResult, type Queryable } from "../../../core/index.js";
+import {
+  badRequest,
+  callerScope,
+  isTimeZone,
+  isUuid,
+  nextRun,
+  notFound,
+  type BundleImportContext,
+  type BundleImportResult,
+  type Frequency,
+  type Queryable,
+} from "../../../core/index.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
-import { isTimeZone, nextRun, type Frequency } from "../lib/schedule.js";
 import { FREQUENCIES, SCOPE_KINDS, type ScheduleBody, type ScheduleView, type ScopeKind } from "../models/AnalysisModels.js";
 import { AnalysisRepository, type ScheduleRow, type ScheduleWrite } from "../repositories/AnalysisRepository.js";
 import { ScopeTargets, scopeFolders, visibleTo } from "./ScopeTargets.js";

@@ -1,4 +1,4 @@
-import { isTimeZone, nextRun, wallToInstant, type ScheduleTiming } from "../lib/schedule.js";
+import { isTimeZone, nextRun, zonedTimeToUtc, type ScheduleTiming } from "../../../core/index.js";
 
 const at = (text: string) => new Date(text);
 const t = (over: Partial<ScheduleTiming>): ScheduleTiming => ({
@@ -53,6 +53,6 @@ describe("nextRun", () => {
     expect(isTimeZone("UTC")).toBe(true);
     expect(isTimeZone("Mars/Olympus")).toBe(false);
     expect(isTimeZone("")).toBe(false);
-    expect(wallToInstant(2026, 1, 1, 0, 0, "UTC")).toBe(Date.UTC(2026, 0, 1));
+    expect(zonedTimeToUtc(2026, 1, 1, 0, 0, "UTC")).toBe(Date.UTC(2026, 0, 1));
   });
 });

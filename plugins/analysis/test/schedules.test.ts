@@ -7,7 +7,7 @@ import { alertsPlugin } from "../../alerts/index.js";
 import { eventsPlugin } from "../../events/index.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
-import { nextRun } from "../lib/schedule.js";
+import { nextRun } from "../../../core/index.js";
 import { analysisPlugin } from "../index.js";
 import { jobFindings, seed, type Fixture } from "./fixtures.js";
 
