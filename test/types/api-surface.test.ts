@@ -20,6 +20,8 @@ describe("the nms-core package's exported values", () => {
         ...["compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT", "REGEX_MAX_GROUP_REPEAT"],
         ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
         ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "formatIp", "parseCidr", "prefixContains"],
+        ...["isTimeZone", "localParts", "nextRun", "zonedTimeToUtc", "runAsSystem"],
+        ...["InvalidBundleRow", "bundleField", "existingIds", "importRows", "keysetRows", "pruneRows", "sqlBundleTable"],
       ].sort(),
     );
   });
@@ -40,6 +42,9 @@ describe("the nms-core package's exported values", () => {
       [
         "ClassifierService",
         "CredentialService",
+        "DiscoveryService",
+        "FolderService",
+        "FOLDER_RANGES_VIEW",
         "InventoryLimits",
         "NODE_DIRECTORY_VIEW",
         "NodeAddressBook",
@@ -49,13 +54,26 @@ describe("the nms-core package's exported values", () => {
       ].sort(),
     );
     expect(await names("nms-core/contracts/polling")).toEqual(
-      ["METRICS", "PASSIVE_RECEIVERS_POINT", "RAW_COUNTER_METRICS", "RAW_COUNTER_MIB_NAMES", "isRawCounterMetric"].sort(),
+      [
+        "METRICS",
+        "PASSIVE_RECEIVERS_POINT",
+        "RAW_COUNTER_METRICS",
+        "RAW_COUNTER_MIB_NAMES",
+        "REPORT_INTERFACES_VIEW",
+        "REPORT_SAMPLES_VIEW",
+        "isRawCounterMetric",
+      ].sort(),
     );
-    // alerts' contract: bus events, and the service other plugins' rules raise incidents through.
-    expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlertService"]);
-    // events' and flows' contracts are types and the bus events only.
-    expect(await names("nms-core/contracts/events")).toEqual([]);
-    expect(await names("nms-core/contracts/flows")).toEqual([]);
-    expect(await names("nms-core/contracts/notifications")).toEqual(["CHANNEL_KINDS_POINT", "DeliveryError", "LIFECYCLE_POINTS"]);
+    // alerts' contract: bus events, the service other plugins' rules raise incidents through, and the views reports read.
+    expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlertService", "REPORT_ACKS_VIEW", "REPORT_HISTORY_VIEW"]);
+    // events' and flows' contracts: types, the bus events, and the views reports read.
+    expect(await names("nms-core/contracts/events")).toEqual(["REPORT_EVENTS_VIEW"]);
+    expect(await names("nms-core/contracts/flows")).toEqual(
+      ["REPORT_ASN_NAMES_VIEW", "REPORT_ASN_PREFIXES_VIEW", "REPORT_FLOWS_1H_VIEW", "REPORT_FLOWS_1M_VIEW"].sort(),
+    );
+    expect(await names("nms-core/contracts/notifications")).toEqual(["CHANNEL_KINDS_POINT", "DeliveryError", "LIFECYCLE_POINTS", "ReportDelivery"]);
+    // The extension points third parties contribute report section kinds and analysis tools to.
+    expect(await names("nms-core/contracts/reports")).toEqual(["REPORT_SECTIONS_POINT"]);
+    expect(await names("nms-core/contracts/analysis")).toEqual(["TOOLS_POINT"]);
   });
 });
