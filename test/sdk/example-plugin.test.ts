@@ -26,7 +26,9 @@ describe("the example plugin, loaded into a running service from its own folder"
   });
 
   it("boots with it after the built-in plugins it depends on, and serves its routes", async () => {
-    expect(k.stdout()).toContain("plugins: inventory, polling, alerts, notifications, alert-relay, events, flows, forwarding)");
+    expect(k.stdout()).toContain(
+      "plugins: inventory, polling, alerts, notifications, alert-relay, events, analysis, dashboard, flows, forwarding, ipam, netcloud, reports)",
+    );
     const health = (await (await fetch(`${k.url}/api/v1/health`)).json()) as { plugins: { id: string; version: string }[] };
     expect(health.plugins).toContainEqual({ id: "alert-relay", version: "0.1.0" });
     const res = await fetch(`${k.url}/api/v1/alert-relay/deliveries`, { headers: { Authorization: `Bearer ${BOOTSTRAP_TOKEN}` } });
