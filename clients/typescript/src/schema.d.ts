@@ -4404,6 +4404,12 @@ export interface components {
       /** @enum {string} */
       format: "html" | "csv" | "pdf";
     };
+    RunRequest: {
+      /** @description email channels to deliver the run to (PDF attached) */
+      channel_ids?: string[];
+      /** @description overrides the spec's range_days */
+      range_days?: number;
+    };
     RunView: {
       /** Format: date-time */
       created_at: string;
@@ -16964,7 +16970,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        "application/json": Record<string, never>;
+        "application/json": components["schemas"]["RunRequest"];
       };
     };
     responses: {
