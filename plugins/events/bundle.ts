@@ -73,11 +73,13 @@ const sourcesSpec = (ctx: PluginContext): SqlBundleTableSpec => ({
         }
         taken.add(k);
       }
-      if (r.kind === "http" && existingKind === undefined) {
+      if (r.kind === "http") {
+        // A new http source gets a fresh token. One that exists keeps its own (keepOnUpdate), but the row offered to
+        // the upsert must still hold one: PostgreSQL checks the insert row's CHECK constraints before the conflict.
         const text = `nmsev_${randomBytes(32).toString("base64url")}`;
         r.token_hash = hashIngestToken(text);
         r.token_sealed = ctx.secrets.seal(text);
-        reset++;
+        if (existingKind === undefined) reset++;
       }
       return true;
     });
