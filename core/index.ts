@@ -61,7 +61,7 @@ export { PG_ERROR, pgErrorCode, isPgError, pgConstraint } from "./store/pgErrors
 export type { PgErrorCode } from "./store/pgErrors.js";
 export { UUID_PATTERN, isUuid, timeOrderedUuid } from "./util/uuid.js";
 export { startUdpReader } from "./util/udpReader.js";
-export type { UdpReader, UdpReaderOptions } from "./util/udpReader.js";
+export type { UdpReader, UdpReaderOptions, MirrorTarget, MirrorCount } from "./util/udpReader.js";
 export { compileSafeRegex, regexUnsafeReason, REGEX_MAX_COUNT, REGEX_MAX_GROUP_REPEAT } from "./util/regexSafety.js";
 export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./util/pools.js";
 export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, formatIp, parseCidr, prefixContains } from "./util/net.js";

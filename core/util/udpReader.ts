@@ -27,11 +27,32 @@ export interface UdpReaderOptions {
   onBacklogDrops?(n: number): void;
 }
 
+/** Where the worker relays every datagram as it reads it (before the main thread sees it): an IP literal and a port. */
+export interface MirrorTarget {
+  id: string;
+  address: string;
+  port: number;
+}
+
+/** What the worker relayed to one mirror target so far. */
+export interface MirrorCount {
+  sent: number;
+  errors: number;
+}
+
 export interface UdpReader {
   address: string;
   port: number;
   /** Datagrams the worker dropped because the main thread was behind by more than maxBacklogBytes. */
   backlogDrops(): number;
+  /**
+   * Relays every datagram, as received, to these targets straight from the worker (replacing the previous list; [] stops).
+   * The main thread's stalls do not slow it, and what the worker relays it relays even when it must drop the datagram
+   * for the main thread.
+   */
+  mirror(targets: readonly MirrorTarget[]): void;
+  /** Per mirror target id: datagrams relayed and send errors since it was first mirrored (updated every ~250 ms). */
+  mirrorCounts(): ReadonlyMap<string, MirrorCount>;
   close(): Promise<void>;
 }
 
@@ -59,7 +80,26 @@ function flush() {
   off = 0; count = 0;
   addrs = []; addrIndex = new Map();
 }
+// Mirrors: every datagram relayed as read, from sockets of their own (one per family), counted per target id.
+let mirrors = [], sender4 = null, sender6 = null, mirrorTimer = null;
+const counts = new Map();
+function sendTo(m, msg) {
+  const s = m.v6 ? (sender6 ??= dgram.createSocket("udp6")) : (sender4 ??= dgram.createSocket("udp4"));
+  m.c.sent++;
+  s.send(msg, m.port, m.address, m.onSent);
+}
+function setMirrors(targets) {
+  mirrors = targets.map((t) => {
+    let c = counts.get(t.id);
+    if (!c) { c = { sent: 0, errors: 0 }; counts.set(t.id, c); }
+    return { port: t.port, address: t.address, v6: t.address.includes(":"), c, onSent: (err) => { if (err) c.errors++; } };
+  });
+  if (mirrors.length > 0 && !mirrorTimer) {
+    mirrorTimer = setInterval(() => parentPort.postMessage({ t: "mirrored", counts: [...counts].map(([id, c]) => [id, c.sent, c.errors]) }), 250);
+  }
+}
 socket.on("message", (msg, rinfo) => {
+  for (let i = 0; i < mirrors.length; i++) sendTo(mirrors[i], msg);
   const need = 8 + msg.length;
   if (inFlight + off + need > o.maxBacklogBytes || need > CHUNK) {
     dropped++;
@@ -76,7 +116,13 @@ socket.on("message", (msg, rinfo) => {
 });
 parentPort.on("message", (m) => {
   if (m.t === "ack") inFlight -= m.bytes;
-  else if (m.t === "close") socket.close(() => parentPort.postMessage({ t: "closed" }));
+  else if (m.t === "mirror") setMirrors(m.targets);
+  else if (m.t === "close") {
+    if (mirrorTimer) clearInterval(mirrorTimer);
+    parentPort.postMessage({ t: "mirrored", counts: [...counts].map(([id, c]) => [id, c.sent, c.errors]) });
+    for (const s of [sender4, sender6]) if (s) s.close();
+    socket.close(() => parentPort.postMessage({ t: "closed" }));
+  }
 });
 socket.once("error", (err) => parentPort.postMessage({ t: "bind-error", code: err.code, message: err.message }));
 socket.bind(o.port, o.host, () => {
@@ -93,6 +139,7 @@ type FromWorker =
   | { t: "bind-error" | "error"; code?: string; message: string }
   | { t: "batch"; buf: ArrayBuffer; off: number; count: number; addrs: string[]; dropped: number }
   | { t: "drops"; dropped: number }
+  | { t: "mirrored"; counts: [string, number, number][] }
   | { t: "closed" };
 
 /** Binds the socket in a new worker; rejects (with the errno `code` kept) when it cannot be bound. */
@@ -112,6 +159,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
   worker.unref();
   let dropped = 0;
   let closing: Promise<void> | null = null;
+  const mirrored = new Map<string, MirrorCount>();
   const countDrops = (total: number) => {
     if (total > dropped) o.onBacklogDrops?.(total - dropped);
     dropped = total;
@@ -141,6 +189,9 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
           return take(m);
         case "drops":
           return countDrops(m.dropped);
+        case "mirrored":
+          for (const [id, sent, errors] of m.counts) mirrored.set(id, { sent, errors });
+          return;
         case "bound":
           worker.off("error", reject);
           worker.on("error", (err) => o.onError?.(err));
@@ -148,6 +199,8 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
             address: m.address,
             port: m.port,
             backlogDrops: () => dropped,
+            mirror: (targets) => worker.postMessage({ t: "mirror", targets: targets.map((t) => ({ id: t.id, address: t.address, port: t.port })) }),
+            mirrorCounts: () => mirrored,
             close: () =>
               (closing ??= new Promise<void>((done) => {
                 worker.once("exit", () => done());

@@ -2,6 +2,8 @@
 import type { Inbound } from "./lib/types.js";
 
 export type { EventKind, Inbound, SyslogMessage, TrapMessage, Varbind, SdElement } from "./lib/types.js";
+/** The UDP syslog fast path: datagrams relayed as received from the listener's reader thread (forwarding's verbatim, unfiltered destinations). */
+export { SyslogUdpMirror } from "./services/SyslogUdpMirror.js";
 
 declare module "../../core/bus/EventBus.js" {
   interface BusEvents {

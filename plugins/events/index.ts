@@ -18,6 +18,7 @@ import { eventsPassiveReceiver } from "./poller/passive.js";
 import { ListenerService } from "./services/ListenerService.js";
 import { RuleService } from "./services/RuleService.js";
 import { SourceService } from "./services/SourceService.js";
+import { SyslogUdpMirror } from "./services/SyslogUdpMirror.js";
 
 export * from "./contract.js";
 export type { EventsConfig } from "./context.js";
@@ -60,7 +61,20 @@ export const eventsPlugin = definePlugin({
   // Remote pollers run the same receivers for their pool and forward to POST /events/forwarded.
   contributes: { "polling.passive": [eventsPassiveReceiver] },
   controllers: [EventController, EventRuleController, EventSourceController],
-  providers: [EventPipeline, EventRepository, EventQueryService, IngestService, ListenerService, RuleService, RuleRepository, SourceService, SourceRepository],
+  providers: [
+    EventPipeline,
+    EventRepository,
+    EventQueryService,
+    IngestService,
+    ListenerService,
+    RuleService,
+    RuleRepository,
+    SourceService,
+    SourceRepository,
+    SyslogUdpMirror,
+  ],
+  // The UDP syslog fast path the forwarding tee relays verbatim, unfiltered destinations through.
+  exports: [SyslogUdpMirror],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   listeners: LISTENERS.map((l) => ({
     name: l.name,

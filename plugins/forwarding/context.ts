@@ -14,6 +14,11 @@ export const forwardingConfigSchema = {
     reconnectMaxMs: { type: "integer", minimum: 100, maximum: 600000, default: 30000 },
     /** How often a replica re-reads the destinations (a change made on another replica reaches it within this). */
     reloadMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
+    /**
+     * Verbatim, unfiltered, unlimited syslog_udp destinations to an address are relayed by the UDP syslog listener's
+     * reader thread as datagrams arrive, before parsing (what the other listeners receive still goes through the tee).
+     */
+    udpFastPath: { type: "boolean", default: true },
     /** Warehouse destinations (streaming inserts): where rows go and how they are batched. */
     warehouse: {
       type: "object",

@@ -3,6 +3,7 @@
  * The receivers produce `Inbound` records; the pipeline attributes them to a node, matches them
  * against the rules and writes them.
  */
+import type { MirrorCount, MirrorTarget } from "../../../core/index.js";
 
 /** The passive streams of the spec ("Events" 4). Flow belongs to the flows plugin. */
 export type EventKind = "syslog" | "trap";
@@ -105,5 +106,8 @@ export interface BoundListener {
   address: string;
   port: number;
   counters: ListenerCounters;
+  /** A UDP syslog listener: relays every datagram as received to these targets from its reader thread (see UdpReader.mirror). */
+  mirror?(targets: readonly MirrorTarget[]): void;
+  mirrorCounts?(): ReadonlyMap<string, MirrorCount>;
   close(): Promise<void>;
 }

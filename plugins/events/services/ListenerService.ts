@@ -1,4 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
+import type { MirrorCount, MirrorTarget } from "../../../core/index.js";
 import { CredentialService } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { bindReceivers } from "../lib/receivers.js";
@@ -12,6 +13,7 @@ export class ListenerService {
   private ctx: EventsContext;
 
   private bound: BoundListener[] = [];
+  private mirrors: readonly MirrorTarget[] = [];
   private usersKey = "[]";
   private refresh: NodeJS.Timeout | null = null;
 
@@ -28,7 +30,10 @@ export class ListenerService {
         return users;
       },
       log: this.ctx.log,
-      onBound: (name, l) => this.ctx.reportListener(name, { bound: true, port: l.port, address: l.address, counters: l.counters }),
+      onBound: (name, l) => {
+        if (this.mirrors.length > 0) l.mirror?.(this.mirrors);
+        this.ctx.reportListener(name, { bound: true, port: l.port, address: l.address, counters: l.counters });
+      },
     });
     if (this.ctx.config.traps.v3Credentials.length && this.ctx.mode === "full") {
       this.refresh = setInterval(
@@ -37,6 +42,24 @@ export class ListenerService {
       );
       this.refresh.unref();
     }
+  }
+
+  /** Relays every datagram the UDP syslog listeners receive, as received, to these targets (see SyslogUdpMirror). */
+  mirrorSyslogUdp(targets: readonly MirrorTarget[]): void {
+    this.mirrors = targets;
+    for (const l of this.bound) l.mirror?.(targets);
+  }
+
+  /** Per mirror target id: what the UDP syslog listeners relayed (summed over them). */
+  syslogUdpMirrorCounts(): Map<string, MirrorCount> {
+    const out = new Map<string, MirrorCount>();
+    for (const l of this.bound) {
+      for (const [id, c] of l.mirrorCounts?.() ?? []) {
+        const t = out.get(id) ?? { sent: 0, errors: 0 };
+        out.set(id, { sent: t.sent + c.sent, errors: t.errors + c.errors });
+      }
+    }
+    return out;
   }
 
   /**

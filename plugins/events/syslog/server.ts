@@ -227,6 +227,8 @@ async function startUdp(host: string, port: number, core: ListenerCore): Promise
     address: host,
     port: reader.port,
     counters: core.counters,
+    mirror: (targets) => reader.mirror(targets),
+    mirrorCounts: () => reader.mirrorCounts(),
     close: () => reader.close(),
   };
 }

@@ -10,5 +10,6 @@ export function runnable(w: PoolDestinationWire, secrets: { unseal(sealed: strin
     community: community_sealed === null ? null : secrets.unseal(community_sealed),
     service_account_json: service_account_sealed === null ? null : secrets.unseal(service_account_sealed),
     filter: compileFilter(filter),
+    unfiltered: !filter || filter.conditions.length === 0,
   };
 }

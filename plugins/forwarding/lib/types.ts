@@ -94,6 +94,8 @@ export interface RuntimeDestination {
   community: string | null;
   service_account_json: string | null;
   filter: CompiledFilter;
+  /** No filter, or one without conditions: the destination takes the whole stream. */
+  unfiltered: boolean;
   /** Changes whenever the row changes (its updated_at), so the tee knows when to rebuild a sender. */
   version: string;
 }

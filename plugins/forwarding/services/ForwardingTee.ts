@@ -3,6 +3,7 @@
  * destinations are teed by that pool's pollers, see poller/passive.ts), plus the tee's Prometheus metrics.
  */
 import { Inject, Injectable } from "@tsed/di";
+import { SyslogUdpMirror } from "../../events/contract.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import type { DestinationCounters } from "../lib/types.js";
 import { Tee, type DestinationSource } from "./Tee.js";
@@ -18,7 +19,14 @@ export class ForwardingTee {
   private metricsRegistered = false;
 
   private get tee(): Tee {
-    this.teeInstance ??= new Tee({ config: this.ctx.config, log: this.ctx.log, bus: this.ctx.bus, teesPools: false });
+    this.teeInstance ??= new Tee({
+      config: this.ctx.config,
+      log: this.ctx.log,
+      bus: this.ctx.bus,
+      teesPools: false,
+      // Verbatim, unfiltered UDP relays ride the events plugin's UDP listener (its reader thread relays them).
+      mirror: this.ctx.config.udpFastPath ? this.ctx.get(SyslogUdpMirror) : undefined,
+    });
     return this.teeInstance;
   }
 

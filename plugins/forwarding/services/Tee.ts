@@ -7,7 +7,8 @@
  */
 import type { Inbound } from "../../events/contract.js";
 import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
-import type { EventBus } from "../../../core/index.js";
+import { isIP } from "node:net";
+import type { EventBus, MirrorCount, MirrorTarget } from "../../../core/index.js";
 import type { ForwardingConfig } from "../context.js";
 import { V9Exporter } from "../lib/flowExport.js";
 import { eventRow, flowRow } from "../lib/warehouseRows.js";
@@ -125,6 +126,17 @@ export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord): FilterSubje
   };
 }
 
+/** Strips the brackets of an IPv6 literal target. */
+const bare = (host: string) => (host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host);
+
+/**
+ * Whether a destination can ride the UDP syslog fast path: a verbatim syslog_udp relay of the whole stream, without a
+ * rate limit, to an address (a host name is resolved by the tee's own sender).
+ */
+export function onFastPath(d: RuntimeDestination): boolean {
+  return d.dest_kind === "syslog_udp" && d.source_kind === "syslog" && d.verbatim && d.unfiltered && d.rate_limit_per_sec === null && isIP(bare(d.host)) !== 0;
+}
+
 /** A destination this tee has no sender for: a kind it does not know (`not_built`), or a pool's on the core (`idle`). */
 function noSender(counters: DestinationCounters, connection: "not_built" | "idle" = "not_built"): null {
   counters.connection = connection;
@@ -142,6 +154,11 @@ export interface TeeEnv {
   log: { warn(msg: string, fields?: Record<string, unknown>): void };
   bus: EventBus;
   /**
+   * The events plugin's UDP syslog fast path (on the core): verbatim, unfiltered, unlimited syslog_udp destinations to an
+   * address are relayed from the UDP listener's reader thread, and the tee only sends them what other listeners received.
+   */
+  mirror?: { set(targets: readonly MirrorTarget[]): void; counts(): ReadonlyMap<string, MirrorCount> };
+  /**
    * false on the core: a destination restricted to a pool is teed by that pool's pollers, not here (what the core
    * receives carries no pool). true on a poller, which is only given its own pool's destinations.
    */
@@ -158,14 +175,20 @@ export class Tee {
   private timer: NodeJS.Timeout | null = null;
   private reloading: Promise<void> | null = null;
   private again = false;
+  /** Destinations on the UDP fast path, and what of its counts is already in their counters. */
+  private readonly mirrored = new Set<string>();
+  private readonly mirrorFolded = new Map<string, MirrorCount>();
+  private foldTimer: NodeJS.Timeout | null = null;
 
   /** Every running destination's counters, by id (what a poller reports to the core). */
   allCounters(): Record<string, DestinationCounters> {
+    this.foldMirror();
     return Object.fromEntries([...this.running].map(([id, r]) => [id, { ...r.counters }]));
   }
 
   /** This replica's counters for a destination (zeros when it has sent nothing yet). */
   status(id: string): DestinationCounters {
+    this.foldMirror();
     return { ...(this.running.get(id)?.counters ?? zero()) };
   }
 
@@ -178,6 +201,10 @@ export class Tee {
     this.unsubscribe = () => (offEvents(), offFlows());
     this.timer = setInterval(() => void this.reload(), this.env.config.reloadMs);
     this.timer.unref();
+    if (this.env.mirror) {
+      this.foldTimer = setInterval(() => this.foldMirror(), 1000);
+      this.foldTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
@@ -185,7 +212,10 @@ export class Tee {
     this.unsubscribe = null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.foldTimer) clearInterval(this.foldTimer);
+    this.foldTimer = null;
     await this.reloading;
+    this.env.mirror?.set([]);
     await Promise.all([...this.running.values()].map((r) => r.sender?.close()));
     this.running.clear();
   }
@@ -232,7 +262,42 @@ export class Tee {
       this.running.delete(id);
       if (r.sender) closing.push(r.sender.close());
     }
+    this.setMirror();
     await Promise.all(closing);
+  }
+
+  /** Hands the fast-path destinations to the UDP listener (what it relayed before a change stays counted). */
+  private setMirror(): void {
+    const mirror = this.env.mirror;
+    if (!mirror) return;
+    this.foldMirror();
+    this.mirrored.clear();
+    const targets: MirrorTarget[] = [];
+    for (const [id, r] of this.running) {
+      if (!r.sender || !onFastPath(r.dest)) continue;
+      this.mirrored.add(id);
+      targets.push({ id, address: bare(r.dest.host), port: r.dest.port });
+    }
+    mirror.set(targets);
+  }
+
+  /** Adds what the fast path relayed since the last fold to the destinations' counters. */
+  private foldMirror(): void {
+    const mirror = this.env.mirror;
+    if (!mirror) return;
+    for (const [id, c] of mirror.counts()) {
+      const run = this.running.get(id);
+      const before = this.mirrorFolded.get(id) ?? { sent: 0, errors: 0 };
+      if (!run) continue;
+      run.counters.forwarded += c.sent - before.sent;
+      if (c.errors > before.errors) {
+        run.counters.send_errors += c.errors - before.errors;
+        run.counters.last_error_class = "send";
+        run.counters.last_error_at = new Date().toISOString();
+      }
+      if (run.counters.connection === "idle") run.counters.connection = "ready";
+      this.mirrorFolded.set(id, c);
+    }
   }
 
   private senderFor(dest: RuntimeDestination, counters: DestinationCounters): Delivery | null {
@@ -352,6 +417,8 @@ export class Tee {
       for (const run of this.running.values()) {
         const d = run.dest;
         if (d.source_kind !== r.kind || !run.sender) continue;
+        // Already relayed from the UDP listener's reader thread (the fast path).
+        if (r.listener === "syslog.udp" && this.mirrored.has(d.id)) continue;
         subject ??= subjectOf(r);
         if (!d.filter(subject)) {
           run.counters.dropped_filter++;

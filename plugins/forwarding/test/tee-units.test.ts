@@ -3,7 +3,9 @@ import snmp from "net-snmp";
 import type { Inbound } from "../../events/contract.js";
 import { carriesTemplates } from "../lib/flowSets.js";
 import { octetCounted, renderRfc5424, syslogPayload } from "../lib/render.js";
+import type { RuntimeDestination } from "../lib/types.js";
 import { TokenBucket } from "../services/ForwardingTee.js";
+import { onFastPath } from "../services/Tee.js";
 import { toSnmpVarbind } from "../senders/trapSender.js";
 import { dataSet, ipfixMessage, templateSet, u, v9Packet } from "../../../test/support/flowPeers.js";
 
@@ -87,5 +89,35 @@ describe("toSnmpVarbind", () => {
     expect(toSnmpVarbind({ oid: "1.2", type: "IpAddress", value: "10.0.0.1" })).toEqual({ oid: "1.2", type: T.IpAddress, value: "10.0.0.1" });
     expect(toSnmpVarbind({ oid: "1.2", type: "IpAddress", value: "::1" })).toBeNull();
     expect(toSnmpVarbind({ oid: "1.2", type: "NoSuchObject", value: null })).toBeNull();
+  });
+});
+
+describe("onFastPath", () => {
+  const base: RuntimeDestination = {
+    id: "d",
+    name: "d",
+    dest_kind: "syslog_udp",
+    source_kind: "syslog",
+    host: "127.0.0.1",
+    port: 514,
+    pool: null,
+    rate_limit_per_sec: null,
+    verbatim: true,
+    ca_cert: null,
+    community: null,
+    service_account_json: null,
+    filter: () => true,
+    unfiltered: true,
+    version: "v",
+  };
+  it("takes verbatim, unfiltered, unlimited syslog_udp relays to an address, and nothing else", () => {
+    expect(onFastPath(base)).toBe(true);
+    expect(onFastPath({ ...base, host: "[::1]" })).toBe(true);
+    expect(onFastPath({ ...base, host: "collector.example.net" })).toBe(false);
+    expect(onFastPath({ ...base, verbatim: false })).toBe(false);
+    expect(onFastPath({ ...base, unfiltered: false })).toBe(false);
+    expect(onFastPath({ ...base, rate_limit_per_sec: 10 })).toBe(false);
+    expect(onFastPath({ ...base, dest_kind: "syslog_tcp" })).toBe(false);
+    expect(onFastPath({ ...base, dest_kind: "snmp_trap_udp", source_kind: "trap" })).toBe(false);
   });
 });
