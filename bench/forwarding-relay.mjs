@@ -12,6 +12,9 @@
 // 2. Added latency (receive → forwarded): this process sends BENCH_LAT_COUNT messages at BENCH_LAT_RATE msg/s, each
 //    carrying its send time, to the relay, whose destination is a UDP socket in this process; latency = arrival − send
 //    (one clock). p50/p99 for ours and for the rsyslog relay.
+// With the forwarding plugin's UDP fast path (the default), the relay goes out from the UDP listener's reader thread;
+// each ours-step also prints what the events pipeline itself dropped at that rate (pipeline_dropped), which the relay
+// does not wait for. BENCH_FAST_PATH=false measures the tee path instead.
 // Prints forwarding_udp_lossless_per_sec, rsyslog_relay_udp_lossless_per_sec, forwarding_udp_ratio,
 // forwarding_latency_ms_p50/p99, rsyslog_relay_latency_ms_p50/p99, and `# step` lines.
 import { spawn } from "node:child_process";
@@ -115,7 +118,7 @@ let relay = null;
 let sink = null;
 try {
   rs = await startRsyslog();
-  ev = await startEventsKernel(ROOT, {}, { forwarding: true });
+  ev = await startEventsKernel(ROOT, {}, { forwarding: true, forwardingConfig: { udpFastPath: process.env.BENCH_FAST_PATH !== "false" } });
   relay = await startRelay(rs.ports.udp);
   sink = await latencySink();
   const dest = await ev.api("POST", "/forwarding/destinations", {
@@ -129,8 +132,11 @@ try {
   await tee.reload();
   const ourPort = ev.ports["syslog.udp"];
 
+  // What the events pipeline itself dropped (its UDP reader's 64 MiB backlog): the relay's fast path does not wait for it.
+  const pipelineDropped = async () => (await ev.api("GET", "/listeners")).listeners.find((l) => l.name === "syslog.udp")?.counters?.dropped ?? 0;
   const step = async (who, port, rate, rep) => {
     const count = Math.max(20000, Math.round(rate * STEP_SECS));
+    const pd0 = who === "ours" ? await pipelineDropped() : 0;
     const before = (await settle(rs.count, { quietMs: 1000 })).count;
     const drops0 = udpSocketDrops(port);
     const f0 = tee.status(dest.id);
@@ -147,7 +153,7 @@ try {
       "# step",
       `relay=${who} rep=${rep} target=${rate} sent=${sent.sent} send_rate=${Math.round(sent.rate)} collected=${got} lost=${sent.sent - got} relay_socket_drops=${udpSocketDrops(port) - drops0} ` +
         (cpu
-          ? `node_cpu_pct=${Math.round(((cpu.user + cpu.system) / 1e6 / wall) * 100)} teed=${f1.forwarded - f0.forwarded} `
+          ? `node_cpu_pct=${Math.round(((cpu.user + cpu.system) / 1e6 / wall) * 100)} teed=${f1.forwarded - f0.forwarded} pipeline_dropped=${(await pipelineDropped()) - pd0} `
           : `relay_cpu_pct=${Math.round(((relay.cpuSecs() - r0) / wall) * 100)} `) +
         `load=${load()}`,
     );

@@ -443,7 +443,7 @@ export function benchRules() {
  * forwarding), every listener on a free loopback port; makes
  * the node 127.0.0.1 (so events are attributed) and the 100 rules. Returns helpers around it.
  */
-export async function startEventsKernel(root, overrides = {}, { forwarding = false } = {}) {
+export async function startEventsKernel(root, overrides = {}, { forwarding = false, forwardingConfig = {} } = {}) {
   const dist = join(root, "dist");
   if (!existsSync(join(dist, "plugins/events/index.js")))
     throw new Error("dist/plugins/events is missing: run `npm run build` first (npm run bench:events-* does).");
@@ -469,7 +469,7 @@ export async function startEventsKernel(root, overrides = {}, { forwarding = fal
           traps: { udp: 0, bindAddress: "127.0.0.1", communities: ["public"] },
           ...overrides,
         },
-        ...(forwarding ? { flows: { udp: null } } : {}),
+        ...(forwarding ? { flows: { udp: null }, forwarding: forwardingConfig } : {}),
       },
     },
   });
