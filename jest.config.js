@@ -31,4 +31,8 @@ export default {
   // it (15 minutes for an inventory sweep): after a test file that ran a sweep, those timers alone would keep jest
   // waiting. The service itself exits explicitly after stopping (core/main.ts), so only the test runner needs this.
   forceExit: true,
+  // npm test runs the files one at a time in one worker process (--maxWorkers=1): each file loads the kernel and its
+  // plugins afresh, and a single process running 130-odd files grew past 4 GB and spent its time collecting garbage.
+  // A worker above this after a file is replaced by a fresh one.
+  workerIdleMemoryLimit: "1536MB",
 };
