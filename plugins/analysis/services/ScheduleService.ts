@@ -18,20 +18,7 @@ import { ScopeTargets, scopeFolders, visibleTo } from "./ScopeTargets.js";
 import { ToolRegistry } from "./ToolRegistry.js";
 
 /** The bundle's analysis_schedule record (spec: Configuration bundle). */
-export interface BundleSchedule {
-  id: string;
-  tool: string;
-  scope_kind: string;
-  scope_label: string;
-  scope_id: string | null;
-  params: Record<string, unknown>;
-  frequency: string;
-  at_hour: number;
-  at_minute: number;
-  day_of_week: number | null;
-  day_of_month: number | null;
-  enabled: boolean;
-}
+export type BundleSchedule = { id: string } & Omit<ScheduleWrite, "timezone" | "owner_folders" | "visible_folders" | "next_run_at">;
 
 const int = (v: unknown, min: number, max: number) => typeof v === "number" && Number.isInteger(v) && v >= min && v <= max;
 
