@@ -40,16 +40,20 @@ const zero = (): DestinationCounters => ({
 /** A token bucket: `rate` tokens a second, holding at most one second's worth. */
 export class TokenBucket {
   private tokens: number;
-  private last = performance.now();
 
-  constructor(private readonly rate: number) {
+  /** `last` is the clock reading the bucket starts full at (milliseconds, performance.now() by default). */
+  constructor(
+    private readonly rate: number,
+    private last = performance.now(),
+  ) {
     this.tokens = rate;
   }
 
   take(now = performance.now()): boolean {
-    this.tokens = Math.min(this.rate, this.tokens + ((now - this.last) * this.rate) / 1000);
-    this.last = now;
-    if (this.tokens < 1) return false;
+    this.tokens = Math.min(this.rate, this.tokens + (Math.max(0, now - this.last) * this.rate) / 1000);
+    this.last = Math.max(this.last, now);
+    // A hair of slack: fractional clock readings can refill a whole token to 0.999….
+    if (this.tokens < 1 - 1e-9) return false;
     this.tokens -= 1;
     return true;
   }
