@@ -1,7 +1,23 @@
 /** Address text for decoded records: IPv4 dotted quad, IPv6 per RFC 5952 (lower case, no leading zeros, longest zero run as "::"). */
 
+/**
+ * The texts of recently decoded IPv4 addresses, in a direct-mapped cache keyed by the address's 32 bits (a slot holds
+ * the last address hashed to it). A collector sees the same addresses over and over: one string per address instead of
+ * one per record saves the formatting and the garbage, and the aggregator compares identical strings at once.
+ */
+const V4_SLOTS = 1 << 16;
+const v4Keys = new Int32Array(V4_SLOTS);
+const v4Texts: (string | undefined)[] = new Array<string | undefined>(V4_SLOTS).fill(undefined);
+
 export function ipv4(v: DataView, o: number): string {
-  return `${v.getUint8(o)}.${v.getUint8(o + 1)}.${v.getUint8(o + 2)}.${v.getUint8(o + 3)}`;
+  const n = v.getInt32(o);
+  const slot = (Math.imul(n, 0x9e3779b1) >>> 16) & (V4_SLOTS - 1);
+  const cached = v4Texts[slot];
+  if (cached !== undefined && v4Keys[slot] === n) return cached;
+  const text = `${v.getUint8(o)}.${v.getUint8(o + 1)}.${v.getUint8(o + 2)}.${v.getUint8(o + 3)}`;
+  v4Keys[slot] = n;
+  v4Texts[slot] = text;
+  return text;
 }
 
 export function ipv4FromUint(n: number): string {
