@@ -65,6 +65,20 @@ afterAll(async () => {
   await cleanupFlowPeers();
 });
 
+describe("listening to the flows stream", () => {
+  it("listens only while a flow destination runs: with none, the collector keeps no datagram or record for the tee", async () => {
+    const tee = k.context("forwarding").get(ForwardingTee);
+    const listeners = () => k.kernel.bus.listenerCount("flows.received");
+    await tee.reload();
+    expect(listeners()).toBe(0);
+    const id = await createDestination({ name: "listen-check", target: `127.0.0.1:${await freePort()}` });
+    expect(listeners()).toBe(1);
+    expect((await k.request("DELETE", `/forwarding/destinations/${id}`)).status).toBeLessThan(300);
+    await tee.reload();
+    expect(listeners()).toBe(0);
+  });
+});
+
 describe.each([9, 10] as const)("v%s relayed verbatim to nfcapd", (version) => {
   it("nfdump reads the pcap's flows, packets and bytes; a filter passes only datagrams with a matching record", async () => {
     const nfcapd = await startNfcapd(await freePort());
