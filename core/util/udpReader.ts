@@ -63,9 +63,19 @@ const dgram = require("node:dgram");
 const CHUNK = 1 << 20;
 const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only === true });
 let buf = new ArrayBuffer(CHUNK), view = new DataView(buf), bytes = new Uint8Array(buf), off = 0, count = 0;
-let addrs = [], addrIndex = new Map(), inFlight = 0, dropped = 0, reported = 0, scheduled = false;
+let addrs = [], addrIndex = new Map(), inFlight = 0, dropped = 0, reported = 0, scheduled = false, lastFlush = 0;
+// A batch goes out at the end of the turn, or, when the previous one left less than COALESCE_MS ago, that much later:
+// a trickle is handed over at once, a flood in batches of hundreds (each hand-over costs both threads a message).
+const COALESCE_MS = 1;
+function schedule() {
+  if (scheduled) return;
+  scheduled = true;
+  if (performance.now() - lastFlush < COALESCE_MS) setTimeout(flush, COALESCE_MS);
+  else setImmediate(flush);
+}
 function flush() {
   scheduled = false;
+  lastFlush = performance.now();
   if (count === 0) {
     // Drops with nothing to deliver still reach the main thread.
     if (dropped !== reported) parentPort.postMessage({ t: "drops", dropped });
@@ -103,7 +113,7 @@ socket.on("message", (msg, rinfo) => {
   const need = 8 + msg.length;
   if (inFlight + off + need > o.maxBacklogBytes || need > CHUNK) {
     dropped++;
-    if (!scheduled) { scheduled = true; setImmediate(flush); }
+    schedule();
     return;
   }
   if (off + need > CHUNK || addrs.length >= 65535) flush();
@@ -112,7 +122,7 @@ socket.on("message", (msg, rinfo) => {
   view.setUint32(off, msg.length); view.setUint16(off + 4, a); view.setUint16(off + 6, rinfo.port);
   bytes.set(msg, off + 8);
   off += need; count++;
-  if (!scheduled) { scheduled = true; setImmediate(flush); }
+  schedule();
 });
 parentPort.on("message", (m) => {
   if (m.t === "ack") inFlight -= m.bytes;

@@ -26,6 +26,9 @@ export class MinuteAggregator {
   /** Open addressing: row index + 1, 0 = empty; its size a power of two, at least twice the rows. */
   private table = new Int32Array(2048);
   private exporters = new Map<string, ExporterDelta>();
+  /** The last exporter's text and hash: a datagram's records share it. */
+  private lastExporter = "";
+  private lastExporterHash = mixText(SEED, "");
 
   constructor(private readonly maxKeys: number) {}
 
@@ -39,8 +42,11 @@ export class MinuteAggregator {
     // The exporter's clock files the flow; one off by more than a day (or without a time) is filed at arrival.
     const end = r.last_ms !== null && Math.abs(r.last_ms - nowMs) < DAY_MS ? r.last_ms : nowMs;
     const minute = Math.floor(end / MINUTE_MS);
-    let h = mix(0x9e3779b9, minute | 0);
-    h = mixText(h, r.exporter);
+    if (r.exporter !== this.lastExporter) {
+      this.lastExporter = r.exporter;
+      this.lastExporterHash = mixText(SEED, r.exporter);
+    }
+    let h = mix(this.lastExporterHash, minute | 0);
     h = mixText(h, r.src);
     h = mixText(h, r.dst);
     h = mix(h, (r.proto << 16) ^ r.src_port);
@@ -137,6 +143,8 @@ export class MinuteAggregator {
     this.table = table;
   }
 }
+
+const SEED = 0x9e3779b9 | 0;
 
 /** Mixes a short text (an address) in, character by character. */
 function mixText(h: number, text: string): number {

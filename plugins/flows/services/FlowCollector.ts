@@ -97,7 +97,7 @@ export class FlowCollector {
         ipv6Only: false,
         recvBufferSize: RECV_BUFFER,
         onDatagram: (buf, address) => {
-          const exporter = canonicalIp(address);
+          const exporter = this.canonical(address);
           const now = Date.now();
           const records = this.receive(buf, exporter, now);
           received.push({ exporter, received_at_ms: now, bytes: buf, records });
@@ -187,18 +187,36 @@ export class FlowCollector {
     return r.records;
   }
 
+  /** canonicalIp of a datagram's source, remembered: an exporter sends thousands a second from one address. */
+  private canonical(address: string): string {
+    let text = this.canonicalTexts.get(address);
+    if (text === undefined) {
+      if (this.canonicalTexts.size >= 10_000) this.canonicalTexts.clear();
+      this.canonicalTexts.set(address, (text = canonicalIp(address)));
+    }
+    return text;
+  }
+
+  private canonicalTexts = new Map<string, string>();
+
   private aggregate(records: readonly FlowRecord[], nowMs: number): void {
+    // Injected properties are getters: read once per datagram, not per record.
+    const addresses = this.addresses;
+    const overrides = this.overrides;
+    const aggregator = this.aggregator;
     let node: { id: string; folder_path: string[] } | null | undefined;
     let last = "";
+    let added = 0;
     for (const rec of records) {
       if (rec.exporter !== last) {
-        node = this.addresses.byIp(rec.exporter);
+        node = addresses.byIp(rec.exporter);
         last = rec.exporter;
       }
-      const source = this.overrides[rec.exporter] ? "override" : rec.sampling > 1 ? "exporter" : "none";
-      if (this.aggregator.add(rec, node ?? null, nowMs, source)) this.stat.records++;
-      else this.stat.dropped_records++;
+      const source = overrides[rec.exporter] ? "override" : rec.sampling > 1 ? "exporter" : "none";
+      if (aggregator.add(rec, node ?? null, nowMs, source)) added++;
     }
+    this.stat.records += added;
+    this.stat.dropped_records += records.length - added;
   }
 
   /**
