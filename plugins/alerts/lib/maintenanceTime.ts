@@ -21,6 +21,8 @@
  * `isInMaintenance(nodeId, folderPath, date)`.
  */
 
+import { isTimeZone, localParts } from "../../../core/index.js";
+
 export type RecurrenceKind = "daily" | "weekly";
 
 export interface Recurrence {
@@ -64,36 +66,8 @@ const MINUTE = 60_000;
 const DAY = 86_400_000;
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** Whether the runtime knows this IANA time zone name. */
-export function isValidTimeZone(timeZone: string): boolean {
-  if (typeof timeZone !== "string" || timeZone.length === 0 || timeZone.length > 64) return false;
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether the runtime knows this IANA time zone name (the core's check, shared with report and analysis schedules). */
+export const isValidTimeZone = isTimeZone;
 
 /** "HH:MM" → minutes after midnight, or null. */
 export function parseClock(text: string): number | null {
@@ -110,13 +84,10 @@ interface WallTime {
   second: number;
 }
 
-/** The wall-clock reading of an instant in a time zone. */
+/** The wall-clock reading of an instant in a time zone (the core's localParts). */
 export function wallTime(ms: number, timeZone: string): WallTime {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(new Date(ms))) {
-    if (p.type !== "literal") parts[p.type] = Number(p.value);
-  }
-  return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute, second: parts.second };
+  const p = localParts(ms, timeZone);
+  return { year: p.y, month: p.mo, day: p.d, hour: p.h, minute: p.mi, second: p.s };
 }
 
 /** Offset of the zone from UTC at an instant, in ms (local minus UTC). */
