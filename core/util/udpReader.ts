@@ -3,7 +3,7 @@
  * and then (a batch written to PostgreSQL, a garbage collection, a burst of HTTP requests); a socket read on that
  * thread then overflows its kernel buffer and datagrams are lost although the process has CPU to spare. Here the
  * worker does nothing but read: it copies datagrams into one buffer and hands them over (one exact-size buffer,
- * transferred) once per turn of its own event loop, and holds up to `maxBacklogBytes` the main thread has not taken yet; past
+ * transferred) once per turn of its own event loop, or under a flood at most every millisecond, and holds up to `maxBacklogBytes` the main thread has not taken yet; past
  * that it drops and counts. The main thread gets each datagram as a Buffer view into the batch (no copy).
  */
 import { Worker } from "node:worker_threads";
