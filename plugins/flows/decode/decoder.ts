@@ -1,7 +1,9 @@
 /**
  * FlowDecoder: NetFlow v5, v9 (RFC 3954) and IPFIX (RFC 7011) datagrams to FlowRecords. Pure and synchronous: no I/O,
- * no timers (the caller passes nowMs and calls expire()), never throws on input. Per datagram it allocates one DataView,
- * the result and one object per record.
+ * no timers (the caller passes nowMs and calls expire()), never throws on input. Per datagram it allocates one DataView
+ * and the result. Records are decoded into one scratch record handed to a sink: decode() without a sink copies each
+ * into result.records; a caller that only reads them (the collector's aggregator) passes a sink and allocates nothing
+ * per record.
  *
  * - Templates live in a TemplateCache keyed by (exporter, version, domain, template id).
  * - Data sets whose template is not known yet are held (a copy), bounded by count and age, and decoded when it arrives.
@@ -10,9 +12,9 @@
  * - Counters wider than 53 bits are clamped to Number.MAX_SAFE_INTEGER.
  */
 import { Role, VARLEN, type Plan } from "./fields.js";
-import { ipv4, ipv6 } from "./ip.js";
+import { ipv4Text, ipv6 } from "./ip.js";
 import { MAX_FIELDS, templateKeyText, type CachedTemplate, type TemplateCache } from "./templates.js";
-import type { DecodeResult, DecoderStats, FlowRecord, TemplateField, TemplateJson, TemplateKey } from "./types.js";
+import type { DecodeResult, DecoderStats, FlowRecord, RecordSink, TemplateField, TemplateJson, TemplateKey } from "./types.js";
 
 export interface FlowDecoderOptions {
   templates: TemplateCache;
@@ -112,6 +114,35 @@ export class FlowDecoder {
   private cOverride: number | null = null;
   /** Offset after the record last decoded, or -1 when it overran its set. */
   private next = 0;
+  /** The record being decoded: every field is written for each record, and the sink sees it before the next one. */
+  private readonly scratch: FlowRecord = {
+    exporter: "",
+    version: 9,
+    domain: 0,
+    src: "",
+    dst: "",
+    proto: 0,
+    src_port: 0,
+    dst_port: 0,
+    src_as: 0,
+    dst_as: 0,
+    bytes: 0,
+    packets: 0,
+    raw_bytes: 0,
+    raw_packets: 0,
+    sampling: 1,
+    first_ms: null,
+    last_ms: null,
+    in_if: null,
+    out_if: null,
+    tcp_flags: null,
+  };
+  /** The scratch record's IPv4 addresses as numbers (-1: not IPv4). */
+  private src4 = -1;
+  private dst4 = -1;
+  /** Where this call's records go; counted on the way. */
+  private sink: RecordSink = () => undefined;
+  private emitted = 0;
   private dropped = 0;
 
   constructor(opts: FlowDecoderOptions) {
@@ -121,11 +152,16 @@ export class FlowDecoder {
     this.samplingOverride = opts.samplingOverride;
   }
 
-  decode(buf: Buffer, exporter: string, nowMs: number): DecodeResult {
+  /**
+   * Decodes one datagram. Without `sink` the records are copied into result.records; with it, result.records stays empty
+   * and the sink is called once per record with a scratch record that is overwritten by the next one (copy what is kept).
+   */
+  decode(buf: Buffer, exporter: string, nowMs: number, sink?: RecordSink): DecodeResult {
     this.counters.datagrams++;
     this.dropped = 0;
-    if (this.pendingCount > 0) this.expireInto(nowMs);
     const result: DecodeResult = { records: [], templatesLearned: [], templatesWithdrawn: [], malformed: false, dropped: 0, pending: 0, version: null };
+    this.begin(result, sink);
+    if (this.pendingCount > 0) this.expireInto(nowMs);
     const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     const version = buf.length >= 2 ? view.getUint16(0) : 0;
     const o = this.samplingOverride?.(exporter);
@@ -135,7 +171,7 @@ export class FlowDecoder {
     if (version === 5) {
       result.version = 5;
       this.counters.v5++;
-      ok = this.decodeV5(view, exporter, result.records);
+      ok = this.decodeV5(view, exporter);
     } else if (version === 9) {
       result.version = 9;
       this.counters.v9++;
@@ -149,17 +185,27 @@ export class FlowDecoder {
       result.malformed = true;
       this.counters.malformed++;
     }
-    this.counters.records += result.records.length;
+    this.counters.records += this.emitted;
     result.dropped = this.dropped;
     return result;
   }
 
-  /** Decodes the held data sets whose template is known now (templates imported from the store since they arrived). */
-  releaseKnown(): FlowRecord[] {
+  /**
+   * Decodes the held data sets whose template is known now (templates imported from the store since they arrived).
+   * Answers their records (copies), or how many went to `sink` (called as in decode()) with an empty list.
+   */
+  releaseKnown(sink?: RecordSink): FlowRecord[] {
     const result: DecodeResult = { records: [], templatesLearned: [], templatesWithdrawn: [], malformed: false, dropped: 0, pending: 0, version: null };
+    this.begin(result, sink);
     for (const key of [...this.pendingByKey.keys()]) if (this.templates.getByText(key)) this.release(key, result);
-    this.counters.records += result.records.length;
+    this.counters.records += this.emitted;
     return result.records;
+  }
+
+  /** Points this call's records at `sink`, or at copies in result.records. */
+  private begin(result: DecodeResult, sink: RecordSink | undefined): void {
+    this.emitted = 0;
+    this.sink = sink ?? ((r, src4, dst4) => void result.records.push(copyRecord(r, src4, dst4)));
   }
 
   /** Drops held data sets older than pendingMaxMs; returns how many. */
@@ -192,7 +238,7 @@ export class FlowDecoder {
 
   // ---- v5 ----------------------------------------------------------------------------------------------------------
 
-  private decodeV5(v: DataView, exporter: string, out: FlowRecord[]): boolean {
+  private decodeV5(v: DataView, exporter: string): boolean {
     if (v.byteLength < 24) return false;
     const count = v.getUint16(2);
     const uptime = v.getUint32(4);
@@ -207,28 +253,31 @@ export class FlowDecoder {
       const o = 24 + i * 48;
       const pk = v.getUint32(o + 16);
       const by = v.getUint32(o + 20);
-      out.push({
-        exporter,
-        version: 5,
-        domain: 0,
-        src: ipv4(v, o),
-        dst: ipv4(v, o + 4),
-        proto: v.getUint8(o + 38),
-        src_port: v.getUint16(o + 32),
-        dst_port: v.getUint16(o + 34),
-        src_as: v.getUint16(o + 40),
-        dst_as: v.getUint16(o + 42),
-        bytes: by * rate,
-        packets: pk * rate,
-        raw_bytes: by,
-        raw_packets: pk,
-        sampling: rate,
-        first_ms: nowMs - ((uptime - v.getUint32(o + 24)) | 0),
-        last_ms: nowMs - ((uptime - v.getUint32(o + 28)) | 0),
-        in_if: v.getUint16(o + 12),
-        out_if: v.getUint16(o + 14),
-        tcp_flags: v.getUint8(o + 37),
-      });
+      const r = this.scratch;
+      r.exporter = exporter;
+      r.version = 5;
+      r.domain = 0;
+      r.src = "";
+      r.dst = "";
+      this.src4 = v.getUint32(o);
+      this.dst4 = v.getUint32(o + 4);
+      r.proto = v.getUint8(o + 38);
+      r.src_port = v.getUint16(o + 32);
+      r.dst_port = v.getUint16(o + 34);
+      r.src_as = v.getUint16(o + 40);
+      r.dst_as = v.getUint16(o + 42);
+      r.bytes = by * rate;
+      r.packets = pk * rate;
+      r.raw_bytes = by;
+      r.raw_packets = pk;
+      r.sampling = rate;
+      r.first_ms = nowMs - ((uptime - v.getUint32(o + 24)) | 0);
+      r.last_ms = nowMs - ((uptime - v.getUint32(o + 28)) | 0);
+      r.in_if = v.getUint16(o + 12);
+      r.out_if = v.getUint16(o + 14);
+      r.tcp_flags = v.getUint8(o + 37);
+      this.emitted++;
+      this.sink(r, this.src4, this.dst4);
     }
     return count === n && count <= 30 && v.byteLength === 24 + count * 48;
   }
@@ -421,19 +470,19 @@ export class FlowDecoder {
       result.pending++;
       return true;
     }
-    return this.records(v, q, end, t, result.records);
+    return this.records(v, q, end, t);
   }
 
   /** Decodes the records of one data set; false when a variable-length field overran the set. */
-  private records(v: DataView, q: number, end: number, t: CachedTemplate, out: FlowRecord[]): boolean {
+  private records(v: DataView, q: number, end: number, t: CachedTemplate): boolean {
     const plan = t.plan;
     const min = plan.minLength;
     const options = t.json.options;
     while (end - q >= min) {
       if (options) this.optionRecord(v, q, end, plan);
-      else {
-        const r = this.record(v, q, end, plan);
-        if (r) out.push(r);
+      else if (this.record(v, q, end, plan)) {
+        this.emitted++;
+        this.sink(this.scratch, this.src4, this.dst4);
       }
       if (this.next < 0) return false;
       q = this.next;
@@ -441,12 +490,15 @@ export class FlowDecoder {
     return true;
   }
 
-  private record(v: DataView, q: number, end: number, plan: Plan): FlowRecord | null {
+  /** Decodes one record into the scratch record; false when it overran its set. */
+  private record(v: DataView, q: number, end: number, plan: Plan): boolean {
     const roles = plan.roles;
     const lengths = plan.lengths;
     const n = roles.length;
     let src = "";
     let dst = "";
+    let src4 = -1;
+    let dst4 = -1;
     let proto = 0;
     let sport = -1;
     let dport = -1;
@@ -522,16 +574,20 @@ export class FlowDecoder {
           icmp = uint(v, q, len);
           break;
         case Role.SRC4:
-          src = ipv4(v, q);
+          src = "";
+          src4 = v.getUint32(q);
           break;
         case Role.DST4:
-          dst = ipv4(v, q);
+          dst = "";
+          dst4 = v.getUint32(q);
           break;
         case Role.SRC6:
           src = ipv6(v, q);
+          src4 = -1;
           break;
         case Role.DST6:
           dst = ipv6(v, q);
+          dst4 = -1;
           break;
         case Role.IN_IF:
           inIf = uint(v, q, len);
@@ -614,33 +670,35 @@ export class FlowDecoder {
     const rawBytes = bytes >= 0 ? bytes : totBytes >= 0 ? totBytes : outBytes >= 0 ? outBytes : 0;
     const rawPackets = packets >= 0 ? packets : totPackets >= 0 ? totPackets : outPackets >= 0 ? outPackets : 0;
     if (dport < 0 && icmp >= 0) dport = icmp;
-    return {
-      exporter: this.cExporter,
-      version: this.cVersion,
-      domain: this.cDomain,
-      src,
-      dst,
-      proto,
-      src_port: sport < 0 ? 0 : sport,
-      dst_port: dport < 0 ? 0 : dport,
-      src_as: srcAs,
-      dst_as: dstAs,
-      bytes: Math.min(rawBytes * sampling, MAX_SAFE),
-      packets: Math.min(rawPackets * sampling, MAX_SAFE),
-      raw_bytes: rawBytes,
-      raw_packets: rawPackets,
-      sampling,
-      first_ms: first,
-      last_ms: last,
-      in_if: inIf,
-      out_if: outIf,
-      tcp_flags: flags,
-    };
+    this.src4 = src4;
+    this.dst4 = dst4;
+    const r = this.scratch;
+    r.exporter = this.cExporter;
+    r.version = this.cVersion;
+    r.domain = this.cDomain;
+    r.src = src;
+    r.dst = dst;
+    r.proto = proto;
+    r.src_port = sport < 0 ? 0 : sport;
+    r.dst_port = dport < 0 ? 0 : dport;
+    r.src_as = srcAs;
+    r.dst_as = dstAs;
+    r.bytes = Math.min(rawBytes * sampling, MAX_SAFE);
+    r.packets = Math.min(rawPackets * sampling, MAX_SAFE);
+    r.raw_bytes = rawBytes;
+    r.raw_packets = rawPackets;
+    r.sampling = sampling;
+    r.first_ms = first;
+    r.last_ms = last;
+    r.in_if = inIf;
+    r.out_if = outIf;
+    r.tcp_flags = flags;
+    return true;
   }
 
-  private overrun(): null {
+  private overrun(): false {
     this.next = -1;
-    return null;
+    return false;
   }
 
   /** One options data record: sampling rates (per sampler id, or the domain's rate) and the system init time. */
@@ -804,10 +862,15 @@ export class FlowDecoder {
       this.counters.pendingDecoded++;
       this.setContext(p.exporter, p.version, p.domain, p.uptime, p.exportMs);
       const v = new DataView(p.body.buffer, p.body.byteOffset, p.body.byteLength);
-      if (!this.records(v, 0, v.byteLength, t, result.records)) result.malformed = true;
+      if (!this.records(v, 0, v.byteLength, t)) result.malformed = true;
     }
     this.setContext(saved[0], saved[1], saved[2], saved[3], saved[4]);
   }
 }
 
-export type { DecodeResult, DecoderStats, FlowRecord, TemplateKey };
+/** A record a RecordSink was handed, as a complete record of its own (the IPv4 addresses' texts filled in). */
+export function copyRecord(r: FlowRecord, src4: number, dst4: number): FlowRecord {
+  return { ...r, src: src4 >= 0 ? ipv4Text(src4) : r.src, dst: dst4 >= 0 ? ipv4Text(dst4) : r.dst };
+}
+
+export type { DecodeResult, DecoderStats, FlowRecord, RecordSink, TemplateKey };

@@ -1,27 +1,34 @@
 /** Address text for decoded records: IPv4 dotted quad, IPv6 per RFC 5952 (lower case, no leading zeros, longest zero run as "::"). */
 
 /**
- * The texts of recently decoded IPv4 addresses, in a direct-mapped cache keyed by the address's 32 bits (a slot holds
- * the last address hashed to it). A collector sees the same addresses over and over: one string per address instead of
- * one per record saves the formatting and the garbage, and the aggregator compares identical strings at once.
+ * The texts of IPv4 addresses, cached: a two-way set-associative cache keyed by the address's 32 bits (a set holds the
+ * last two addresses hashed to it; a new one goes first and pushes the older second one out; a hit writes nothing). A
+ * collector sees the same addresses over and over: one string per address instead of one per record saves the
+ * formatting and the garbage.
  */
-const V4_SLOTS = 1 << 16;
-const v4Keys = new Int32Array(V4_SLOTS);
-const v4Texts: (string | undefined)[] = new Array<string | undefined>(V4_SLOTS).fill(undefined);
+const V4_SETS = 1 << 16;
+const v4Keys = new Int32Array(V4_SETS * 2);
+const v4Texts: (string | undefined)[] = new Array<string | undefined>(V4_SETS * 2).fill(undefined);
 
-export function ipv4(v: DataView, o: number): string {
-  const n = v.getInt32(o);
-  const slot = (Math.imul(n, 0x9e3779b1) >>> 16) & (V4_SLOTS - 1);
-  const cached = v4Texts[slot];
-  if (cached !== undefined && v4Keys[slot] === n) return cached;
-  const text = `${v.getUint8(o)}.${v.getUint8(o + 1)}.${v.getUint8(o + 2)}.${v.getUint8(o + 3)}`;
-  v4Keys[slot] = n;
-  v4Texts[slot] = text;
+/** The dotted quad of a 32-bit address (signed or unsigned). */
+export function ipv4Text(address: number): string {
+  const n = address | 0;
+  const a = ((Math.imul(n, 0x9e3779b1) >>> 16) & (V4_SETS - 1)) * 2;
+  let text = v4Texts[a];
+  if (text !== undefined && v4Keys[a] === n) return text;
+  text = v4Texts[a + 1];
+  if (text !== undefined && v4Keys[a + 1] === n) return text;
+  text = `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+  v4Keys[a + 1] = v4Keys[a];
+  v4Texts[a + 1] = v4Texts[a];
+  v4Keys[a] = n;
+  v4Texts[a] = text;
   return text;
 }
 
-export function ipv4FromUint(n: number): string {
-  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+/** The dotted quad of the 4 bytes at `o`. */
+export function ipv4(v: DataView, o: number): string {
+  return ipv4Text(v.getInt32(o));
 }
 
 export function ipv6(v: DataView, o: number): string {

@@ -95,3 +95,12 @@ export interface DecoderStats {
   templates: number;
   byVersion: { v5: number; v9: number; v10: number };
 }
+
+/**
+ * Takes the decoder's records one by one. The record is the decoder's scratch object, overwritten by the next record.
+ * An IPv4 address comes as a number only: `src4` / `dst4` is the address as an unsigned 32-bit number and the record's
+ * `src` / `dst` is then "" (ipv4Text() gives the text, and copyRecord() a complete copy); -1 when the address is not
+ * IPv4, and `src` / `dst` holds it (or "" when the record has none). The hot path never formats an address it does not
+ * keep.
+ */
+export type RecordSink = (record: FlowRecord, src4: number, dst4: number) => void;

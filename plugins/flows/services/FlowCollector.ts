@@ -3,9 +3,9 @@ import { ApiError, DayPartitions, isIpAddress, startUdpReader, TurnBatcher, type
 import { canonicalIp, NodeAddressBook } from "../../inventory/contract.js";
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
 import type { ReceivedDatagram } from "../contract.js";
-import { FlowDecoder } from "../decode/decoder.js";
+import { copyRecord, FlowDecoder } from "../decode/decoder.js";
 import { TemplateCache } from "../decode/templates.js";
-import type { FlowRecord, TemplateKey } from "../decode/types.js";
+import type { FlowRecord, RecordSink, TemplateKey } from "../decode/types.js";
 import { MinuteAggregator } from "../lib/aggregate.js";
 import type { ForwardedDatagrams } from "../models/FlowModels.js";
 import { FlowRepository } from "../repositories/FlowRepository.js";
@@ -20,6 +20,7 @@ export interface CollectorStats {
 }
 
 const DAYS_AHEAD = 2;
+const NONE: readonly FlowRecord[] = Object.freeze([]);
 /** How often one exporter's templates may be looked up in the store when its data arrives before them. */
 const TEMPLATE_LOOKUP_MS = 1000;
 /** A receive buffer large enough for bursts of export datagrams (the kernel may grant less). */
@@ -73,6 +74,8 @@ export class FlowCollector {
   /** Loads the stored templates, binds the port (null = no listener: forwarded records only), starts flushing. */
   async start(): Promise<void> {
     this.registerMetrics();
+    // Injected properties are getters (a lookup each read): the sink reads the address book as a plain field.
+    this.book = this.addresses;
     const cfg = this.ctx.config;
     this.partitions = new DayPartitions(this.ctx.store, "rollup_1m");
     await this.maintainPartitions();
@@ -86,7 +89,8 @@ export class FlowCollector {
     // "0.0.0.0" listens on every IPv4 and IPv6 address (dual stack); v4-mapped senders are read as IPv4.
     const any = cfg.bindAddress === "0.0.0.0";
     // Datagrams and their records go to the forwarding tee (flows.received) as well as to the rollups.
-    const received = new TurnBatcher(this.ctx.bus, "flows.received", (datagrams: ReceivedDatagram[]) => ({ datagrams }));
+    const bus = this.ctx.bus;
+    const received = new TurnBatcher(bus, "flows.received", (datagrams: ReceivedDatagram[]) => ({ datagrams }));
     try {
       // Read in a worker thread (the core's UdpReader): flushes and garbage collections on this thread do not
       // overflow the socket's buffer; what the worker drops past its backlog is counted as dropped.
@@ -99,8 +103,9 @@ export class FlowCollector {
         onDatagram: (buf, address) => {
           const exporter = this.canonical(address);
           const now = Date.now();
-          const records = this.receive(buf, exporter, now);
-          received.push({ exporter, received_at_ms: now, bytes: buf, records });
+          // Records are kept (copied out of the decoder) only while the tee takes them.
+          if (!bus.listenerCount("flows.received")) this.receive(buf, exporter, now, false);
+          else received.push({ exporter, received_at_ms: now, bytes: buf, records: this.receive(buf, exporter, now, true) });
         },
         onError: (err) => this.ctx.log.warn("flows: socket error", { error: err.message }),
         onBacklogDrops: (n) => {
@@ -174,17 +179,25 @@ export class FlowCollector {
     });
   }
 
-  /** One export datagram (from the socket, or forwarded by a remote poller); answers the records it carried. */
-  receive(buf: Buffer, exporter: string, nowMs = Date.now()): readonly FlowRecord[] {
+  /**
+   * One export datagram (from the socket, or forwarded by a remote poller), aggregated: each record goes from the
+   * decoder's scratch record straight into the aggregator. With `keep`, answers copies of them (for the tee); without,
+   * an empty list (no object per record).
+   */
+  receive(buf: Buffer, exporter: string, nowMs = Date.now(), keep = false): readonly FlowRecord[] {
     this.counters.received++;
-    const r = this.decoder.decode(buf, exporter, nowMs);
+    this.aggExporter = "";
+    this.aggNowMs = nowMs;
+    const kept: FlowRecord[] | null = keep ? [] : null;
+    this.kept = kept;
+    const r = this.decoder.decode(buf, exporter, nowMs, this.aggregateOne);
+    this.kept = null;
     if (r.malformed) this.counters.malformed++;
     if (r.dropped) this.counters.dropped += r.dropped;
     for (const k of r.templatesLearned) this.learned.set(`${k.exporter}|${k.version}|${k.domain}|${k.id}`, k);
     this.withdrawn.push(...r.templatesWithdrawn);
     if (r.pending) this.lookForTemplates(exporter, nowMs);
-    this.aggregate(r.records, nowMs);
-    return r.records;
+    return kept ?? NONE;
   }
 
   /** canonicalIp of a datagram's source, remembered: an exporter sends thousands a second from one address. */
@@ -199,25 +212,28 @@ export class FlowCollector {
 
   private canonicalTexts = new Map<string, string>();
 
-  private aggregate(records: readonly FlowRecord[], nowMs: number): void {
-    // Injected properties are getters: read once per datagram, not per record.
-    const addresses = this.addresses;
-    const overrides = this.overrides;
-    const aggregator = this.aggregator;
-    let node: { id: string; folder_path: string[] } | null | undefined;
-    let last = "";
-    let added = 0;
-    for (const rec of records) {
-      if (rec.exporter !== last) {
-        node = addresses.byIp(rec.exporter);
-        last = rec.exporter;
-      }
-      const source = overrides[rec.exporter] ? "override" : rec.sampling > 1 ? "exporter" : "none";
-      if (aggregator.add(rec, node ?? null, nowMs, source)) added++;
+  // The record sink's state: the exporter of the records last aggregated, its node and override, the arrival time.
+  // Reset per datagram (the node of an address may change between two), read per record.
+  private aggExporter = "";
+  private aggNode: { id: string; folder_path: string[] } | null = null;
+  private aggOverridden = false;
+  private aggNowMs = 0;
+  private book: NodeAddressBook | null = null;
+  /** Where copies of the records go while the tee takes them (null: not kept). */
+  private kept: FlowRecord[] | null = null;
+
+  /** Adds one record to the minute aggregates (the decoder's sink: the record is its scratch object). */
+  private readonly aggregateOne: RecordSink = (rec, src4, dst4) => {
+    if (rec.exporter !== this.aggExporter) {
+      this.aggNode = (this.book ??= this.addresses).byIp(rec.exporter) ?? null;
+      this.aggOverridden = !!this.overrides[rec.exporter];
+      this.aggExporter = rec.exporter;
     }
-    this.stat.records += added;
-    this.stat.dropped_records += records.length - added;
-  }
+    const source = this.aggOverridden ? "override" : rec.sampling > 1 ? "exporter" : "none";
+    if (this.aggregator.add(rec, this.aggNode, this.aggNowMs, source, src4, dst4)) this.stat.records++;
+    else this.stat.dropped_records++;
+    if (this.kept !== null) this.kept.push(copyRecord(rec, src4, dst4));
+  };
 
   /**
    * Data for a template this collector lacks: another replica (or this one before a restart) may have stored it.
@@ -229,7 +245,10 @@ export class FlowCollector {
     this.repo
       .templates(exporter)
       .then((list) => {
-        if (this.templates.import(list)) this.aggregate(this.decoder.releaseKnown(), Date.now());
+        if (!this.templates.import(list)) return;
+        this.aggExporter = "";
+        this.aggNowMs = Date.now();
+        this.decoder.releaseKnown(this.aggregateOne);
       })
       .catch((err: unknown) => this.ctx.log.warn("flows: templates not read", { error: err, exporter }));
   }

@@ -4,7 +4,7 @@
  * held until its template and dropped when too old or too many, variable-length and enterprise fields, counter widths
  * and 64-bit clamping, every time encoding, sampling from options records and overrides, IPv6 text.
  */
-import { FlowDecoder } from "../decode/decoder.js";
+import { copyRecord, FlowDecoder, type FlowRecord } from "../decode/decoder.js";
 import { TemplateCache } from "../decode/templates.js";
 import { dataSet, ip4, ip6, ipfixMessage, optionsTemplateSet, templateSet, u, v9Packet, varlen, type FieldSpec } from "../../../test/support/flowPeers.js";
 
@@ -194,6 +194,29 @@ describe("template cache and data", () => {
       ["192.0.2.3", 200],
     ]);
     expect(decoder.stats()).toMatchObject({ pendingHeld: 1, pendingDecoded: 1, pendingDropped: 0, pendingNow: 0 });
+  });
+
+  it("hands records to a sink instead of the result: the same records, held sets included, one scratch object", () => {
+    const early = data(1, rec256("192.0.2.1", "192.0.2.2", 6, 1, 2, 100, 1), rec256("192.0.2.3", "192.0.2.4", 17, 3, 4, 200, 2));
+    const later = data(1, rec256("2.2.2.2", "3.3.3.3", 1, 0, 2048, 64, 1));
+    const copies = newDecoder().decoder;
+    const expected = [copies.decode(early, EXP, NOW), copies.decode(tmpl(1), EXP, NOW + 1000), copies.decode(later, EXP, NOW + 2000)].flatMap((r) => r.records);
+    expect(expected).toHaveLength(3);
+
+    const { decoder } = newDecoder();
+    const seen: unknown[] = [];
+    const objects = new Set<object>();
+    const sink = (r: FlowRecord, src4: number, dst4: number): void => {
+      objects.add(r);
+      // IPv4 addresses come as numbers only.
+      expect([r.src, r.dst]).toEqual(["", ""]);
+      seen.push(copyRecord(r, src4, dst4));
+    };
+    const results = [decoder.decode(early, EXP, NOW, sink), decoder.decode(tmpl(1), EXP, NOW + 1000, sink), decoder.decode(later, EXP, NOW + 2000, sink)];
+    expect(seen).toEqual(expected);
+    expect(results.map((r) => r.records)).toEqual([[], [], []]);
+    expect(objects.size).toBe(1);
+    expect(decoder.stats()).toMatchObject({ records: 3, pendingDecoded: 1 });
   });
 
   it("drops held data older than pendingMaxMs and beyond pendingMaxSets, and counts it", () => {
