@@ -15,6 +15,10 @@
 // With the forwarding plugin's UDP fast path (the default), the relay goes out from the UDP listener's reader thread;
 // each ours-step also prints what the events pipeline itself dropped at that rate (pipeline_dropped), which the relay
 // does not wait for. BENCH_FAST_PATH=false measures the tee path instead.
+// BENCH_SENDER=paced replaces loggen by a paced sender (a child Node process sending one 200-byte RFC 5424 message
+// every 1/rate s, in ~1 ms ticks, from 4 sockets): loggen starts every run with a burst of most of a second's messages
+// at once, which decides the lossless rate of a receiver that cannot drain a full socket buffer at loggen's speed; the
+// paced sender measures the sustained rate instead.
 // Prints forwarding_udp_lossless_per_sec, rsyslog_relay_udp_lossless_per_sec, forwarding_udp_ratio,
 // forwarding_latency_ms_p50/p99, rsyslog_relay_latency_ms_p50/p99, and `# step` lines.
 import { spawn } from "node:child_process";
@@ -31,6 +35,7 @@ import {
   median,
   print,
   procCpuSecs,
+  replayUdp,
   runLoggen,
   settle,
   sleep,
@@ -45,6 +50,12 @@ const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 5);
 const RATES = (process.env.BENCH_RATES ?? "2500,5000,7500,10000,20000,40000,60000,80000").split(",").map(Number);
 const LAT_COUNT = Number(process.env.BENCH_LAT_COUNT ?? 5000);
 const LAT_RATE = Number(process.env.BENCH_LAT_RATE ?? 1000);
+const SENDER = process.env.BENCH_SENDER ?? "loggen";
+/** The paced sender's message: RFC 5424, 200 bytes like loggen's. */
+const PACED_MESSAGE = (() => {
+  const head = "<14>1 2026-11-24T12:00:00.000Z bench relay - - - ";
+  return Buffer.from(head + "x".repeat(200 - head.length));
+})();
 
 /** A private rsyslogd relay: imudp on a free port, every message forwarded as received (%rawmsg%) by omfwd over UDP. */
 async function startRelay(targetPort) {
@@ -109,7 +120,7 @@ async function latencyRun(port, sink) {
 print("forwarding_relay_machine", machine());
 print(
   "forwarding_relay_method",
-  `loggen RFC5424 200B over UDP, ${STEP_SECS}s per step, ${REPEATS} repetitions (median); latency ${LAT_COUNT} msgs at ${LAT_RATE}/s`,
+  `${SENDER === "paced" ? "paced sender" : "loggen"} RFC5424 200B over UDP, ${STEP_SECS}s per step, ${REPEATS} repetitions (median); latency ${LAT_COUNT} msgs at ${LAT_RATE}/s`,
 );
 
 let ev = null;
@@ -143,7 +154,10 @@ try {
     const cpu0 = who === "ours" ? process.cpuUsage() : null;
     const r0 = who === "rsyslog" ? relay.cpuSecs() : 0;
     const t0 = performance.now();
-    const sent = await runLoggen({ proto: "udp", port, perConn: count, ratePerConn: rate });
+    const sent =
+      SENDER === "paced"
+        ? await replayUdp({ payload: PACED_MESSAGE, port, count, rate })
+        : await runLoggen({ proto: "udp", port, perConn: count, ratePerConn: rate });
     const { count: after, lastChangeMs } = await settle(rs.count);
     const wall = (lastChangeMs - t0) / 1000;
     const got = after - before;
