@@ -64,7 +64,7 @@ export { startUdpReader } from "./util/udpReader.js";
 export type { UdpReader, UdpReaderOptions, MirrorTarget, MirrorCount } from "./util/udpReader.js";
 export { compileSafeRegex, regexUnsafeReason, REGEX_MAX_COUNT, REGEX_MAX_GROUP_REPEAT } from "./util/regexSafety.js";
 export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./util/pools.js";
-export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, formatIp, parseCidr, prefixContains } from "./util/net.js";
+export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, ipv4Number, formatIp, parseCidr, prefixContains } from "./util/net.js";
 export type { IpFamily, IpAddress, IpPrefix } from "./util/net.js";
 export { isTimeZone, localParts, nextRun, zonedTimeToUtc } from "./util/schedule.js";
 export type { Frequency, ScheduleTiming } from "./util/schedule.js";

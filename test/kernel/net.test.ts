@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { ADDRESS_BITS, formatIp, ipFamily, isIpAddress, parseCidr, parseIp, prefixContains } from "../../core/index.js";
+import { ADDRESS_BITS, formatIp, ipFamily, ipv4Number, isIpAddress, parseCidr, parseIp, prefixContains } from "../../core/index.js";
 import { adminDatabaseUrl, rawQuery } from "../support/db.js";
 
 describe("parseIp / isIpAddress", () => {
@@ -80,6 +80,36 @@ describe("parseIp / isIpAddress", () => {
       "1..2.3",
     ];
     for (const text of samples) expect([text, ipFamily(text)]).toEqual([text, isIP(text)]);
+  });
+});
+
+describe("ipv4Number", () => {
+  it("reads the IPv4 addresses parseIp reads, as their unsigned 32 bits", () => {
+    expect(ipv4Number("0.0.0.0")).toBe(0);
+    expect(ipv4Number("255.255.255.255")).toBe(0xffffffff);
+    expect(ipv4Number("10.0.0.1")).toBe(0x0a000001);
+    expect(ipv4Number("198.51.100.7")).toBe(Number(parseIp("198.51.100.7")!.value));
+  });
+
+  it("answers -1 for everything else: IPv6, mapped, leading zeros, short or long, blanks", () => {
+    for (const bad of [
+      "",
+      "1.2.3",
+      "1.2.3.4.5",
+      "256.0.0.1",
+      "1..2.3",
+      "1.2.3.",
+      ".1.2.3",
+      "::ffff:1.2.3.4",
+      "2001:db8::1",
+      "1.2.3.4 ",
+      "010.0.0.1",
+      "1234.1.1.1",
+      "a.b.c.d",
+    ]) {
+      expect([bad, ipv4Number(bad)]).toEqual([bad, -1]);
+      if (bad !== "::ffff:1.2.3.4" && bad !== "2001:db8::1") expect(isIpAddress(bad)).toBe(false);
+    }
   });
 });
 

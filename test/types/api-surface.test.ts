@@ -19,7 +19,7 @@ describe("the nms-core package's exported values", () => {
         ...["DayPartitions", "dayStart", "DAY_MS", "timeOrderedUuid", "TurnBatcher", "startUdpReader"],
         ...["compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT", "REGEX_MAX_GROUP_REPEAT"],
         ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
-        ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "formatIp", "parseCidr", "prefixContains"],
+        ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "ipv4Number", "formatIp", "parseCidr", "prefixContains"],
         ...["isTimeZone", "localParts", "nextRun", "zonedTimeToUtc", "runAsSystem"],
         ...["InvalidBundleRow", "bundleField", "existingIds", "importRows", "keysetRows", "pruneRows", "sqlBundleTable"],
       ].sort(),

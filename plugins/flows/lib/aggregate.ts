@@ -1,3 +1,4 @@
+import { ipv4Number } from "../../../core/index.js";
 import { ipv4Text } from "../decode/ip.js";
 import type { FlowRecord } from "../decode/types.js";
 import type { ExporterDelta, RollupRow } from "../repositories/FlowRepository.js";
@@ -66,11 +67,11 @@ export class MinuteAggregator {
   add(r: FlowRecord, node: ExporterNode | null, nowMs: number, samplingSource: string, src4 = -1, dst4 = -1): boolean {
     if (src4 < 0) {
       if (!r.src) return false; // no conversation without both addresses
-      src4 = parseIpv4(r.src);
+      src4 = ipv4Number(r.src);
     }
     if (dst4 < 0) {
       if (!r.dst) return false;
-      dst4 = parseIpv4(r.dst);
+      dst4 = ipv4Number(r.dst);
     }
     // The exporter's clock files the flow; one off by more than a day (or without a time) is filed at arrival.
     const end = r.last_ms !== null && Math.abs(r.last_ms - nowMs) < DAY_MS ? r.last_ms : nowMs;
@@ -224,30 +225,6 @@ export class MinuteAggregator {
     }
     this.table = table;
   }
-}
-
-/** A dotted quad's 32 bits (unsigned), or -1 for any other text (IPv6, "::ffff:a.b.c.d", garbage). */
-export function parseIpv4(text: string): number {
-  let n = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || dots === 3) return -1;
-      n = n * 256 + part;
-      part = 0;
-      digits = 0;
-      dots++;
-    } else if (c >= 48 && c <= 57 && digits < 3) {
-      part = part * 10 + (c - 48);
-      if (part > 255) return -1;
-      digits++;
-    } else return -1;
-  }
-  if (dots !== 3 || digits === 0) return -1;
-  return n * 256 + part;
 }
 
 const SEED = 0x9e3779b9 | 0;

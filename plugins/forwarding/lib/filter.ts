@@ -25,7 +25,7 @@
  *   the field's value. `in_cidr`/`not_in_cidr` take the same list of prefixes (a bare address is one host).
  * - Mode `all`: every condition holds; `any`: at least one. No conditions: everything is forwarded.
  */
-import { compileSafeRegex, parseCidr, parseIp, type IpPrefix } from "../../../core/index.js";
+import { compileSafeRegex, ipv4Number, parseCidr, parseIp, type IpPrefix } from "../../../core/index.js";
 import { FILTER_FIELDS, FILTER_OPS, SOURCE_KINDS, type CompiledFilter, type Filter, type FilterField, type FilterOp, type FilterSubject } from "./types.js";
 
 /** Most conditions one filter holds. */
@@ -116,28 +116,6 @@ function listItems(value: string, where: string): string[] {
   return items;
 }
 
-/** An IPv4 dotted quad (four decimal octets, no leading zeros) as a number, or -1: the tee's fast path, no regex, no bigint. */
-function v4(text: string): number {
-  let n = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || ++dots > 3) return -1;
-      n = n * 256 + part;
-      part = 0;
-      digits = 0;
-    } else if (c >= 48 && c <= 57) {
-      if (digits > 0 && part === 0) return -1;
-      part = part * 10 + (c - 48);
-      if (++digits > 3 || part > 255) return -1;
-    } else return -1;
-  }
-  return dots === 3 && digits > 0 ? n * 256 + part : -1;
-}
-
 /** An address reduced to what comparisons need: IPv4 as a number, IPv6 as its bigint. */
 type Addr = { family: 4; n: number } | { family: 6; n: bigint };
 
@@ -146,7 +124,7 @@ const V6_CACHE = new Map<string, Addr | null>();
 const V6_CACHE_MAX = 4096;
 
 function addrOf(text: string): Addr | null {
-  const n = v4(text);
+  const n = ipv4Number(text);
   if (n >= 0) return { family: 4, n };
   let a = V6_CACHE.get(text);
   if (a !== undefined) return a;
