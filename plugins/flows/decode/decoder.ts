@@ -192,7 +192,7 @@ export class FlowDecoder {
 
   /**
    * Decodes the held data sets whose template is known now (templates imported from the store since they arrived).
-   * Answers their records (copies), or how many went to `sink` (called as in decode()) with an empty list.
+   * Answers their records (copies); with `sink`, hands them to it as decode() does and answers an empty list.
    */
   releaseKnown(sink?: RecordSink): FlowRecord[] {
     const result: DecodeResult = { records: [], templatesLearned: [], templatesWithdrawn: [], malformed: false, dropped: 0, pending: 0, version: null };
