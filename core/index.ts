@@ -58,6 +58,7 @@ export { Secrets } from "./secrets/Secrets.js";
 export { Store, PluginStore, ident, isoTimestamp } from "./store/Store.js";
 export type { Queryable } from "./store/Store.js";
 export { PG_ERROR, pgErrorCode, isPgError, pgConstraint } from "./store/pgErrors.js";
+export { textArrayLiteral, plainArrayLiteral } from "./store/arrayLiteral.js";
 export type { PgErrorCode } from "./store/pgErrors.js";
 export { UUID_PATTERN, isUuid, timeOrderedUuid } from "./util/uuid.js";
 export { startUdpReader } from "./util/udpReader.js";
