@@ -15,6 +15,8 @@
 // Sender and receivers share this machine's cores (2 here).
 // Prints: events_traps_lossless_per_sec, snmptrapd_lossless_per_sec, events_traps_ratio, the per-repetition figures,
 // and a `# step ...` line per step (CPU %, listener counters, UDP socket drops, queue drops, load).
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import {
@@ -28,6 +30,7 @@ import {
   replayUdp,
   settle,
   startEventsKernel,
+  startProfile,
   startSnmptrapd,
   udpSocketDrops,
 } from "./lib/events-peers.mjs";
@@ -35,11 +38,14 @@ import {
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 5);
+/** A directory: every step against the service is CPU-profiled (V8 inspector, this process) and summarised. */
+const PROF_DIR = process.env.BENCH_CPU_PROF ?? null;
 const RATES = (process.env.BENCH_TRAP_RATES ?? "1000,2500,5000,7500,10000,15000,20000,30000").split(",").map(Number);
 const pct = (secs, wall) => Math.round((secs / wall) * 100);
 const phaseStart = performance.now();
 const phase = (name) => process.stderr.write(`[events-traps] ${name} at ${((performance.now() - phaseStart) / 1000).toFixed(1)} s, load ${load()}\n`);
 
+if (PROF_DIR) mkdirSync(PROF_DIR, { recursive: true });
 print("events_traps_machine", machine());
 print(
   "events_traps_method",
@@ -65,9 +71,16 @@ try {
     const since = new Date(Date.now() - 50).toISOString();
     const cpu0 = process.cpuUsage();
     const pg0 = descendantsCpuSecs("postgres");
+    const prof = PROF_DIR ? await startProfile() : null;
     const t0 = performance.now();
     const sent = await replayUdp({ payload: pdu, port, count, rate });
     const { count: stored, lastChangeMs } = await settle(() => ev.stored("trap", since));
+    if (prof) {
+      const p = await prof.stop(join(PROF_DIR, `events-traps-${rate}-rep${rep}.cpuprofile`));
+      print("# profile", `target=${rate} rep=${rep} busy_pct=${p.busyPct}`);
+      for (const l of p.self) print("# profile self", l);
+      for (const l of p.inclusive) print("# profile inclusive", l);
+    }
     const wall = (lastChangeMs - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const pg = descendantsCpuSecs("postgres") - pg0;

@@ -53,6 +53,11 @@ export interface UdpReader {
   mirror(targets: readonly MirrorTarget[]): void;
   /** Per mirror target id: datagrams relayed and send errors since it was first mirrored (updated every ~250 ms). */
   mirrorCounts(): ReadonlyMap<string, MirrorCount>;
+  /**
+   * Sends a datagram from the listening socket itself (an answer whose sender expects it from the port it wrote to:
+   * an SNMP inform's acknowledgement, a USM report). The bytes are copied; a failure comes to `onError`.
+   */
+  send(data: Uint8Array, port: number, address: string): void;
   close(): Promise<void>;
 }
 
@@ -127,6 +132,11 @@ socket.on("message", (msg, rinfo) => {
 parentPort.on("message", (m) => {
   if (m.t === "ack") inFlight -= m.bytes;
   else if (m.t === "mirror") setMirrors(m.targets);
+  else if (m.t === "send") {
+    socket.send(new Uint8Array(m.buf), m.port, m.address, (err) => {
+      if (err) parentPort.postMessage({ t: "error", code: err.code, message: "send to " + m.address + ": " + err.message });
+    });
+  }
   else if (m.t === "close") {
     if (mirrorTimer) clearInterval(mirrorTimer);
     parentPort.postMessage({ t: "mirrored", counts: [...counts].map(([id, c]) => [id, c.sent, c.errors]) });
@@ -211,6 +221,11 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
             backlogDrops: () => dropped,
             mirror: (targets) => worker.postMessage({ t: "mirror", targets: targets.map((t) => ({ id: t.id, address: t.address, port: t.port })) }),
             mirrorCounts: () => mirrored,
+            send: (data, port, address) => {
+              // A compact copy, transferred: a Buffer's view may sit in a shared pool that cloning would copy whole.
+              const copy = Uint8Array.prototype.slice.call(data).buffer as ArrayBuffer;
+              worker.postMessage({ t: "send", buf: copy, port, address }, [copy]);
+            },
             close: () =>
               (closing ??= new Promise<void>((done) => {
                 worker.once("exit", () => done());

@@ -1,6 +1,6 @@
 /**
  * The core's UDP reader (core/util/udpReader.ts): a socket read by a worker thread. Datagrams arrive in order with
- * their sender; a bind failure keeps its errno code; while the main thread is blocked the worker keeps reading (a
+ * their sender; answers leave from the listening socket; a bind failure keeps its errno code; while the main thread is blocked the worker keeps reading (a
  * socket read on the main thread, given the same buffer, loses most of the same burst); past its backlog it drops and
  * counts; close() ends it.
  */
@@ -65,6 +65,40 @@ it("delivers datagrams in order with the sender's address and port", async () =>
   expect(got.map(([d]) => d)).toEqual(Array.from({ length: 100 }, (_, i) => `m${i}`));
   expect(new Set(got.map(([, a, p]) => `${a}:${p}`))).toEqual(new Set([`127.0.0.1:${s.address().port}`]));
   s.close();
+  await r.close();
+});
+
+it("answers from the listening socket itself (the port the sender wrote to), with the bytes as they were when sent", async () => {
+  const r = await startUdpReader({
+    type: "udp4",
+    host: "127.0.0.1",
+    port: 0,
+    onDatagram: (d, a, p) => {
+      const answer = Buffer.from(`ack ${d.toString()}`);
+      r.send(answer, p, a);
+      answer.fill(0); // the reader took a copy
+    },
+  });
+  const s = createSocket("udp4");
+  await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
+  const answers: [string, number][] = [];
+  s.on("message", (m, rinfo) => answers.push([m.toString(), rinfo.port]));
+  for (const m of ["one", "two"]) s.send(m, r.port, "127.0.0.1");
+  await settle();
+  expect(answers).toEqual([
+    ["ack one", r.port],
+    ["ack two", r.port],
+  ]);
+  s.close();
+  await r.close();
+});
+
+it("reports a failed answer through onError", async () => {
+  const errors: Error[] = [];
+  const r = await startUdpReader({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => undefined, onError: (e) => errors.push(e) });
+  r.send(Buffer.alloc(70_000), 9, "127.0.0.1"); // over the largest UDP payload
+  await settle();
+  expect(errors.map((e) => (e as Error & { code?: string }).code)).toEqual(["EMSGSIZE"]);
   await r.close();
 });
 

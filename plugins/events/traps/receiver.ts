@@ -2,7 +2,8 @@
  * The SNMP trap listener (`traps.udp`): v1, v2c and v3 traps and informs on net-snmp's receiver.
  *
  * net-snmp does the decoding, community/USM checks and inform acknowledgements. Around it this
- * module owns the socket (net-snmp cannot bind port 0, and we want the datagram's bytes), checks
+ * module owns the socket (net-snmp cannot bind port 0, and we want the datagram's bytes; a worker thread reads it,
+ * core's UdpReader, and the answers net-snmp makes leave from it through the reader), checks
  * the BER envelope first (net-snmp accepts truncated messages), classifies every datagram as
  * delivered, dropped (unknown community or user, failed digest or decryption) or malformed, and
  * bounds the v3 localized-key cache (see usmKeys.ts).
@@ -12,8 +13,9 @@
  * be stored. Informs are acknowledged by net-snmp before the consumer sees them.
  */
 import { createDecipheriv } from "node:crypto";
-import dgram, { type RemoteInfo, type Socket } from "node:dgram";
+import type { RemoteInfo, Socket } from "node:dgram";
 import snmp from "net-snmp";
+import { startUdpReader, type UdpReader } from "../../../core/index.js";
 import type { BoundListener, Inbound, ListenerCounters, TrapMessage } from "../lib/types.js";
 import { messageVersion, rawHex } from "./ber.js";
 import { MalformedTrap, type Origin, type RawPdu, toTrapMessage } from "./convert.js";
@@ -170,7 +172,6 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
   const counters: ListenerCounters = { received: 0, dropped: 0, malformed: 0 };
   const family = opts.host.includes(":") ? "udp6" : "udp4";
   const log = opts.log;
-  let socket: Socket | null = null;
   let cur: Current | null = null;
 
   let probes = 0;
@@ -251,26 +252,26 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     dropped(c.rinfo, error.name === "RequestFailedError" ? "unknown community or user" : "authentication failed");
   };
 
+  // net-snmp opens its own socket through this module: it gets a stand-in, and the datagrams come from the reader below.
   const dgramModule = {
-    createSocket(type: "udp4" | "udp6") {
-      const s = dgram.createSocket({ type, ipv6Only: false });
-      s.bind = (() => s) as Socket["bind"]; // we bind below, to the port asked for (net-snmp turns 0 into 162)
-      socket = s;
-      return s;
-    },
+    createSocket: () => ({ on: () => undefined, bind: () => undefined, close: () => undefined }),
   };
   const receiver = snmp.createReceiver(
     { transport: family, address: opts.host, port: opts.port || 162, includeAuthentication: true, engineID: opts.engineId, dgramModule },
     callback,
   ) as NetSnmpReceiver;
+  if (typeof receiver.onMsg !== "function") throw new Error("this net-snmp version's receiver internals are not the ones the trap listener drives");
   const authorizer = (receiver as unknown as { authorizer: { addCommunity(c: string): void; addUser(u: snmp.User): void; deleteUser(name: string): void } })
     .authorizer;
   for (const c of opts.communities) authorizer.addCommunity(c);
   for (const u of users) authorizer.addUser(u);
 
+  let reader: UdpReader | null = null;
+  // What net-snmp answers with (inform acknowledgements, USM reports) leaves from the listening socket, in the reader.
+  const replier = { send: (buf: Buffer, port: number, address: string) => reader?.send(buf, port, address) };
   // net-snmp sends inform acknowledgements and USM reports through this (its own logs failures to console.error).
   // Reports also tell the outcome of datagrams that get no callback: discovery, or a USM refusal of a reportable message.
-  receiver.listener.send = (message, rinfo, s) => {
+  receiver.listener.send = (message, rinfo) => {
     if (cur && message.pdu?.type === REPORT_PDU) {
       if (message.pdu.varbinds?.[0]?.oid === USM_UNKNOWN_ENGINE_ID) cur.discovery = true;
       else if (!cur.settled) {
@@ -278,25 +279,18 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
         dropped(rinfo, "refused with a USM report");
       }
     }
-    s.send(message.toBuffer(), rinfo.port, rinfo.address, (err) => {
-      if (err) log?.debug("could not answer a trap sender", { source_ip: sourceIp(rinfo.address), error: err.message });
-    });
+    replier.send(message.toBuffer(), rinfo.port, rinfo.address);
   };
 
-  const sock = socket as Socket | null;
-  if (!sock || typeof receiver.onMsg !== "function") throw new Error("this net-snmp version's receiver internals are not the ones the trap listener drives");
-  sock.removeAllListeners("message");
-  sock.removeAllListeners("error");
-  delete (sock as Partial<Socket>).bind; // back to dgram's own
-
-  sock.on("message", (buf: Buffer, rinfo: RemoteInfo) => {
+  const onDatagram = (buf: Buffer, address: string, port: number) => {
+    const rinfo: RemoteInfo = { address, port, family: address.includes(":") ? "IPv6" : "IPv4", size: buf.length };
     counters.received++;
     const version = messageVersion(buf);
     if (version === null) return malformed(buf, rinfo, "not a well-formed SNMP message");
     const c: Current = { buf, rinfo, version, settled: false, discovery: false };
     cur = c;
     try {
-      keys.run(() => receiver.onMsg(sock, buf, rinfo));
+      keys.run(() => receiver.onMsg(replier as unknown as Socket, buf, rinfo));
     } catch (err) {
       if (!c.settled) {
         c.settled = true;
@@ -307,25 +301,25 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     }
     if (c.discovery) probes++;
     else if (!c.settled) dropped(rinfo, "no outcome from net-snmp");
-  });
+  };
 
-  await new Promise<void>((resolve, reject) => {
-    sock.once("error", reject);
-    sock.bind({ port: opts.port, address: opts.host, exclusive: true }, () => {
-      sock.off("error", reject);
-      resolve();
-    });
-  }).catch((err: unknown) => {
-    sock.close();
-    throw err;
+  // The socket is read by a worker thread (core's UdpReader): the main thread's stalls (a batch written, a collection)
+  // do not overflow the kernel buffer; each datagram comes back here, in order, as a view into the batch.
+  reader = await startUdpReader({
+    type: family,
+    host: opts.host,
+    port: opts.port,
+    recvBufferSize: opts.recvBufferBytes ?? 4 << 20,
+    onDatagram,
+    onError: (err) => log?.warn("trap socket error", { error: err.message }),
+    onBacklogDrops: (n) => {
+      counters.received += n;
+      counters.dropped += n;
+      log?.warn("trap datagrams dropped: the pipeline is behind", { dropped: n });
+    },
   });
-  sock.on("error", (err) => log?.warn("trap socket error", { error: err.message }));
-  try {
-    sock.setRecvBufferSize(opts.recvBufferBytes ?? 4 << 20);
-  } catch {
-    // the kernel's cap applies; not fatal
-  }
-  const bound = sock.address();
+  const bound = { address: reader.address, port: reader.port };
+  const open = reader;
 
   let closed: Promise<void> | null = null;
   return {
@@ -345,7 +339,7 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     engineCacheSize: () => keys.size,
     discoveryProbes: () => probes,
     close() {
-      closed ??= new Promise<void>((resolve) => sock.close(() => resolve()));
+      closed ??= open.close();
       return closed;
     },
   };
