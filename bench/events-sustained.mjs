@@ -29,6 +29,7 @@ import {
   sleep,
   startEventsKernel,
   udpSocketDrops,
+  matchReceiveBuffers,
 } from "./lib/events-peers.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -40,6 +41,8 @@ const phase = (name) => process.stderr.write(`[events-sustained] ${name} at ${((
 
 print("events_sustained_machine", machine());
 let ev = null;
+const rmem = matchReceiveBuffers();
+print("events_sustained_rmem_max", rmem.rmemMax);
 try {
   ev = await startEventsKernel(ROOT);
   const port = ev.ports["syslog.udp"];
@@ -153,6 +156,7 @@ try {
   );
   print("events_sustained_load_after", load());
 } finally {
+  rmem.restore();
   phase("stopping");
   await ev?.stop().catch((e) => console.error(e));
 }

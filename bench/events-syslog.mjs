@@ -39,6 +39,7 @@ import {
   startProfile,
   startRsyslog,
   udpSocketDrops,
+  matchReceiveBuffers,
 } from "./lib/events-peers.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -64,6 +65,8 @@ print("events_syslog_method", `loggen RFC5424 200B, ${STEP_SECS}s per step, ${RE
 
 let ev = null;
 let rs = null;
+const rmem = matchReceiveBuffers();
+print("events_syslog_rmem_max", rmem.rmemMax);
 try {
   ev = await startEventsKernel(ROOT);
   rs = await startRsyslog();
@@ -188,6 +191,7 @@ try {
   print("events_syslog_rsyslog_total_cpu_secs", procCpuSecs(rs.pid).toFixed(1));
   print("events_syslog_load_after", load());
 } finally {
+  rmem.restore();
   phase("stopping");
   await rs?.stop().catch((e) => console.error(e));
   await ev?.stop().catch((e) => console.error(e));

@@ -42,6 +42,7 @@ import {
   startEventsKernel,
   startRsyslog,
   udpSocketDrops,
+  matchReceiveBuffers,
 } from "./lib/events-peers.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -127,6 +128,8 @@ let ev = null;
 let rs = null;
 let relay = null;
 let sink = null;
+const rmem = matchReceiveBuffers();
+print("forwarding_relay_rmem_max", rmem.rmemMax);
 try {
   rs = await startRsyslog();
   ev = await startEventsKernel(ROOT, {}, { forwarding: true, forwardingConfig: { udpFastPath: process.env.BENCH_FAST_PATH !== "false" } });
@@ -215,6 +218,7 @@ try {
   print("rsyslog_relay_latency_received", `${latRef.received}/${LAT_COUNT}`);
   print("forwarding_relay_load_after", load());
 } finally {
+  rmem.restore();
   await sink?.close().catch(() => undefined);
   await relay?.stop().catch((e) => console.error(e));
   await rs?.stop().catch((e) => console.error(e));

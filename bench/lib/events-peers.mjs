@@ -17,6 +17,27 @@ import { load, print } from "./kernel.mjs";
 export const CACHE = process.env.BENCH_CACHE_DIR ?? "/tmp/nms-bench";
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export { load, print };
+/** What both syslog receivers ask for: rsyslog's imudp `rcvbufSize="8m"`, the service's UDP listeners 8 MiB (the kernel doubles both). */
+export const RECEIVE_BUFFER_BYTES = 8 << 20;
+const RMEM_MAX = "/proc/sys/net/core/rmem_max";
+
+/**
+ * Lets the service's UDP receive buffer be what rsyslog's is. rsyslog, as root, forces its 8 MiB past net.core.rmem_max
+ * (SO_RCVBUFFORCE); Node's setRecvBufferSize has only SO_RCVBUF, which the kernel caps at rmem_max (4 MiB here: 8 MiB
+ * effective against rsyslog's 16). As root, and unless BENCH_RMEM_MAX=keep, rmem_max is raised to the same 8 MiB for the
+ * run (the setting docs/events.md recommends in production); returns the value in force and a restore().
+ */
+export function matchReceiveBuffers() {
+  const before = Number(readFileSync(RMEM_MAX, "utf8").trim());
+  const keep = { rmemMax: before, restore: () => undefined };
+  if (process.env.BENCH_RMEM_MAX === "keep" || before >= RECEIVE_BUFFER_BYTES || process.getuid?.() !== 0) return keep;
+  try {
+    writeFileSync(RMEM_MAX, String(RECEIVE_BUFFER_BYTES));
+  } catch {
+    return keep;
+  }
+  return { rmemMax: RECEIVE_BUFFER_BYTES, restore: () => writeFileSync(RMEM_MAX, String(before)) };
+}
 export const machine = () => `${cpus().length}cpu,load=${load()},node=${process.version}`;
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
