@@ -61,7 +61,7 @@ function logTime(out, msg) {
 /** Spawns the kernel on dataDir; resolves at the ready line with timings and a stop() function. */
 function boot(dataDir) {
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [`--openssl-config=${join(ROOT, "config/openssl.cnf")}`, MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", NMS_DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"],

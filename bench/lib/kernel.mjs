@@ -26,7 +26,7 @@ export const running = new Set();
  * at its ready line with `{url, stop()}`; stop() sends SIGTERM and fails unless the kernel exits 0.
  */
 export function bootKernel(env, timeoutMs = 120000) {
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [`--openssl-config=${join(ROOT, "config/openssl.cnf")}`, MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const MAIN = join(ROOT, "dist/core/main.js");
+/** The node options the service runs with (`npm start`, the Dockerfile): config/openssl.cnf turns TLS 1.3 session tickets off. */
+export const NODE_ARGS = [`--openssl-config=${join(ROOT, "config/openssl.cnf")}`];
 /** Built fixture plugins (npm test compiles them with tsconfig.fixtures.json). */
 export const FIXTURE_WIDGETS = join(ROOT, "dist/test/fixtures/plugins/widgets/index.js");
 export const FIXTURE_AUDIT = join(ROOT, "dist/test/fixtures/plugins/audit/index.js");
@@ -57,7 +59,7 @@ function baseEnv(dataDir: string): NodeJS.ProcessEnv {
 
 export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKernel> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...NODE_ARGS, MAIN], {
     cwd: ROOT,
     env: { ...baseEnv(dataDir), ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -104,7 +106,7 @@ export async function spawnKernel(options: SpawnOptions = {}): Promise<SpawnedKe
 /** Runs the kernel expecting it to fail at boot; resolves with exit code and output. */
 export async function bootFailure(env: NodeJS.ProcessEnv, timeoutMs = 30000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const dataDir = env.NMS_DATA_DIR ?? mkdtempSync(join(tmpdir(), "nms-proc-"));
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...NODE_ARGS, MAIN], {
     cwd: ROOT,
     env: { ...baseEnv(dataDir), ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -277,6 +277,15 @@ class Connection implements FrameSink {
   }
 }
 
+/**
+ * Whether the process was started with an OpenSSL configuration (config/openssl.cnf turns TLS 1.3 session tickets off;
+ * Node reads it only at start: `--openssl-config`, in the arguments or NODE_OPTIONS, or OPENSSL_CONF).
+ */
+function ticketsOffConfigured(): boolean {
+  const flag = (a: string) => a.startsWith("--openssl-config");
+  return process.execArgv.some(flag) || (process.env.NODE_OPTIONS ?? "").split(/\s+/).some(flag) || Boolean(process.env.OPENSSL_CONF);
+}
+
 function startStream(host: string, port: number, protocol: "tcp" | "tls", opts: SyslogListenerOptions, core: ListenerCore): Promise<BoundListener> {
   const idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const maxPerAddress = opts.maxConnectionsPerAddress ?? DEFAULT_MAX_PER_ADDRESS;
@@ -340,6 +349,10 @@ function startStream(host: string, port: number, protocol: "tcp" | "tls", opts: 
 
   let server: Server;
   if (protocol === "tls") {
+    if (!ticketsOffConfigured())
+      core.warn(
+        "syslog tls: TLS 1.3 session tickets are on (start node with --openssl-config=config/openssl.cnf): a sender that closes without reading loses the messages it had not sent yet when the service is behind",
+      );
     const tls = createTlsServer({ cert: opts.tlsCert, key: opts.tlsKey, minVersion: "TLSv1.2", handshakeTimeout: Math.min(idleMs, 30_000) });
     tls.on("secureConnection", (s: TLSSocket) => {
       // A connection closed at the limit never gets here: its raw socket is gone before the handshake ends.
