@@ -95,20 +95,35 @@ function flush() {
   off = 0; count = 0;
   addrs = []; addrIndex = new Map();
 }
-// Mirrors: every datagram relayed as read, from sockets of their own (one per family), counted per target id.
-let mirrors = [], sender4 = null, sender6 = null, mirrorTimer = null;
+// Mirrors: every datagram relayed as read, counted per target id. Each target gets a socket of its own connected to it: a
+// connected send skips the address handling of every datagram (~2 µs of the ~20 a relayed datagram costs this thread), and
+// the ICMP answer of a closed port comes back to it (ECONNREFUSED), counted as an error. Until that socket is connected (a
+// moment after the target is set) the target's datagrams leave from a shared unconnected socket of its family.
+let mirrors = [], sender4 = null, sender6 = null, mirrorTimer = null, links = new Map();
 const counts = new Map();
 function sendTo(m, msg) {
-  const s = m.v6 ? (sender6 ??= dgram.createSocket("udp6")) : (sender4 ??= dgram.createSocket("udp4"));
   m.c.sent++;
-  s.send(msg, m.port, m.address, m.onSent);
+  if (m.link.connected) m.link.s.send(msg, m.onSent);
+  else (m.v6 ? (sender6 ??= dgram.createSocket("udp6")) : (sender4 ??= dgram.createSocket("udp4"))).send(msg, m.port, m.address, m.onSent);
+}
+function connectTo(t, c) {
+  const l = { s: dgram.createSocket(t.address.includes(":") ? "udp6" : "udp4"), connected: false };
+  l.s.on("error", () => { c.errors++; });
+  l.s.connect(t.port, t.address, () => { l.connected = true; });
+  return l;
 }
 function setMirrors(targets) {
+  const next = new Map();
   mirrors = targets.map((t) => {
     let c = counts.get(t.id);
     if (!c) { c = { sent: 0, errors: 0 }; counts.set(t.id, c); }
-    return { port: t.port, address: t.address, v6: t.address.includes(":"), c, onSent: (err) => { if (err) c.errors++; } };
+    const key = t.id + " " + t.address + " " + t.port;
+    const link = next.get(key) ?? links.get(key) ?? connectTo(t, c);
+    next.set(key, link);
+    return { port: t.port, address: t.address, v6: t.address.includes(":"), c, link, onSent: (err) => { if (err) c.errors++; } };
   });
+  for (const [key, l] of links) if (!next.has(key)) l.s.close();
+  links = next;
   if (mirrors.length > 0 && !mirrorTimer) {
     mirrorTimer = setInterval(() => parentPort.postMessage({ t: "mirrored", counts: [...counts].map(([id, c]) => [id, c.sent, c.errors]) }), 250);
   }
@@ -141,6 +156,7 @@ parentPort.on("message", (m) => {
     if (mirrorTimer) clearInterval(mirrorTimer);
     parentPort.postMessage({ t: "mirrored", counts: [...counts].map(([id, c]) => [id, c.sent, c.errors]) });
     for (const s of [sender4, sender6]) if (s) s.close();
+    for (const l of links.values()) l.s.close();
     socket.close(() => parentPort.postMessage({ t: "closed" }));
   }
 });

@@ -102,6 +102,44 @@ it("reports a failed answer through onError", async () => {
   await r.close();
 });
 
+it("mirrors every datagram as read to each target, counts them, and counts a closed port's refusals as errors", async () => {
+  const sink = createSocket("udp4");
+  await new Promise<void>((res) => sink.bind(0, "127.0.0.1", () => res()));
+  const relayed: string[] = [];
+  sink.on("message", (m) => relayed.push(m.toString()));
+  // A port nobody listens on: bound, then closed.
+  const gone = createSocket("udp4");
+  await new Promise<void>((res) => gone.bind(0, "127.0.0.1", () => res()));
+  const closedPort = gone.address().port;
+  gone.close();
+
+  const r = await startUdpReader({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => undefined });
+  r.mirror([
+    { id: "live", address: "127.0.0.1", port: sink.address().port },
+    { id: "dead", address: "127.0.0.1", port: closedPort },
+  ]);
+  const s = createSocket("udp4");
+  for (let i = 0; i < 50; i++) {
+    await new Promise<void>((res) => s.send(`m${i}`, r.port, "127.0.0.1", () => res()));
+    await new Promise((res) => setTimeout(res, 2));
+  }
+  await settle();
+  expect(relayed).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`));
+  expect(r.mirrorCounts().get("live")).toEqual({ sent: 50, errors: 0 });
+  expect(r.mirrorCounts().get("dead")?.sent).toBe(50);
+  expect(r.mirrorCounts().get("dead")?.errors).toBeGreaterThan(0);
+
+  // A target taken off the list gets nothing more.
+  r.mirror([{ id: "dead", address: "127.0.0.1", port: closedPort }]);
+  await new Promise<void>((res) => s.send("after", r.port, "127.0.0.1", () => res()));
+  await settle();
+  expect(relayed).toHaveLength(50);
+  expect(r.mirrorCounts().get("dead")?.sent).toBe(51);
+  s.close();
+  sink.close();
+  await r.close();
+});
+
 it("rejects a port in use with its errno code", async () => {
   const s = createSocket("udp4");
   await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
