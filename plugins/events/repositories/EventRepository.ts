@@ -68,7 +68,7 @@ export class EventRepository {
    * One statement per batch: each column goes as one array literal built here (textArrayLiteral, plainArrayLiteral:
    * node-postgres's own conversion of array parameters cost ~50 µs a row, six times these), the `data` objects as one
    * JSON array (JSON.stringify is native; escaping each one's JSON text inside an array literal cost as much again), zipped
-   * back into rows by ROWS FROM. PostgreSQL's side costs what the plain unnest did (json_to_recordset over the whole
+   * back into rows by ROWS FROM (an event without data stays SQL NULL, not a JSON null). PostgreSQL's side costs what the plain unnest did (json_to_recordset over the whole
    * rows cost it twice as much).
    */
   async insert(rows: readonly EventRow[], db: Queryable = this.ctx.store): Promise<void> {
@@ -79,7 +79,7 @@ export class EventRepository {
       `INSERT INTO ${this.t} (id, received_at, kind, transport, listener, source_ip, source_id, node_id, folder_path, severity, facility, host, app, msgid,
               message, trap_oid, data, raw, malformed, action, rule_id)
        SELECT u.id, timestamptz 'epoch' + u.ms * interval '1 millisecond', u.kind, u.transport, u.listener, u.source_ip::inet, u.source_id, u.node_id,
-              u.folder_path::uuid[], u.severity, u.facility, u.host, u.app, u.msgid, u.message, u.trap_oid, u.data::jsonb, u.raw, u.malformed, u.action, u.rule_id
+              u.folder_path::uuid[], u.severity, u.facility, u.host, u.app, u.msgid, u.message, u.trap_oid, nullif(u.data::jsonb, 'null'), u.raw, u.malformed, u.action, u.rule_id
          FROM ROWS FROM (unnest($1::uuid[]), unnest($2::float8[]), unnest($3::text[]), unnest($4::text[]), unnest($5::text[]), unnest($6::text[]),
                          unnest($7::uuid[]), unnest($8::uuid[]), unnest($9::text[]), unnest($10::int2[]), unnest($11::int2[]), unnest($12::text[]),
                          unnest($13::text[]), unnest($14::text[]), unnest($15::text[]), unnest($16::text[]), json_array_elements($17::json),

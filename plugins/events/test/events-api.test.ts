@@ -135,7 +135,11 @@ describe("receiving and attribution", () => {
     expect((after.malformed as number) - (before.malformed as number)).toBe(2);
     const bad = await events("?q=not%20a%20valid");
     expect(bad).toHaveLength(1);
-    expect(bad[0]).toMatchObject({ malformed: true, raw: "<999>not a valid priority" });
+    expect(bad[0]).toMatchObject({ malformed: true, raw: "<999>not a valid priority", data: null });
+    // Without data the column holds SQL NULL (not a JSON null).
+    const store = k.context("events").store;
+    const [row] = (await store.query<{ none: boolean }>(`SELECT data IS NULL AS none FROM ${store.table("events")} WHERE id = $1`, [bad[0].id])).rows;
+    expect(row).toEqual({ none: true });
   });
 });
 
