@@ -24,13 +24,27 @@ const POOL_SIZE = 4096;
 let pool = Buffer.alloc(0);
 let poolAt = 0;
 
-function randomInto(b: Buffer): void {
-  if (poolAt + b.length > pool.length) {
+/** The offset in `pool` of `n` fresh random bytes. */
+function randomAt(n: number): number {
+  if (poolAt + n > pool.length) {
     pool = randomBytes(POOL_SIZE);
     poolAt = 0;
   }
-  pool.copy(b, 0, poolAt, poolAt + b.length);
-  poolAt += b.length;
+  poolAt += n;
+  return poolAt - n;
+}
+
+/** ASCII codes of the hex digits. */
+const HEX = Buffer.from("0123456789abcdef", "latin1");
+/** The text of an id is written here, then read as one string (no Buffer and no slices per id: ~0.1 µs against ~0.5). */
+const text = Buffer.from("00000000-0000-7000-8000-000000000000", "latin1");
+/** Where each of the 16 bytes goes in the text. */
+const AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+
+function put(k: number, byte: number): void {
+  const at = AT[k];
+  text[at] = HEX[byte >> 4];
+  text[at + 1] = HEX[byte & 15];
 }
 
 let lastMs = 0;
@@ -50,12 +64,19 @@ export function timeOrderedUuid(now: number = Date.now()): string {
     lastMs = ms;
     seq = 0;
   }
-  const b = Buffer.allocUnsafe(16);
-  randomInto(b);
-  b.writeUIntBE(ms, 0, 6);
-  b[6] = 0x70 | ((seq >> 8) & 0x0f);
-  b[7] = seq & 0xff;
-  b[8] = 0x80 | (b[8] & 0x3f);
-  const h = b.toString("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  // 48 bits of milliseconds (big-endian), the version and the 12-bit counter, the variant and 62 random bits.
+  const hi = Math.floor(ms / 0x1000000);
+  const lo = ms % 0x1000000;
+  put(0, (hi >> 16) & 0xff);
+  put(1, (hi >> 8) & 0xff);
+  put(2, hi & 0xff);
+  put(3, (lo >> 16) & 0xff);
+  put(4, (lo >> 8) & 0xff);
+  put(5, lo & 0xff);
+  put(6, 0x70 | ((seq >> 8) & 0x0f));
+  put(7, seq & 0xff);
+  const r = randomAt(8);
+  put(8, 0x80 | (pool[r] & 0x3f));
+  for (let k = 9; k < 16; k++) put(k, pool[r + k - 8]);
+  return text.toString("latin1", 0, 36);
 }

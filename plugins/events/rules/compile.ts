@@ -22,11 +22,17 @@ export interface MatchSubject {
   text: string;
   /** The text lowercased (computed at most once per event). */
   lower(): string;
-  /** False when the lowercased text surely holds no such pair of characters (a 4096-bit filter of its character pairs). */
+  /**
+   * False when the lowercased text surely holds no such pair of characters (a 4096-bit filter of its character pairs,
+   * built for texts of PAIR_FILTER_MIN characters or more; a shorter text is searched directly, which costs less).
+   */
   mayHavePair(h: number): boolean;
   trap_oid: string | null;
   varbinds: Varbind[];
 }
+
+/** Texts shorter than this are not filtered (searching 40 substring patterns in them costs less than building the filter). */
+export const PAIR_FILTER_MIN = 512;
 
 /** The filter slot of a pair of (lowercased) characters. */
 export const pairHash = (a: number, b: number) => ((a * 31) ^ b) & 4095;
@@ -48,6 +54,7 @@ export class Subject implements MatchSubject {
     return (this.lowered ??= this.text.toLowerCase());
   }
   mayHavePair(h: number): boolean {
+    if (this.text.length < PAIR_FILTER_MIN) return true;
     let bits = this.pairs;
     if (bits === null) {
       bits = this.pairs = new Uint32Array(128);

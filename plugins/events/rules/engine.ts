@@ -46,7 +46,8 @@ export interface RuleEvent {
 export interface Evaluation {
   action: RuleAction;
   rule_id: string | null;
-  alerts: AlertAction[];
+  /** Shared and frozen when empty: read it, do not change it. */
+  alerts: readonly AlertAction[];
 }
 
 /** An active alert, as the store keeps it (restore) or as setRules drops it. */
@@ -64,6 +65,8 @@ export interface RuleEngineOptions {
 
 /** The recent matches of one rule on one node: a queue of timestamps, at most min_count long. */
 interface Window {
+  state: RuleState;
+  node_id: string;
   times: number[];
   head: number;
   /** The engine's touch counter when the window was last (re)inserted in the recency order. */
@@ -76,15 +79,22 @@ interface Active {
   last_ms: number;
 }
 
+/** One rule and its state: windows and active alerts by node (per rule, so no key is built per event). */
+interface RuleState {
+  rule: CompiledRule;
+  windows: Map<string, Window>;
+  active: Map<string, Active>;
+}
+
 const RANK: Record<RuleAction, number> = Object.fromEntries(RULE_ACTIONS.map((a, k) => [a, k])) as Record<RuleAction, number>;
-const key = (rule_id: string, node_id: string) => `${rule_id}\u0000${node_id}`;
+/** The alerts of an evaluation that raised and cleared none (shared: evaluate returns it most of the time). */
+const NO_ALERTS: readonly AlertAction[] = Object.freeze([]);
 
 export class RuleEngine {
-  private rules: CompiledRule[] = [];
-  private byId = new Map<string, CompiledRule>();
-  /** Windows in least-recently-matched-first order (a Map keeps insertion order; a touch re-inserts, see matched()). */
-  private windows = new Map<string, Window>();
-  private active = new Map<string, Active>();
+  private states: RuleState[] = [];
+  private byId = new Map<string, RuleState>();
+  /** Every window, least-recently-matched first (a Set keeps insertion order; a touch re-inserts, see matched()). */
+  private windows = new Set<Window>();
   private ticks = 0;
   readonly maxStates: number;
 
@@ -99,20 +109,25 @@ export class RuleEngine {
    */
   setRules(rules: CompiledRule[]): ActiveAlert[] {
     const old = this.byId;
-    this.rules = rules.slice();
-    this.byId = new Map(rules.map((r) => [r.id, r]));
-    const keep = (rule_id: string) => {
-      const before = old.get(rule_id);
-      const now = this.byId.get(rule_id);
-      return before !== undefined && now !== undefined && before.semantics === now.semantics && now.enabled;
-    };
+    const states: RuleState[] = [];
+    const byId = new Map<string, RuleState>();
+    for (const rule of rules) {
+      const before = old.get(rule.id);
+      const kept = before !== undefined && !byId.has(rule.id) && before.rule.semantics === rule.semantics && rule.enabled;
+      const state: RuleState = kept ? before : { rule, windows: new Map(), active: new Map() };
+      state.rule = rule;
+      states.push(state);
+      if (!byId.has(rule.id)) byId.set(rule.id, state);
+    }
     const dropped: ActiveAlert[] = [];
-    for (const [k, a] of this.active)
-      if (!keep(a.rule_id)) {
-        this.active.delete(k);
-        dropped.push({ rule_id: a.rule_id, node_id: a.node_id, last_ms: a.last_ms });
-      }
-    for (const k of this.windows.keys()) if (!keep(k.slice(0, k.indexOf("\u0000")))) this.windows.delete(k);
+    const live = new Set(byId.values());
+    for (const s of old.values()) {
+      if (live.has(s)) continue;
+      for (const a of s.active.values()) dropped.push({ rule_id: a.rule_id, node_id: a.node_id, last_ms: a.last_ms });
+      for (const w of s.windows.values()) this.windows.delete(w);
+    }
+    this.states = states;
+    this.byId = byId;
     return dropped;
   }
 
@@ -120,11 +135,14 @@ export class RuleEngine {
   restore(active: ActiveAlert[]): number {
     let n = 0;
     for (const a of active) {
-      const r = this.byId.get(a.rule_id);
-      if (!r || !r.enabled) continue;
-      const k = key(a.rule_id, a.node_id);
-      this.windows.delete(k);
-      this.active.set(k, { rule_id: a.rule_id, node_id: a.node_id, last_ms: a.last_ms });
+      const s = this.byId.get(a.rule_id);
+      if (!s || !s.rule.enabled) continue;
+      const w = s.windows.get(a.node_id);
+      if (w) {
+        s.windows.delete(a.node_id);
+        this.windows.delete(w);
+      }
+      s.active.set(a.node_id, { rule_id: a.rule_id, node_id: a.node_id, last_ms: a.last_ms });
       n++;
     }
     return n;
@@ -132,11 +150,13 @@ export class RuleEngine {
 
   evaluate(e: RuleEvent): Evaluation {
     let action: RuleAction = "unmatched";
+    let rank = 0;
     let rule_id: string | null = null;
-    const alerts: AlertAction[] = [];
+    let alerts: AlertAction[] | null = null;
     const node = e.node_id;
     let subject: Subject | null = null;
-    for (const r of this.rules) {
+    for (const s of this.states) {
+      const r = s.rule;
       if (!r.enabled) continue;
       if (r.traps_only && e.kind !== "trap") continue;
       if (r.node_id !== null && r.node_id !== node) continue;
@@ -145,33 +165,49 @@ export class RuleEngine {
       subject ??= new Subject(e.kind, e.text, e.trap_oid, e.varbinds);
       let outcome: RuleAction = "unmatched";
       if (r.clear !== null && node !== null && r.clear(subject)) {
-        const k = key(r.id, node);
-        if (this.active.delete(k)) {
+        if (s.active.delete(node)) {
           outcome = "cleared";
-          alerts.push({ kind: "clear", rule_id: r.id, node_id: node, at_ms: e.at_ms, reason: "clear_pattern" });
+          (alerts ??= []).push({ kind: "clear", rule_id: r.id, node_id: node, at_ms: e.at_ms, reason: "clear_pattern" });
         }
-      } else if (r.match(subject)) outcome = node === null ? "counted" : this.matched(r, node, e.at_ms, alerts);
-      if (RANK[outcome] > RANK[action]) {
+      } else if (r.match(subject)) {
+        if (node === null) outcome = "counted";
+        else {
+          const a = s.active.get(node);
+          if (a) {
+            if (e.at_ms > a.last_ms) a.last_ms = e.at_ms;
+            outcome = "suppressed";
+          } else {
+            const count = this.matched(s, node, e.at_ms);
+            if (count > 0) {
+              outcome = "fired";
+              (alerts ??= []).push(this.fire(s, node, e.at_ms, count));
+            } else outcome = "counted";
+          }
+        }
+      }
+      const k = RANK[outcome];
+      if (k > rank) {
+        rank = k;
         action = outcome;
         rule_id = r.id;
       }
     }
-    return { action, rule_id, alerts };
+    return { action, rule_id, alerts: alerts ?? NO_ALERTS };
   }
 
-  private matched(r: CompiledRule, node: string, at: number, alerts: AlertAction[]): RuleAction {
-    const k = key(r.id, node);
-    const a = this.active.get(k);
-    if (a) {
-      if (at > a.last_ms) a.last_ms = at;
-      return "suppressed";
-    }
+  /** Counts a match of the rule on the node (no alert active there): the count when it fires (the min_count-th match in the window), else 0. */
+  private matched(s: RuleState, node: string, at: number): number {
+    const r = s.rule;
     const tick = ++this.ticks;
-    let w = this.windows.get(k);
-    // Moving a window to the recent end costs a Map delete and insert: done only once it has aged past a quarter of
+    let w = s.windows.get(node);
+    let stored = w !== undefined;
+    // Moving a window to the recent end costs a delete and an insert: done only once it has aged past a quarter of
     // the cap (so the order is least-recently-matched to within maxStates/4 touches).
-    if (w && tick - w.tick > this.maxStates / 4) this.windows.delete(k);
-    w ??= { times: [], head: 0, tick };
+    if (w && tick - w.tick > this.maxStates / 4) {
+      this.drop(w);
+      stored = false;
+    }
+    w ??= { state: s, node_id: node, times: [], head: 0, tick };
     const from = at - r.window_secs * 1000;
     while (w.head < w.times.length && w.times[w.head] < from) w.head++;
     if (w.head > 16 && w.head * 2 > w.times.length) {
@@ -181,53 +217,67 @@ export class RuleEngine {
     w.times.push(at);
     const count = w.times.length - w.head;
     if (count >= r.min_count) {
-      this.active.set(k, { rule_id: r.id, node_id: node, last_ms: at });
-      alerts.push({ kind: "fire", rule_id: r.id, node_id: node, severity: r.severity, title: r.name, at_ms: at, count });
-      return "fired";
+      s.active.set(node, { rule_id: r.id, node_id: node, last_ms: at });
+      return count;
     }
-    if (!this.windows.has(k)) {
+    if (!stored) {
       w.tick = tick;
-      this.windows.set(k, w);
+      s.windows.set(node, w);
+      this.windows.add(w);
     }
     if (this.windows.size > this.maxStates) {
-      const oldest = this.windows.keys().next().value;
-      if (oldest !== undefined) this.windows.delete(oldest);
+      const oldest = this.windows.values().next().value;
+      if (oldest !== undefined) this.drop(oldest);
     }
-    return "counted";
+    return 0;
+  }
+
+  private fire(s: RuleState, node: string, at: number, count: number): AlertAction {
+    const r = s.rule;
+    return { kind: "fire", rule_id: r.id, node_id: node, severity: r.severity, title: r.name, at_ms: at, count };
+  }
+
+  private drop(w: Window): void {
+    this.windows.delete(w);
+    if (w.state.windows.get(w.node_id) === w) w.state.windows.delete(w.node_id);
   }
 
   /** Clears the active alerts whose last match is ttl_secs or more before now_ms, and drops windows with no match left in them. */
   expire(now_ms: number): AlertAction[] {
     const out: AlertAction[] = [];
-    for (const [k, a] of this.active) {
-      const r = this.byId.get(a.rule_id);
-      if (!r || r.ttl_secs === null) continue;
-      if (now_ms - a.last_ms >= r.ttl_secs * 1000) {
-        this.active.delete(k);
-        out.push({ kind: "clear", rule_id: a.rule_id, node_id: a.node_id, at_ms: now_ms, reason: "ttl" });
-      }
+    for (const s of this.byId.values()) {
+      const ttl = s.rule.ttl_secs;
+      if (ttl !== null)
+        for (const [node, a] of s.active)
+          if (now_ms - a.last_ms >= ttl * 1000) {
+            s.active.delete(node);
+            out.push({ kind: "clear", rule_id: a.rule_id, node_id: a.node_id, at_ms: now_ms, reason: "ttl" });
+          }
     }
-    for (const [k, w] of this.windows) {
-      const r = this.byId.get(k.slice(0, k.indexOf("\u0000")));
+    for (const w of this.windows) {
       const newest = w.times[w.times.length - 1];
-      if (!r || newest === undefined || newest < now_ms - r.window_secs * 1000) this.windows.delete(k);
+      if (newest === undefined || newest < now_ms - w.state.rule.window_secs * 1000) this.drop(w);
     }
     return out;
   }
 
   /** The active alerts (for the store and tests). */
   activeAlerts(): ActiveAlert[] {
-    return [...this.active.values()].map((a) => ({ ...a }));
+    const out: ActiveAlert[] = [];
+    for (const s of this.byId.values()) for (const a of s.active.values()) out.push({ ...a });
+    return out;
   }
 
   /** How many (rule, node) windows and active alerts are kept. */
   stateCounts(): { windows: number; active: number } {
-    return { windows: this.windows.size, active: this.active.size };
+    let active = 0;
+    for (const s of this.byId.values()) active += s.active.size;
+    return { windows: this.windows.size, active };
   }
 
   /** The matches currently counted in a rule's window on a node. */
   windowCount(rule_id: string, node_id: string): number {
-    const w = this.windows.get(key(rule_id, node_id));
+    const w = this.byId.get(rule_id)?.windows.get(node_id);
     return w ? w.times.length - w.head : 0;
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { DayPartitions, pgErrorCode, timeOrderedUuid, type MetricCounter } from "../../../core/index.js";
+import { DayPartitions, pgErrorCode, timeOrderedUuid } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
 import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
@@ -8,6 +8,7 @@ import type { EventView } from "../models/EventModels.js";
 import { EventRepository, type EventRow } from "../repositories/EventRepository.js";
 import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
 import { RuleEngine, type AlertAction } from "../rules/engine.js";
+import { RULE_ACTIONS, type RuleAction } from "../rules/vocab.js";
 import { RuleRepository } from "../repositories/RuleRepository.js";
 import { SourceRepository } from "../repositories/SourceRepository.js";
 import { ListenerService } from "./ListenerService.js";
@@ -69,13 +70,16 @@ export class EventPipeline {
   private chain: Promise<void> = Promise.resolve();
   private running = false;
   private ruleVersion = "";
-  private sourceByNode = new Map<string, SourceEntry>();
+  /** A node's own sources by kind, then node id (no key is built per message). */
+  private sourceByNode = new Map<string, Map<string, SourceEntry>>();
   private sourceById = new Map<string, SourceEntry>();
   private counters: PipelineStats = { accepted: 0, dropped_queue_full: 0, dropped_disabled: 0, written: 0, write_failures: 0, queued: 0 };
   private live: ((rows: readonly EventRow[]) => void) | null = null;
   /** Per listener (`http` for the HTTP ingest): what the pipeline dropped, and what the ingest received. */
   private byListener = new Map<string, { http_received: number; queue_full: number; source_disabled: number }>();
-  private matches?: MetricCounter<"action">;
+  /** Events by the rules' outcome (rule_matches_total reads them at scrape time: a labelled inc per event costs more). */
+  private matchCounts: Record<RuleAction, number> = { unmatched: 0, counted: 0, suppressed: 0, cleared: 0, fired: 0 };
+  private metricsRegistered = false;
   // What accept() reads for every message, as plain fields: an @Inject property is a getter that resolves its
   // token again on each read (Ts.ED's metadata look-ups), a few per cent of the main thread at ten thousand events a second.
   private config: EventsContext["config"];
@@ -138,12 +142,16 @@ export class EventPipeline {
   }
 
   async reloadSources(): Promise<void> {
-    const byNode = new Map<string, SourceEntry>();
+    const byNode = new Map<string, Map<string, SourceEntry>>();
     const byId = new Map<string, SourceEntry>();
     for (const s of await this.sources.all()) {
       const entry: SourceEntry = { id: s.id, kind: s.kind, node_id: s.node_id, enabled: s.enabled };
       byId.set(s.id, entry);
-      if (s.node_id && s.kind !== "http") byNode.set(`${s.kind}|${s.node_id}`, entry);
+      if (s.node_id && s.kind !== "http") {
+        let ofKind = byNode.get(s.kind);
+        if (!ofKind) byNode.set(s.kind, (ofKind = new Map()));
+        ofKind.set(s.node_id, entry);
+      }
     }
     this.sourceByNode = byNode;
     this.sourceById = byId;
@@ -179,7 +187,7 @@ export class EventPipeline {
       varbinds: m.trap?.varbinds ?? [],
       at_ms: m.received_at_ms,
     });
-    if (verdict.action !== "unmatched") this.matches?.inc({ action: verdict.action });
+    this.matchCounts[verdict.action]++;
     for (const a of verdict.alerts) this.alert(a, node);
     this.queue.push(toRow(m, node, src.id, verdict.action, verdict.rule_id));
     this.counters.accepted++;
@@ -202,12 +210,16 @@ export class EventPipeline {
    * split by reason with the pipeline's tallies), rule matches by action, writes, and the queue.
    */
   private registerMetrics(): void {
-    if (this.matches) return;
+    if (this.metricsRegistered) return;
+    this.metricsRegistered = true;
     const m = this.ctx.metrics;
-    this.matches = m.counter({
+    m.counter({
       name: "rule_matches_total",
       help: "Events an event rule matched, by the outcome (fired, cleared, suppressed, counted).",
       labelNames: ["action"],
+      collect: (report) => {
+        for (const action of RULE_ACTIONS) if (action !== "unmatched" && this.matchCounts[action] > 0) report({ action }, this.matchCounts[action]);
+      },
     });
     m.counter({
       name: "received_total",
@@ -267,7 +279,7 @@ export class EventPipeline {
 
   private sourceFor(kind: string, node: AttributedNode | null): SourceEntry {
     if (node) {
-      const own = this.sourceByNode.get(`${kind}|${node.id}`);
+      const own = this.sourceByNode.get(kind)?.get(node.id);
       if (own) return own;
     }
     return this.sourceById.get(kind === "trap" ? BUILTIN_SOURCES.trap : BUILTIN_SOURCES.syslog) ?? { id: null, kind, node_id: null, enabled: true };
@@ -390,11 +402,19 @@ function toRow(m: Inbound, node: AttributedNode | null, sourceId: string | null,
   };
 }
 
+/** The last received_at text liveView made (the rows of a flush share their milliseconds by the dozen). */
+let isoMs = NaN;
+let iso = "";
+
 /** The API's view of a row written a moment ago (the live channel sends these). */
 export function liveView(r: EventRow): EventView {
+  if (r.received_at_ms !== isoMs) {
+    isoMs = r.received_at_ms;
+    iso = new Date(isoMs).toISOString().replace("Z", "000Z");
+  }
   return {
     id: r.id,
-    received_at: new Date(r.received_at_ms).toISOString().replace("Z", "000Z"),
+    received_at: iso,
     kind: r.kind,
     transport: r.transport,
     listener: r.listener,
