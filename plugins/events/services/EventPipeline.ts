@@ -30,6 +30,8 @@ export interface PipelineStats {
 const DAYS_AHEAD = 2;
 /** How often rule edits made on another replica are looked for. */
 const RULE_POLL_MS = 5000;
+/** Batches written at the same time (each on a connection of its own). */
+const WRITE_LANES = 2;
 /** A failed batch is retried this many times before it is given up (logged). */
 const MAX_WRITE_ATTEMPTS = 5;
 
@@ -38,7 +40,9 @@ const MAX_WRITE_ATTEMPTS = 5;
  * (inventory's NodeAddressBook), given its source, matched against the rules (which may fire or clear an
  * alert through the alerts plugin's contract), queued, and written in batches (one multi-row insert
  * per flush, daily partitions made ahead). `accept` never waits: the receivers call it for every
- * message, and past `queueSize` waiting events it drops and counts. Each flush also goes out on the
+ * message, and past `queueSize` waiting events it drops and counts. At most WRITE_LANES batches are being
+ * written at a time (PostgreSQL inserts one while the next is built); what waits for a lane stays in the
+ * queue, so `queueSize` bounds the memory however slow the store is. Each batch written also goes out on the
  * live channel, grouped by folder so scoped subscribers only get what they may see.
  */
 @Injectable()
@@ -67,7 +71,12 @@ export class EventPipeline {
   private queue: EventRow[] = [];
   private timer: NodeJS.Timeout | null = null;
   private ticker: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  /** Writes in flight: the position (in taken events) where each batch starts. */
+  private writing = new Set<number>();
+  /** Events taken off the queue so far (a batch's position is this count when it is taken). */
+  private taken = 0;
+  /** flush() callers, each waiting until every event queued before its call is written. */
+  private waiters: { through: number; done: () => void }[] = [];
   private running = false;
   private ruleVersion = "";
   /** A node's own sources by kind, then node id (no key is built per message). */
@@ -191,7 +200,8 @@ export class EventPipeline {
     for (const a of verdict.alerts) this.alert(a, node);
     this.queue.push(toRow(m, node, src.id, verdict.action, verdict.rule_id));
     this.counters.accepted++;
-    if (this.queue.length >= this.config.batchSize) this.flushSoon(0);
+    // A full batch goes at once when a lane is free (else the write finishing next takes it); a partial one waits flushMs.
+    if (this.queue.length >= this.config.batchSize) this.take(false);
     else this.flushSoon(this.config.flushMs);
     return true;
   }
@@ -268,8 +278,11 @@ export class EventPipeline {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.take();
-    return this.chain;
+    const through = this.taken + this.queue.length;
+    const done = new Promise<void>((resolve) => this.waiters.push({ through, done: resolve }));
+    this.take(true);
+    this.settle();
+    return done;
   }
 
   private attribute(m: Inbound, source?: SourceEntry): AttributedNode | null {
@@ -310,20 +323,43 @@ export class EventPipeline {
     }
   }
 
+  /** Writes a partial batch in `ms` (unless a timer is already set). */
   private flushSoon(ms: number): void {
-    if (this.timer && ms > 0) return;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.take();
     }, ms);
   }
 
-  private take(): void {
-    const batch = this.queue.splice(0, this.ctx.config.batchSize);
-    if (!batch.length) return;
-    this.chain = this.chain.then(() => this.write(batch));
-    if (this.queue.length) this.flushSoon(0);
+  /**
+   * Starts writing batches while a lane is free: a full batch, or (`partial`: the flush timer, flush()) whatever is
+   * queued. When every lane is busy the events stay queued; each finished write takes the next batch.
+   */
+  private take(partial = true): void {
+    while (this.writing.size < WRITE_LANES && this.queue.length > 0 && (partial || this.queue.length >= this.config.batchSize)) {
+      const batch = this.queue.splice(0, this.config.batchSize);
+      const at = this.taken;
+      this.taken += batch.length;
+      this.writing.add(at);
+      void this.write(batch).finally(() => {
+        this.writing.delete(at);
+        this.take(true);
+        this.settle();
+      });
+    }
+  }
+
+  /** Resolves the flush() callers whose events are all written (or given up). */
+  private settle(): void {
+    if (!this.waiters.length) return;
+    let through = this.taken;
+    for (const at of this.writing) through = Math.min(through, at);
+    this.waiters = this.waiters.filter((w) => {
+      if (w.through > through) return true;
+      w.done();
+      return false;
+    });
   }
 
   private async writeOneByOne(batch: EventRow[]): Promise<void> {

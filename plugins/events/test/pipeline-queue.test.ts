@@ -1,0 +1,100 @@
+/**
+ * The pipeline's queue bounds memory however slow the store is: while PostgreSQL holds the writes (a lock on the
+ * events table here), at most WRITE_LANES batches are in flight and `queueSize` events wait; the rest are dropped and
+ * counted. Once the store moves again, everything accepted is written and flush() resolves only then.
+ */
+import pg from "pg";
+import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
+import { alertsPlugin } from "../../alerts/index.js";
+import { inventoryPlugin } from "../../inventory/index.js";
+import { pollingPlugin } from "../../polling/index.js";
+import { eventsPlugin } from "../index.js";
+import type { Inbound } from "../lib/types.js";
+import { EventPipeline } from "../services/EventPipeline.js";
+import { parseSyslog } from "../syslog/parse.js";
+
+const QUEUE = 1000;
+const BATCH = 100;
+
+let k: TestKernel;
+let pipeline: EventPipeline;
+let db: pg.Client;
+
+const inbound = (n: number): Inbound => {
+  const bytes = Buffer.from(`<134>1 2026-11-24T12:00:00Z host app - - - queue test ${n}`);
+  const now = Date.now();
+  const r = parseSyslog(bytes, now);
+  if (!r.ok) throw new Error("the test message does not parse");
+  return {
+    kind: "syslog",
+    transport: "udp",
+    listener: "syslog.udp",
+    source_ip: "127.0.0.9",
+    received_at_ms: now,
+    syslog: r.msg,
+    trap: null,
+    raw: null,
+    malformed: false,
+    bytes,
+  };
+};
+
+const stored = async () => Number((await db.query("SELECT count(*) AS n FROM events.events WHERE message LIKE 'queue test %'")).rows[0].n);
+
+beforeAll(async () => {
+  k = await startTestKernel({
+    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin],
+    overrides: {
+      pluginConfig: {
+        events: { syslog: { udp: null, tcp: null, tls: null }, traps: { udp: null }, queueSize: QUEUE, batchSize: BATCH, flushMs: 10 },
+      },
+    },
+  });
+  pipeline = k.context("events").get(EventPipeline);
+  db = new pg.Client({ connectionString: k.databaseUrl! });
+  await db.connect();
+});
+
+afterAll(async () => {
+  await db?.end();
+  await k?.stop();
+});
+
+test("a slow store: the queue holds queueSize events, the rest are dropped and counted, and all accepted are written after", async () => {
+  const before = pipeline.stats();
+  // The store stops taking events: an insert waits for this lock.
+  await db.query("BEGIN");
+  await db.query("LOCK TABLE events.events IN SHARE MODE");
+  let refused = 0;
+  // 1500 events over 15 turns: the flush timer runs between them (a write could start on each turn).
+  for (let turn = 0; turn < 15; turn++) {
+    for (let i = 0; i < 100; i++) if (!pipeline.accept(inbound(turn * 100 + i))) refused++;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const during = pipeline.stats();
+  // Two batches are in flight (waiting for the lock), queueSize events wait behind them, the rest was refused.
+  expect(during.queued).toBe(QUEUE);
+  expect(refused).toBe(1500 - QUEUE - 2 * BATCH);
+  expect(during.dropped_queue_full - before.dropped_queue_full).toBe(refused);
+  expect(during.written).toBe(before.written);
+
+  let flushed = false;
+  const flush = pipeline.flush().then(() => (flushed = true));
+  await new Promise((r) => setTimeout(r, 100));
+  expect(flushed).toBe(false);
+  await db.query("COMMIT");
+  await flush;
+  const after = pipeline.stats();
+  expect(after.queued).toBe(0);
+  expect(after.written - before.written).toBe(QUEUE + 2 * BATCH);
+  expect(await stored()).toBe(QUEUE + 2 * BATCH);
+});
+
+test("flush() with nothing queued resolves at once, and a flush waits for the writes already in flight", async () => {
+  await pipeline.flush();
+  const before = await stored();
+  for (let i = 0; i < 2 * BATCH + 17; i++) pipeline.accept(inbound(10_000 + i));
+  await pipeline.flush();
+  expect(await stored()).toBe(before + 2 * BATCH + 17);
+  expect(pipeline.stats().queued).toBe(0);
+});
