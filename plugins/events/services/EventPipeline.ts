@@ -342,11 +342,13 @@ export class EventPipeline {
       const at = this.taken;
       this.taken += batch.length;
       this.writing.add(at);
-      void this.write(batch).finally(() => {
-        this.writing.delete(at);
-        this.take(true);
-        this.settle();
-      });
+      void this.write(batch)
+        .catch((err: unknown) => this.ctx.log.error("events: batch write failed", { error: err, events: batch.length }))
+        .finally(() => {
+          this.writing.delete(at);
+          this.take(true);
+          this.settle();
+        });
     }
   }
 
@@ -360,6 +362,15 @@ export class EventPipeline {
       w.done();
       return false;
     });
+  }
+
+  /** Sends written events on the live channel; a failure there is logged (the events are stored: never written again for it). */
+  private publish(rows: EventRow[]): void {
+    try {
+      this.live?.(rows);
+    } catch (err) {
+      this.ctx.log.warn("events: live publish failed", { error: err, events: rows.length });
+    }
   }
 
   private async writeOneByOne(batch: EventRow[]): Promise<void> {
@@ -376,7 +387,7 @@ export class EventPipeline {
     }
     this.counters.written += kept.length;
     this.counters.write_failures += refused;
-    if (kept.length) this.live?.(kept);
+    if (kept.length) this.publish(kept);
   }
 
   private async write(batch: EventRow[]): Promise<void> {
@@ -388,7 +399,7 @@ export class EventPipeline {
         );
         await this.events.insert(batch);
         this.counters.written += batch.length;
-        this.live?.(batch);
+        this.publish(batch);
         return;
       } catch (err) {
         // A row the store refuses (a data exception) must not take the rest of the batch with it: write them one by one.

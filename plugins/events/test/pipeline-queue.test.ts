@@ -98,3 +98,23 @@ test("flush() with nothing queued resolves at once, and a flush waits for the wr
   expect(await stored()).toBe(before + 2 * BATCH + 17);
   expect(pipeline.stats().queued).toBe(0);
 });
+
+test("a live publish that throws is logged; the batch is stored once and not written again", async () => {
+  const live = (pipeline as unknown as { live: unknown }).live;
+  (pipeline as unknown as { live: unknown }).live = () => {
+    throw new Error("live channel broken");
+  };
+  try {
+    const before = pipeline.stats();
+    const stored0 = await stored();
+    for (let i = 0; i < 10; i++) pipeline.accept(inbound(20_000 + i));
+    await pipeline.flush();
+    const after = pipeline.stats();
+    expect(after.written - before.written).toBe(10);
+    expect(after.write_failures).toBe(before.write_failures);
+    expect(await stored()).toBe(stored0 + 10);
+    expect(k.logs.some((l) => l.includes("events: live publish failed"))).toBe(true);
+  } finally {
+    (pipeline as unknown as { live: unknown }).live = live;
+  }
+});
