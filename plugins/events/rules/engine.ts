@@ -217,6 +217,8 @@ export class RuleEngine {
     w.times.push(at);
     const count = w.times.length - w.head;
     if (count >= r.min_count) {
+      // The matches that fired are spent: once the alert clears, min_count new matches are needed to fire again.
+      if (stored) this.drop(w);
       s.active.set(node, { rule_id: r.id, node_id: node, last_ms: at });
       return count;
     }

@@ -139,6 +139,25 @@ describe("clearing", () => {
     expect(e.evaluate(ev("link down", 91_000)).action).toBe("fired");
   });
 
+  test("after a clear by pattern, min_count new matches are needed to fire again", () => {
+    const e = engine(rule("r", { min_count: 3, window_secs: 60, clear_pattern: "link up" }));
+    const actions = ["link down", "link down", "link down", "link up", "link down", "link down", "link down"].map(
+      (text, k) => e.evaluate(ev(text, k * 1000)).action,
+    );
+    expect(actions).toEqual(["counted", "counted", "fired", "cleared", "counted", "counted", "fired"]);
+  });
+
+  test("after a clear by TTL, min_count new matches are needed to fire again", () => {
+    const e = engine(rule("r", { min_count: 3, window_secs: 600, ttl_secs: 5 }));
+    for (const at of [0, 1000]) expect(e.evaluate(ev("link down", at)).action).toBe("counted");
+    expect(e.evaluate(ev("link down", 2000)).action).toBe("fired");
+    expect(e.expire(7000)).toEqual([{ kind: "clear", rule_id: "r", node_id: N1, at_ms: 7000, reason: "ttl" }]);
+    expect(e.windowCount("r", N1)).toBe(0);
+    expect(e.evaluate(ev("link down", 8000)).action).toBe("counted");
+    expect(e.evaluate(ev("link down", 9000)).action).toBe("counted");
+    expect(e.evaluate(ev("link down", 10_000)).alerts).toEqual([expect.objectContaining({ kind: "fire", count: 3 })]);
+  });
+
   test("expire drops windows with no match left in them", () => {
     const e = engine(rule("r", { min_count: 5, window_secs: 10 }));
     e.evaluate(ev("link down", 0));
@@ -237,12 +256,21 @@ describe("several rules", () => {
 });
 
 describe("bounds", () => {
-  test("a window holds at most min_count timestamps", () => {
+  test("a window holds fewer than min_count live timestamps, and its array stays short", () => {
+    // Matches 600 ms apart in a 1 s window never reach 3, so the window lives on and slides for 10,000 matches.
     const e = engine(rule("r", { min_count: 3, window_secs: 1 }));
-    for (let k = 0; k < 10_000; k++) e.evaluate(ev("link down", k * 600));
-    expect(e.windowCount("r", N1)).toBeLessThanOrEqual(2);
-    const w = (e as unknown as { windows: Map<string, { times: number[] }> }).windows;
-    for (const v of w.values()) expect(v.times.length).toBeLessThanOrEqual(40);
+    for (let k = 0; k < 10_000; k++) expect(e.evaluate(ev("link down", k * 600)).action).toBe("counted");
+    expect(e.windowCount("r", N1)).toBe(2);
+    const w = (e as unknown as { windows: Set<{ times: number[] }> }).windows;
+    expect(w.size).toBe(1);
+    for (const v of w) expect(v.times.length).toBeLessThanOrEqual(40);
+  });
+
+  test("a rule that fires keeps no window behind", () => {
+    const e = engine(rule("r", { min_count: 3, window_secs: 60 }));
+    for (const at of [0, 1, 2]) e.evaluate(ev("link down", at));
+    expect(e.activeAlerts()).toHaveLength(1);
+    expect(e.stateCounts()).toEqual({ windows: 0, active: 1 });
   });
 
   test("the number of windows is capped, the least recently matched dropped first; active alerts are kept", () => {
