@@ -1,12 +1,52 @@
 import { isIpAddress } from "../../../core/index.js";
 import { storableJson } from "./storable.js";
-import { EVENT_KINDS, type Inbound, type SyslogMessage, type TrapMessage } from "./types.js";
+import { EVENT_KINDS, type Inbound, type SdElement, type SyslogMessage, type TrapMessage, type Varbind } from "./types.js";
 
 /** A forwarded record older or newer than this (a poller with a wrong clock) takes the core's time instead. */
 const CLOCK_SKEW_MS = 86_400_000;
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const int = (v: unknown): number | null => (typeof v === "number" && Number.isInteger(v) ? v : null);
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** The varbinds as the receivers make them, or null when any entry is not one (the record is then not a trap). */
+function varbindsOf(v: unknown): Varbind[] | null {
+  if (!Array.isArray(v)) return null;
+  const out: Varbind[] = [];
+  for (const b of v) {
+    if (!isObject(b) || typeof b.oid !== "string" || typeof b.type !== "string") return null;
+    const value = b.value;
+    if (value !== null && typeof value !== "string" && !(typeof value === "number" && Number.isFinite(value))) return null;
+    out.push({ oid: b.oid, type: b.type, value });
+  }
+  return out;
+}
+
+/** RFC 5424 structured data as the parser makes it; elements or params of another shape are left out. */
+function structuredDataOf(v: unknown): SdElement[] {
+  if (!Array.isArray(v)) return [];
+  const out: SdElement[] = [];
+  for (const e of v) {
+    if (!isObject(e) || typeof e.id !== "string" || !Array.isArray(e.params)) continue;
+    const params = e.params.filter((p): p is [string, string] => Array.isArray(p) && p.length === 2 && typeof p[0] === "string" && typeof p[1] === "string");
+    out.push({ id: e.id, params });
+  }
+  return out;
+}
+
+function ciscoOf(v: unknown): SyslogMessage["cisco"] {
+  if (!isObject(v) || typeof v.facility !== "string" || typeof v.mnemonic !== "string") return null;
+  const severity = int(v.severity);
+  if (severity === null || severity < 0 || severity > 7) return null;
+  return { seq: int(v.seq), facility: v.facility, severity, mnemonic: v.mnemonic };
+}
+
+function v1Of(v: unknown): TrapMessage["v1"] {
+  if (!isObject(v) || typeof v.agent_addr !== "string" || typeof v.enterprise !== "string") return null;
+  const generic = int(v.generic);
+  const specific = int(v.specific);
+  return generic === null || specific === null ? null : { agent_addr: v.agent_addr, enterprise: v.enterprise, generic, specific };
+}
 
 /**
  * One record a remote poller forwarded (POST /events/forwarded), checked and made storable; null when it is not a
@@ -21,11 +61,12 @@ export function forwardedInbound(x: unknown, pollerId: string, now: number): Inb
   const source = str(r.source_ip);
   if (!transport || !source || !isIpAddress(source)) return null;
   const at = typeof r.received_at_ms === "number" && Math.abs(r.received_at_ms - now) < CLOCK_SKEW_MS ? Math.trunc(r.received_at_ms) : now;
-  const s = r.syslog as Record<string, unknown> | null;
-  const t = r.trap as Record<string, unknown> | null;
+  const s = r.syslog;
+  const t = r.trap;
   let syslog: SyslogMessage | null = null;
   let trap: TrapMessage | null = null;
-  if (kind === "syslog" && s && typeof s === "object" && typeof s.message === "string") {
+  const varbinds = isObject(t) ? varbindsOf(t.varbinds) : null;
+  if (kind === "syslog" && isObject(s) && typeof s.message === "string") {
     const sev = int(s.severity);
     const fac = int(s.facility);
     syslog = {
@@ -37,11 +78,11 @@ export function forwardedInbound(x: unknown, pollerId: string, now: number): Inb
       app_name: str(s.app_name),
       procid: str(s.procid),
       msgid: str(s.msgid),
-      structured_data: Array.isArray(s.structured_data) ? (s.structured_data as SyslogMessage["structured_data"]) : [],
+      structured_data: structuredDataOf(s.structured_data),
       message: s.message,
-      cisco: s.cisco && typeof s.cisco === "object" ? (s.cisco as SyslogMessage["cisco"]) : null,
+      cisco: ciscoOf(s.cisco),
     };
-  } else if (kind === "trap" && t && typeof t === "object" && typeof t.trap_oid === "string" && Array.isArray(t.varbinds)) {
+  } else if (kind === "trap" && isObject(t) && typeof t.trap_oid === "string" && varbinds) {
     trap = {
       version: t.version === "v1" || t.version === "v3" ? t.version : "v2c",
       pdu: t.pdu === "inform" ? "inform" : "trap",
@@ -49,8 +90,8 @@ export function forwardedInbound(x: unknown, pollerId: string, now: number): Inb
       user: str(t.user),
       trap_oid: t.trap_oid,
       uptime: int(t.uptime),
-      v1: t.v1 && typeof t.v1 === "object" ? (t.v1 as TrapMessage["v1"]) : null,
-      varbinds: t.varbinds as TrapMessage["varbinds"],
+      v1: v1Of(t.v1),
+      varbinds,
     };
   }
   const raw = str(r.raw);

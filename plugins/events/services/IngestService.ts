@@ -32,7 +32,12 @@ export class IngestService {
     let accepted = 0;
     for (const x of body.events) {
       const m = forwardedInbound(x, body.poller_id, now);
-      if (m && this.pipeline.accept(m)) accepted++;
+      try {
+        if (m && this.pipeline.accept(m)) accepted++;
+      } catch (err) {
+        // A record the checks let through and the pipeline could not take is that record's loss, not the batch's.
+        this.ctx.log.warn("events: a forwarded record was dropped", { poller_id: body.poller_id, error: (err as Error).message });
+      }
     }
     return { accepted, dropped: body.events.length - accepted };
   }

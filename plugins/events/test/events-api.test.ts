@@ -529,6 +529,40 @@ describe("POST /events/forwarded (remote pollers)", () => {
     expect(trap).toMatchObject({ listener: "poller:p1/syslog.udp", node_id: nodeB });
     expect(JSON.stringify(trap)).not.toContain("secret");
   });
+
+  it("answers a record with malformed nested parts without a 500: bad varbinds drop the trap, bad syslog parts are left out", async () => {
+    const trapRecord = (varbinds: unknown, raw: string | null = null) =>
+      record({ kind: "trap", syslog: null, raw, trap: { version: "v2c", pdu: "trap", trap_oid: "1.3.6.1.4.1.99.0.7", varbinds } });
+    const res = await post("/events/forwarded", {
+      poller_id: "p1",
+      events: [
+        record({ syslog: { ...record().syslog, message: "nested first" } }),
+        trapRecord([null]),
+        trapRecord([{ type: "Integer", value: 1 }]),
+        trapRecord([{ oid: "1.3.6.1.2.1.1.3.0", type: "Integer", value: { no: "objects" } }]),
+        trapRecord("not a list"),
+        trapRecord([null], "0xdeadbeef"),
+        record({
+          syslog: {
+            ...record().syslog,
+            message: "nested parts",
+            structured_data: [null, 5, { id: "a@1", params: [["k", "v"], ["only-one"], null] }, { id: 7 }],
+            cisco: { facility: "LINK", severity: 42, mnemonic: "UPDOWN" },
+          },
+        }),
+        record({ syslog: { ...record().syslog, message: "nested last", cisco: "text" } }),
+      ],
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ accepted: 4, dropped: 4 });
+    await until("stored", async () => (await flush(), (await events("?q=nested")).length === 3));
+    const parts = (await events("?q=nested%20parts"))[0];
+    expect(parts.data).toMatchObject({ structured_data: [{ id: "a@1", params: [["k", "v"]] }] });
+    expect((parts.data as Row).cisco ?? null).toBeNull();
+    const raw = (await events("?kind=trap&limit=1000")).filter((e) => e.raw === "0xdeadbeef");
+    expect(raw).toHaveLength(1);
+    expect(raw[0]).toMatchObject({ malformed: true, trap_oid: null });
+  });
 });
 
 describe("retention", () => {
