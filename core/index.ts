@@ -68,6 +68,7 @@ export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./ut
 export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, ipv4Number, formatIp, parseCidr, prefixContains } from "./util/net.js";
 export type { IpFamily, IpAddress, IpPrefix } from "./util/net.js";
 export { isTimeZone, localParts, nextRun, zonedTimeToUtc } from "./util/schedule.js";
+export { MAX_TIMESTAMP_MS, isRfc3339, parseRfc3339 } from "./util/time.js";
 export type { Frequency, ScheduleTiming } from "./util/schedule.js";
 export { DayPartitions, dayStart, DAY_MS } from "./store/dayPartitions.js";
 export { sqlMigrationsFrom } from "./store/Migrator.js";

@@ -145,7 +145,7 @@ export class NoteRepository {
   }
 }
 `,
-    "services/NoteService.ts": `import { badRequest, decodeCursor, isUuid } from "nms-core";
+    "services/NoteService.ts": `import { badRequest, decodeCursor, isRfc3339, isUuid } from "nms-core";
 import { Inject, Injectable } from "nms-core/tsed";
 import { ${C}_CONTEXT, type ${P}Context } from "../context.js";
 import type { NoteView } from "../models/NoteModels.js";
@@ -167,7 +167,7 @@ export class NoteService {
 
   list(limit: number, cursor?: string): Promise<{ rows: NoteView[]; next: string | null }> {
     // A cursor part that would fail its SQL cast is refused here (400 invalid_cursor), never answered with a 500.
-    const after = cursor ? decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) : null;
+    const after = cursor ? decodeCursor(cursor, 2, ([at, id]) => isRfc3339(at) && isUuid(id)) : null;
     return this.repo.list(limit, after as [string, string] | null);
   }
 }

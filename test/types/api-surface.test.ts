@@ -20,7 +20,7 @@ describe("the nms-core package's exported values", () => {
         ...["compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT", "REGEX_MAX_GROUP_REPEAT"],
         ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
         ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "ipv4Number", "formatIp", "parseCidr", "prefixContains"],
-        ...["isTimeZone", "localParts", "nextRun", "zonedTimeToUtc", "runAsSystem"],
+        ...["isTimeZone", "localParts", "nextRun", "zonedTimeToUtc", "runAsSystem", "parseRfc3339", "isRfc3339", "MAX_TIMESTAMP_MS"],
         ...["InvalidBundleRow", "bundleField", "existingIds", "importRows", "keysetRows", "pruneRows", "sqlBundleTable"],
       ].sort(),
     );

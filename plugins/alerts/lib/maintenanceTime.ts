@@ -180,24 +180,3 @@ export class MaintenanceCalendar {
     return this.windows.some((w) => windowTargets(w, nodeId, folderPath) && occurrenceAt(w, date) !== null);
   }
 }
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
-
-/**
- * An RFC 3339 timestamp with its calendar fields checked (no 30 February), or
- * null. `us` (microseconds since the epoch, digits past the sixth dropped) is
- * for comparisons, `ms` for Dates; pass the original text to PostgreSQL, which
- * keeps the microseconds that a JavaScript Date would drop.
- */
-export function parseRfc3339(text: string): { ms: number; us: number; text: string } | null {
-  const m = RFC3339.exec(text);
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return null;
-  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
-  const whole = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${m[8].toUpperCase()}`);
-  if (!Number.isFinite(whole)) return null;
-  const micros = m[7] === undefined ? 0 : Number((m[7].slice(1) + "00000").slice(0, 6));
-  return { ms: whole + Math.floor(micros / 1000), us: whole * 1000 + micros, text };
-}

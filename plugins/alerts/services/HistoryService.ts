@@ -1,6 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, type Scope } from "../../../core/index.js";
-import { parseRfc3339 } from "../lib/maintenanceTime.js";
+import { badRequest, callerScope, parseRfc3339, type Scope } from "../../../core/index.js";
 import { NODE_STATES, SEVERITIES } from "../models/AlertModels.js";
 import type { AlertHistoryRow, AlertTransitionView, CalendarBucket, HistoryFilter, TopAlertNodes } from "../models/HistoryModels.js";
 import { HistoryRepository } from "../repositories/HistoryRepository.js";

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, requireCaller, type Scope } from "../../../core/index.js";
-import { isValidTimeZone, occurrenceAt, parseRfc3339, windowFromRow, type Recurrence } from "../lib/maintenanceTime.js";
+import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope } from "../../../core/index.js";
+import { isValidTimeZone, occurrenceAt, windowFromRow, type Recurrence } from "../lib/maintenanceTime.js";
 import type { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceRepository, type MaintenanceRecord } from "../repositories/MaintenanceRepository.js";
 import { ActiveAlertRepository } from "../repositories/ActiveAlertRepository.js";

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, requireCaller, scopeCovers } from "../../../core/index.js";
-import { parseRfc3339 } from "../lib/maintenanceTime.js";
+import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, scopeCovers } from "../../../core/index.js";
 import type { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
 import { MuteRepository } from "../repositories/MuteRepository.js";
 import { ActiveAlertService, scopeFolders } from "./ActiveAlertService.js";

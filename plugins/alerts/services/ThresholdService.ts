@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, decodeCursor, isUuid, notFound, page } from "../../../core/index.js";
+import { badRequest, decodeCursor, isRfc3339, isUuid, notFound, page } from "../../../core/index.js";
 import { isRawCounterMetric } from "../../polling/contract.js";
 import { boundsProblem, primaryPair, resolveBounds } from "../lib/bands.js";
 import { parsePort, type ScopeLevel } from "../lib/rules.js";
@@ -28,7 +28,7 @@ export class ThresholdService {
   async list(limit: number, cursor: string | undefined, metric: string | undefined): Promise<{ rows: ThresholdView[]; next: string | null }> {
     let after: { created_at: string; id: string } | null = null;
     if (cursor !== undefined) {
-      const [createdAt, id] = decodeCursor(cursor, 2, ([at, last]) => isUuid(last) && !Number.isNaN(Date.parse(at)));
+      const [createdAt, id] = decodeCursor(cursor, 2, ([at, last]) => isUuid(last) && isRfc3339(at));
       after = { created_at: createdAt, id };
     }
     const found = await this.repo.list(limit + 1, after, metric ?? null);

@@ -1,5 +1,17 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isPgError, isUuid, page, parseCidr, PG_ERROR } from "../../../core/index.js";
+import {
+  badRequest,
+  callerScope,
+  decodeCursor,
+  isPgError,
+  isRfc3339,
+  isUuid,
+  MAX_TIMESTAMP_MS,
+  page,
+  parseCidr,
+  parseRfc3339,
+  PG_ERROR,
+} from "../../../core/index.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { ACTIONS, GROUP_BY, type CountBucket, type EventView, type TimeBucket } from "../models/EventModels.js";
 import { EventRepository, type EventFilter } from "../repositories/EventRepository.js";
@@ -30,7 +42,6 @@ export interface StatsQuery extends EventQuery {
   split?: string;
 }
 
-const RFC3339 = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:?\d\d)$/i;
 const DAY_SECS = 86_400;
 /** Stats over no range look at the last day. */
 const DEFAULT_RANGE_MS = DAY_SECS * 1000;
@@ -40,14 +51,17 @@ const MAX_TEXT = 1024;
 
 const invalid = (message: string) => badRequest("validation_failed", message);
 
-/** A time bound: RFC 3339, or Unix milliseconds. */
+/** A time bound: RFC 3339 (a real calendar date), or Unix milliseconds up to the end of year 9999. */
 function parseBound(name: string, v: string | undefined): number | null {
   if (v === undefined || v === "") return null;
-  if (/^\d{1,15}$/.test(v)) return Number(v);
-  if (!RFC3339.test(v)) throw invalid(`${name} must be an RFC 3339 time or Unix milliseconds.`);
-  const ms = Date.parse(v);
-  if (Number.isNaN(ms)) throw invalid(`${name} is not a valid time.`);
-  return ms;
+  if (/^\d{1,15}$/.test(v)) {
+    const ms = Number(v);
+    if (ms > MAX_TIMESTAMP_MS) throw invalid(`${name} is past the year 9999.`);
+    return ms;
+  }
+  const t = parseRfc3339(v);
+  if (!t) throw invalid(`${name} must be an RFC 3339 time (a real date, for example 2026-11-24T10:00:00Z) or Unix milliseconds.`);
+  return t.ms;
 }
 
 function parseBool(name: string, v: string | undefined): boolean | null {
@@ -126,7 +140,7 @@ export class EventQueryService {
 
   async list(q: EventQuery, limit: number, cursor?: string): Promise<{ rows: EventView[]; next: string | null }> {
     const f = await this.filter(q, false);
-    const before = cursor ? (decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) as [string, string]) : null;
+    const before = cursor ? (decodeCursor(cursor, 2, ([at, id]) => isRfc3339(at) && isUuid(id)) as [string, string]) : null;
     return page(await this.repo.page(f, before, limit), limit, (r) => [r.received_at, r.id]);
   }
 

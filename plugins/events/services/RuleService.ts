@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, decodeCursor, isUuid, notFound, page } from "../../../core/index.js";
+import { badRequest, decodeCursor, isRfc3339, isUuid, notFound, page } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { EventRuleBody, EventRuleView } from "../models/RuleModels.js";
@@ -33,7 +33,7 @@ export class RuleService {
   }
 
   async list(limit: number, cursor?: string): Promise<{ rows: EventRuleView[]; next: string | null }> {
-    const after = cursor ? (decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) as [string, string]) : null;
+    const after = cursor ? (decodeCursor(cursor, 2, ([at, id]) => isRfc3339(at) && isUuid(id)) as [string, string]) : null;
     return page(await this.repo.list(limit, after), limit, (r) => [r.created_at, r.id]);
   }
 

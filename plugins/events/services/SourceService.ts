@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, conflict, decodeCursor, isPgError, isUuid, notFound, page, PG_ERROR, pgConstraint } from "../../../core/index.js";
+import { badRequest, conflict, decodeCursor, isPgError, isRfc3339, isUuid, notFound, page, PG_ERROR, pgConstraint } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { EventSourceBody, EventSourceUpdate, EventSourceView } from "../models/SourceModels.js";
@@ -42,7 +42,7 @@ export class SourceService {
   }
 
   async list(limit: number, cursor?: string): Promise<{ rows: EventSourceView[]; next: string | null }> {
-    const after = cursor ? (decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) as [string, string]) : null;
+    const after = cursor ? (decodeCursor(cursor, 2, ([at, id]) => isRfc3339(at) && isUuid(id)) as [string, string]) : null;
     return page(await this.repo.list(limit, after), limit, (r) => [r.created_at, r.id]);
   }
 

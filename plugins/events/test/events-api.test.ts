@@ -311,7 +311,14 @@ describe("GET /events/stats", () => {
     const m = await count("msg=changed%20state%20to%20(down|up)&msg_regex=true");
     expect(m).toBeGreaterThan(0);
     expect(await count("msg=changed%20state%20to%20(down|up)&msg_regex=true&msg_not=true")).toBe(all - m);
-    expect(await count("severity=0,1,2,3,4,5,6,7")).toBeLessThanOrEqual(all);
+    const listed = await events("?limit=1000");
+    expect(listed).toHaveLength(all);
+    const withSeverity = (...sev: number[]) => listed.filter((e) => sev.includes(e.severity as number)).length;
+    expect(withSeverity(5)).toBeGreaterThan(0);
+    for (let sev = 0; sev <= 7; sev++) expect([sev, await count(`severity=${sev}`)]).toEqual([sev, withSeverity(sev)]);
+    expect(await count("severity=3,5")).toBe(withSeverity(3, 5));
+    expect(await count("severity=0,1,2,3,4,5,6,7")).toBe(withSeverity(0, 1, 2, 3, 4, 5, 6, 7));
+    expect(withSeverity(0, 1, 2, 3, 4, 5, 6, 7)).toBeLessThan(all);
     expect((await count("matched=true")) + (await count("matched=false"))).toBe(all);
   });
 
@@ -330,6 +337,12 @@ describe("GET /events/stats", () => {
       "group_by=time&bucket_secs=0",
       "group_by=time&start=2020-01-01T00:00:00Z&bucket_secs=1",
       "limit=0",
+      "start=2026-02-30T00:00:00Z",
+      "end=2026-11-24T10:00Z",
+      "start=999999999999999",
+      "start=253402300800000",
+      "end=%2B010000-01-01T00:00:00Z",
+      "start=0000-01-01T00:00:00Z",
     ]) {
       const res = await k.request("GET", `/events/stats?${q}`);
       expect([q, res.status]).toEqual([q, 400]);
@@ -338,6 +351,23 @@ describe("GET /events/stats", () => {
     expectError(await k.request("GET", "/events/stats?q=(unclosed&regex=true"), 400, "invalid_regex");
     expectError(await k.request("GET", "/events/stats?msg=[z-a]&msg_regex=true"), 400, "invalid_regex");
     expectError(await k.request("GET", "/events?kind=nope"), 400, "validation_failed");
+    for (const q of ["start=2026-02-30T00:00:00Z", "start=999999999999999", "end=253402300800000"])
+      expectError(await k.request("GET", `/events?${q}`), 400, "validation_failed");
+    // The last instant of year 9999 is a bound like any other.
+    expect((await k.request("GET", "/events/stats?end=253402300799999")).status).toBe(200);
+  });
+
+  it("answers invalid_cursor, not a 500, for a cursor whose timestamp PostgreSQL could not cast", async () => {
+    const id = "0b4c1d8e-7f60-4a3b-9c2d-1e2f3a4b5c6d";
+    const cursor = (at: string) => Buffer.from(JSON.stringify([at, id])).toString("base64url");
+    for (const at of ["+010000-01-01T00:00:00Z", "1", "2026-02-30T00:00:00Z", "2026-11-24T10:00:00+24:00"]) {
+      for (const path of ["/events", "/event-rules", "/event-sources"]) {
+        const res = await k.request("GET", `${path}?cursor=${cursor(at)}`);
+        expect([path, at, res.status]).toEqual([path, at, 400]);
+        expectError(res, 400, "invalid_cursor");
+      }
+    }
+    expect((await k.request("GET", `/events?cursor=${cursor("2026-11-24T10:00:00.123456Z")}`)).status).toBe(200);
   });
 });
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, decodeCursor, isUuid, notFound, page } from "../../../core/index.js";
+import { badRequest, decodeCursor, isRfc3339, isUuid, notFound, page } from "../../../core/index.js";
 import type { RoutingRuleBody, RoutingRuleView } from "../models/RoutingRuleModels.js";
 import { ChannelRepository } from "../repositories/ChannelRepository.js";
 import { RoutingRuleRepository, type RuleWrite } from "../repositories/RoutingRuleRepository.js";
@@ -20,7 +20,7 @@ export class RoutingRuleService {
   }
 
   async list(limit: number, cursor?: string): Promise<{ rows: RoutingRuleView[]; next: string | null }> {
-    const after = cursor ? (decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) as [string, string]) : null;
+    const after = cursor ? (decodeCursor(cursor, 2, ([at, id]) => isRfc3339(at) && isUuid(id)) as [string, string]) : null;
     return page(await this.repo.list(limit, after), limit, (r) => [r.created_at, r.id]);
   }
 

@@ -2,16 +2,17 @@ import { Inject, Injectable } from "@tsed/di";
 import {
   assertPoolName,
   badRequest,
+  type ChannelDeclaration,
   decodeCursor,
   formatIp,
+  type IpPrefix,
+  isRfc3339,
   isUuid,
+  type JobDeclaration,
   notFound,
   page,
   parseCidr,
   requireCaller,
-  type ChannelDeclaration,
-  type IpPrefix,
-  type JobDeclaration,
 } from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the classes are imported from their files.
 import { ClassifierService, CredentialService, InventoryLimits } from "../../inventory/contract.js";
@@ -195,7 +196,7 @@ export class SweepService {
   async list(limit: number, cursor: string | undefined): Promise<{ rows: SweepView[]; next: string | null }> {
     let after: { created_at: string; id: string } | null = null;
     if (cursor !== undefined) {
-      const [created_at, id] = decodeCursor(cursor, 2, ([at, last]) => isUuid(last) && !Number.isNaN(Date.parse(at)));
+      const [created_at, id] = decodeCursor(cursor, 2, ([at, last]) => isUuid(last) && isRfc3339(at));
       after = { created_at, id };
     }
     await this.repo.failStale(SWEEP_STALE_SECS);
