@@ -6,6 +6,7 @@ import { eventsConfigSchema, type EventsConfig } from "./context.js";
 import { EventController } from "./controllers/EventController.js";
 import { EventRuleController } from "./controllers/EventRuleController.js";
 import { EventSourceController } from "./controllers/EventSourceController.js";
+import { PollerTrapUserController } from "./controllers/PollerTrapUserController.js";
 import { EventRepository } from "./repositories/EventRepository.js";
 import { RuleRepository } from "./repositories/RuleRepository.js";
 import { SourceRepository } from "./repositories/SourceRepository.js";
@@ -60,7 +61,7 @@ export const eventsPlugin = definePlugin({
   dependsOn: { inventory: "^0.1.0", polling: "^0.1.0", alerts: "^0.1.0" },
   // Remote pollers run the same receivers for their pool and forward to POST /events/forwarded.
   contributes: { "polling.passive": [eventsPassiveReceiver] },
-  controllers: [EventController, EventRuleController, EventSourceController],
+  controllers: [EventController, EventRuleController, EventSourceController, PollerTrapUserController],
   providers: [
     EventPipeline,
     EventRepository,

@@ -101,3 +101,18 @@ export class ForwardedResult {
   @Required() @Integer() accepted: number;
   @Required() @Integer() @Description("not receiver records, or refused because the queue was full") dropped: number;
 }
+
+/** A v3 trap user for a remote poller's trap listener: the keys sealed with the core's secret key. */
+export class PollerTrapUser {
+  @Required() name: string;
+  @Required() @Enum("noAuthNoPriv", "authNoPriv", "authPriv") level: string;
+  @Required() @Nullable(String) @Enum("md5", "sha", "sha224", "sha256", "sha384", "sha512", null) auth_protocol: string | null;
+  @Required() @Nullable(String) @Description("sealed; opened only with the core's NMS_SECRET_KEY") auth_key_sealed: string | null;
+  @Required() @Nullable(String) @Enum("des", "aes", "aes192", "aes256", null) priv_protocol: string | null;
+  @Required() @Nullable(String) @Description("sealed; opened only with the core's NMS_SECRET_KEY") priv_key_sealed: string | null;
+}
+
+export class PollerTrapUsers {
+  @Required() @CollectionOf(PollerTrapUser) users: PollerTrapUser[];
+  @Required() @Integer() @Description("how often a poller asks again (traps.v3RefreshMs)") refresh_ms: number;
+}

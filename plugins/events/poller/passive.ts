@@ -3,7 +3,9 @@ import type { PassiveEnvironment, PassiveReceiver, RunningPassive } from "../../
 import "../contract.js";
 import type { EventsConfig } from "../context.js";
 import { bindReceivers } from "../lib/receivers.js";
+import { openTrapUsers } from "../lib/trapUsers.js";
 import type { Inbound } from "../lib/types.js";
+import type { TrapListener, TrapUser } from "../traps/receiver.js";
 
 /** Most events one POST carries, and the longest one waits on the poller. */
 const BATCH = 500;
@@ -15,34 +17,102 @@ const MAX_WAITING = 20_000;
  * The events plugin's receivers on a remote poller (`nms poller`): the same listeners as on the core, from the same
  * `pluginConfig.events` section, forwarding what they receive to the core (POST /events/forwarded) in small
  * batches. Nothing is buffered across a partition: a batch the core does not take is dropped and counted, as
- * the spec says passive data arriving during a partition is lost. SNMPv3 trap users need credentials the core never
- * answers over HTTP, so a poller takes v1/v2c traps only.
+ * the spec says passive data arriving during a partition is lost. The trap listener's SNMPv3 users are the core's
+ * (traps.v3Credentials there), asked at start and every traps.v3RefreshMs; their keys come sealed and open only with
+ * the core's secret key (NMS_SECRET_KEY set alike on both), else the poller takes v1/v2c traps only and says why.
  */
 export const eventsPassiveReceiver: PassiveReceiver = {
   name: "events",
   async start(env: PassiveEnvironment): Promise<RunningPassive> {
+    const config = env.pluginConfig<EventsConfig>("events");
     const forwarder = new Forwarder(env);
+    const users = new PollerTrapUsers(env);
     // What this poller receives also goes on its own bus, for a local tee (the forwarding plugin's pool destinations).
     const received = new TurnBatcher(env.bus, "events.received", (events: Inbound[]) => ({ events }));
     const take = (m: Inbound) => {
       received.push(m);
       return forwarder.add(m);
     };
-    const bound = await bindReceivers(env.pluginConfig<EventsConfig>("events"), take, {
+    const bound = await bindReceivers(config, take, {
       dataDir: env.dataDir,
-      trapUsers: async () => [],
+      trapUsers: () => users.initial(),
       log: env.log,
     });
+    const trap = bound.find((l): l is TrapListener => l.name === "traps.udp" && "setUsers" in l);
+    if (trap) users.keepUpdated(trap, config.traps.v3RefreshMs);
     env.log.info("passive listeners bound", { listeners: bound.map((l) => `${l.name}:${l.address}:${l.port}`) });
     return {
       listeners: bound.map((l) => `${l.name}:${l.port}`),
       stop: async () => {
+        users.stop();
         await Promise.all(bound.map((l) => l.close().catch(() => undefined)));
         await forwarder.stop();
       },
     };
   },
 };
+
+/** What a forwarded record carries: not the bytes (they are for a local verbatim relay), not a trap's community. */
+export function forwardedRecord(m: Inbound): Inbound {
+  const { bytes: _bytes, ...record } = m;
+  // The core never stores a community, so it has no business crossing the network again.
+  if (record.trap?.community) record.trap = { ...record.trap, community: null };
+  return record;
+}
+
+/** The core's v3 trap users for this poller's trap listener (GET /events/pollers/trap-users). */
+class PollerTrapUsers {
+  private key = "[]";
+  private timer: NodeJS.Timeout | null = null;
+  private warned = "";
+
+  constructor(private readonly env: PassiveEnvironment) {}
+
+  /** The users at start: none when the core is not reached (the next refresh brings them). */
+  async initial(): Promise<TrapUser[]> {
+    const users = (await this.fetch()) ?? [];
+    this.key = JSON.stringify(users);
+    return users;
+  }
+
+  keepUpdated(trap: TrapListener, everyMs: number): void {
+    this.timer = setInterval(() => {
+      void this.fetch().then((next) => {
+        if (next === null) return;
+        const key = JSON.stringify(next);
+        if (key === this.key) return;
+        this.key = key;
+        trap.setUsers(next);
+        this.env.log.info("events: v3 trap users reloaded from the core", { users: next.map((u) => u.name) });
+      });
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** The users, or null when the core did not answer them or they cannot be opened here (said once per reason). */
+  private async fetch(): Promise<TrapUser[] | null> {
+    const res = await this.env.call("GET", "/events/pollers/trap-users").catch(() => ({ status: 0, body: null }));
+    if (res.status !== 200) return this.fail(`the core answered ${res.status || "nothing"}`);
+    try {
+      const users = openTrapUsers((res.body as { users?: unknown } | null)?.users, this.env.secrets);
+      this.warned = "";
+      return users;
+    } catch {
+      return this.fail("their keys do not open with this poller's secret key: set NMS_SECRET_KEY to the core's");
+    }
+  }
+
+  private fail(reason: string): null {
+    if (this.warned !== reason) this.env.log.warn(`events: v3 trap users not loaded (${reason}); v1/v2c traps are taken`, {});
+    this.warned = reason;
+    return null;
+  }
+}
 
 class Forwarder {
   private waiting: Inbound[] = [];
@@ -59,9 +129,7 @@ class Forwarder {
       this.lose(1);
       return false;
     }
-    // The original bytes stay here: they are for a local verbatim relay (and a trap's bytes hold its community in clear).
-    const { bytes: _bytes, ...record } = m;
-    this.waiting.push(record);
+    this.waiting.push(forwardedRecord(m));
     if (this.waiting.length >= BATCH) this.send();
     else this.timer ??= setTimeout(() => this.send(), FLUSH_MS);
     return true;

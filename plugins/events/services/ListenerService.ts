@@ -3,6 +3,7 @@ import type { MirrorCount, MirrorTarget } from "../../../core/index.js";
 import { CredentialService } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { bindReceivers } from "../lib/receivers.js";
+import { sealTrapUsers, type TrapUserWire } from "../lib/trapUsers.js";
 import type { BoundListener, Inbound } from "../lib/types.js";
 import type { TrapListener, TrapUser } from "../traps/receiver.js";
 
@@ -76,6 +77,14 @@ export class ListenerService {
     trap.setUsers(next);
     this.ctx.log.info("events: v3 trap users reloaded", { users: next.map((u) => u.name) });
     return true;
+  }
+
+  /**
+   * The v3 trap users of traps.v3Credentials for remote pollers' trap listeners (GET /events/pollers/trap-users): the
+   * keys sealed, so only a poller holding the core's secret key opens them.
+   */
+  async pollerTrapUsers(): Promise<TrapUserWire[]> {
+    return sealTrapUsers(await this.trapUsers(this.ctx.config.traps.v3Credentials), this.ctx.secrets);
   }
 
   async stop(): Promise<void> {
