@@ -737,6 +737,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/events/pollers/trap-users": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The SNMPv3 users a remote poller's trap listener accepts (the poller's token), keys sealed
+     * @description Called by `nms poller` when the events plugin is loaded there; not meant for people.
+     */
+    get: operations["pollerTrapUserControllerTrapUsers"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/events/stats": {
     parameters: {
       query?: never;
@@ -4201,6 +4221,24 @@ export interface components {
       poller_id: string;
       /** @description when its report came (RFC 3339) */
       reported_at: string;
+    };
+    PollerTrapUser: {
+      /** @description sealed; opened only with the core's NMS_SECRET_KEY */
+      auth_key_sealed: string | null;
+      /** @enum {string|null} */
+      auth_protocol: "md5" | "sha" | "sha224" | "sha256" | "sha384" | "sha512" | null;
+      /** @enum {string} */
+      level: "noAuthNoPriv" | "authNoPriv" | "authPriv";
+      name: string;
+      /** @description sealed; opened only with the core's NMS_SECRET_KEY */
+      priv_key_sealed: string | null;
+      /** @enum {string|null} */
+      priv_protocol: "des" | "aes" | "aes192" | "aes256" | null;
+    };
+    PollerTrapUsers: {
+      /** @description how often a poller asks again (traps.v3RefreshMs) */
+      refresh_ms: number;
+      users: components["schemas"]["PollerTrapUser"][];
     };
     PollerView: {
       id: string;
@@ -9650,6 +9688,62 @@ export interface operations {
       };
       /** @description no ingest token, or not one of an enabled http source */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  pollerTrapUserControllerTrapUsers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PollerTrapUsers"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageSystem */
+      403: {
         headers: {
           [name: string]: unknown;
         };
