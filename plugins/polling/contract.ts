@@ -108,6 +108,9 @@ declare module "../../core/bus/EventBus.js" {
 }
 
 /** Extension point `polling.passive`: receivers a remote poller runs for its pool (syslog, traps …) besides polling. */
+/** The pool of the core's embedded poller: what the core's own listeners and probes serve. */
+export const EMBEDDED_POOL = "default";
+
 export const PASSIVE_RECEIVERS_POINT = "polling.passive";
 
 /** What a remote poller gives a passive receiver. */

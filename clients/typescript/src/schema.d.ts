@@ -932,7 +932,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send errors, connection; a pool destination's are its pollers' latest reports, summed */
+    /** This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send and connection errors, connection; plus the latest reports of the pollers that tee it, summed */
     get: operations["destinationControllerStatus"];
     put?: never;
     post?: never;
@@ -3025,6 +3025,8 @@ export interface components {
     DestinationStatusView: {
       /** @enum {string} */
       connection: "idle" | "ready" | "connecting" | "connected" | "disconnected" | "disabled" | "not_built";
+      /** @description failures of the connection itself (connect refused or timed out, TLS refused, reset, a retried warehouse request); not messages */
+      connection_errors: number;
       /** @description records the filter did not pass */
       dropped_filter: number;
       /** @description records dropped from a full send queue (the oldest go first) */
@@ -3037,10 +3039,11 @@ export interface components {
       /** @description connect_refused, timeout, tls, dns, reset, send; never a message */
       last_error_class?: string | null;
       name: string;
-      /** @description a pool destination: the pollers of its pool that reported lately (their counters are summed above); empty otherwise */
+      /** @description the pollers that tee it (its pool's, or every pool's for a destination without one) and reported lately: their counters are summed above */
       pollers: components["schemas"]["PollerTeeView"][];
       /** @description messages waiting in the send queue (syslog_tcp, syslog_tls) */
       queued: number;
+      /** @description messages lost to an error (a frame a broken connection lost, a failed send, a refused row); never a connect attempt */
       send_errors: number;
     };
     DestinationView: {

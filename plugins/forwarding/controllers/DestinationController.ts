@@ -89,16 +89,15 @@ export class DestinationController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary(
-    "This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send errors, connection; a pool destination's are its pollers' latest reports, summed",
+    "This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send and connection errors, connection; plus the latest reports of the pollers that tee it, summed",
   )
   @Returns(200, DestinationStatusView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
   async status(@PathParams("id") @Format("uuid") id: string): Promise<DestinationStatusView> {
     const d = await this.destinations.get(id);
-    if (d.pool === null) return { id: d.id, name: d.name, ...this.tee.status(id), pollers: [] };
-    // A pool destination is teed by that pool's pollers: their latest reports, summed.
-    const reported = this.pool.forDestination(id);
-    return { id: d.id, name: d.name, ...(reported?.counters ?? this.tee.status(id)), pollers: reported?.pollers ?? [] };
+    // Teed here and by pollers (every pool's, or that pool's): this replica's counters and their latest reports, summed.
+    const { counters, pollers } = this.pool.statusOf(id, this.tee.status(id));
+    return { id: d.id, name: d.name, ...counters, pollers };
   }
 }

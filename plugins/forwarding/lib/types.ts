@@ -57,7 +57,7 @@ export interface Filter {
 export interface FilterSubject {
   kind: SourceKind;
   source_ip: string;
-  /** The pool of the poller that received it; null = received by the core itself. */
+  /** The pool whose receiver took it: a remote poller's pool, or the core's (`default`, its embedded poller's). */
   pool: string | null;
   facility: number | null;
   severity: number | null;
@@ -109,7 +109,17 @@ export interface DestinationCounters {
   dropped_filter: number;
   dropped_rate_limit: number;
   dropped_queue: number;
+  /**
+   * Messages (rows, records) that were not sent for an error: a frame the connection lost before the kernel took it,
+   * a datagram whose send failed, a row the warehouse refused, a record that cannot be encoded. Never a connect attempt.
+   */
   send_errors: number;
+  /**
+   * Failures of the connection itself, not of messages: a connect refused or timed out, a TLS handshake refused, a
+   * connection reset, a socket error, a warehouse request that failed and is retried. What they cost in messages is
+   * in send_errors or dropped_queue.
+   */
+  connection_errors: number;
   /** A class, never a message (no address, no secret): `connect_refused`, `timeout`, `tls`, `dns`, `reset`, `send`. */
   last_error_class: string | null;
   last_error_at: string | null;

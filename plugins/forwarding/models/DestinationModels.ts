@@ -131,14 +131,21 @@ export class DestinationStatusView {
   @Required() @Integer() @Description("records the filter did not pass") dropped_filter: number;
   @Required() @Integer() @Description("records over rate_limit_per_sec") dropped_rate_limit: number;
   @Required() @Integer() @Description("records dropped from a full send queue (the oldest go first)") dropped_queue: number;
-  @Required() @Integer() send_errors: number;
+  @Required()
+  @Integer()
+  @Description("messages lost to an error (a frame a broken connection lost, a failed send, a refused row); never a connect attempt")
+  send_errors: number;
+  @Required()
+  @Integer()
+  @Description("failures of the connection itself (connect refused or timed out, TLS refused, reset, a retried warehouse request); not messages")
+  connection_errors: number;
   @Property() @Nullable(String) @Description("connect_refused, timeout, tls, dns, reset, send; never a message") last_error_class: string | null;
   @Property() @Nullable(String) last_error_at: string | null;
   @Required() @Enum("idle", "ready", "connecting", "connected", "disconnected", "disabled", "not_built") connection: string;
   @Required() @Integer() @Description("messages waiting in the send queue (syslog_tcp, syslog_tls)") queued: number;
   @Required()
   @CollectionOf(PollerTeeView)
-  @Description("a pool destination: the pollers of its pool that reported lately (their counters are summed above); empty otherwise")
+  @Description("the pollers that tee it (its pool's, or every pool's for a destination without one) and reported lately: their counters are summed above")
   pollers: PollerTeeView[];
 }
 

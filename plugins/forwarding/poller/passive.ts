@@ -1,8 +1,9 @@
 /**
  * Forwarding on a remote poller (`nms poller` with the forwarding plugin loaded): the destinations of the poller's
- * pool are teed here, from what this poller's own listeners receive (the events and flows receivers publish on the
- * poller's bus), instead of on the core. Every reload period the poller syncs with the core
- * (POST /forwarding/pollers/sync): it reports its counters and gets its pool's destinations back. Secrets come sealed
+ * pool, and those without a pool (every pool), are teed here from what this poller's own listeners receive (the events
+ * and flows receivers publish on the poller's bus); the core does not tee again what a poller forwards to it. Every
+ * reload period the poller syncs with the core (POST /forwarding/pollers/sync): it reports its counters and gets
+ * those destinations back. Secrets come sealed
  * and are opened with this poller's secret key: a destination whose secret it cannot open (NMS_SECRET_KEY not set as
  * on the core) is left out, with a warning naming it. A core that cannot be reached leaves the current destinations
  * running.
@@ -13,7 +14,7 @@ import { runnable } from "../lib/runtime.js";
 import type { PoolDestinationWire, RuntimeDestination } from "../lib/types.js";
 import { Tee, type DestinationSource } from "../services/Tee.js";
 
-/** The core, seen from a poller: its pool's destinations, in exchange for this poller's counters. */
+/** The core, seen from a poller: its pool's destinations and those of every pool, in exchange for this poller's counters. */
 class CoreSource implements DestinationSource {
   private readonly unopened = new Set<string>();
   counters: () => Record<string, unknown> = () => ({});
@@ -53,7 +54,7 @@ export const forwardingPassiveReceiver: PassiveReceiver = {
   async start(env: PassiveEnvironment): Promise<RunningPassive> {
     const config = env.pluginConfig<ForwardingConfig>("forwarding");
     const source = new CoreSource(env);
-    const tee = new Tee({ config, log: env.log, bus: env.bus, teesPools: true });
+    const tee = new Tee({ config, log: env.log, bus: env.bus, pool: env.pool });
     source.counters = () => tee.allCounters();
     await tee.start(source);
     env.log.info("forwarding: teeing this pool's destinations", { pool: env.pool, destinations: Object.keys(tee.allCounters()).length });

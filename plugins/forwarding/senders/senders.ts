@@ -44,9 +44,22 @@ export function errorClass(err: unknown): string {
   return "send";
 }
 
-/** Counts a failure and keeps its class and time (never its message). */
+/** Counts a message lost to an error (send_errors) and keeps the error's class and time (never its message). */
 export function failed(counters: DestinationCounters, err: unknown): void {
   counters.send_errors++;
+  noteError(counters, err);
+}
+
+/**
+ * Counts a failure of the connection itself (connection_errors: a connect refused, a reset, a socket error), which
+ * is no message: what it costs in messages is counted where they are lost (send_errors, dropped_queue).
+ */
+export function connectionFailed(counters: DestinationCounters, err: unknown): void {
+  counters.connection_errors++;
+  noteError(counters, err);
+}
+
+function noteError(counters: DestinationCounters, err: unknown): void {
   counters.last_error_class = errorClass(err);
   counters.last_error_at = new Date().toISOString();
 }
@@ -80,7 +93,8 @@ export class UdpSender implements Sender {
   private use(address: string): void {
     this.socket?.close();
     const socket = createSocket(isIP(address) === 6 ? "udp6" : "udp4");
-    socket.on("error", (err) => failed(this.counters, err));
+    // A send's own failure comes to its callback; what comes here is the socket's.
+    socket.on("error", (err) => connectionFailed(this.counters, err));
     this.socket = socket;
     this.address = address;
     this.counters.connection = "ready";
@@ -137,9 +151,14 @@ export class UdpSender implements Sender {
  * connection is down or the peer reads slowly; when it is full the oldest is dropped (counted in dropped_queue).
  * A lost connection is re-established with exponential backoff. TLS verifies the peer against the system roots
  * plus the destination's `ca_cert`, and its name when the target is a host name.
+ *
+ * Every message handed to send() ends in exactly one counter: forwarded (the kernel took it), send_errors (the
+ * connection lost it before that), dropped_queue (pushed out of a full queue, or still queued at close()); until
+ * then it is in `queued` or being written. Connect failures and resets count apart, in connection_errors.
  */
 export class StreamSender implements Sender {
-  private queue: Buffer[] = [];
+  /** Frames from `head` on wait; the slots before it are spent (emptied) until compact() drops them. */
+  private queue: (Buffer | null)[] = [];
   private head = 0;
   private socket: NetSocket | null = null;
   private writable = false;
@@ -161,12 +180,27 @@ export class StreamSender implements Sender {
   send(payload: Buffer): void {
     if (this.closed) return;
     if (this.pending() >= this.options.queueSize) {
-      this.head++;
+      // Drop-oldest: the slot is emptied at once, and compacted away below, so a long outage holds queueSize frames.
+      this.queue[this.head++] = null;
       this.counters.dropped_queue++;
+      this.compact();
     }
     this.queue.push(octetCounted(payload));
     this.counters.queued = this.pending();
     if (this.writable) this.pump();
+  }
+
+  /** Slots the queue's array holds, spent ones included (bounded by about twice queueSize; tests read it). */
+  get storedSlots(): number {
+    return this.queue.length;
+  }
+
+  /** Drops the spent slots once they are at least half of the array (amortised O(1) per message). */
+  private compact(): void {
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
   }
 
   /**
@@ -188,13 +222,11 @@ export class StreamSender implements Sender {
     const socket = this.socket;
     if (!socket) return;
     while (this.writable && this.head < this.queue.length) {
-      const frame = this.queue[this.head++];
+      const frame = this.queue[this.head]!;
+      this.queue[this.head++] = null;
       if (!socket.write(frame, this.written)) this.writable = false;
     }
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
+    this.compact();
     this.counters.queued = this.pending();
   }
 
@@ -228,7 +260,8 @@ export class StreamSender implements Sender {
     socket.on("timeout", () => socket.destroy(Object.assign(new Error("connect timeout"), { code: "ETIMEDOUT" })));
     // A syslog receiver sends nothing back; whatever it does send is read and ignored.
     socket.on("data", () => undefined);
-    socket.on("error", (err) => failed(this.counters, err));
+    // The connection's failure (each frame it lost is counted by its write callback, in send_errors).
+    socket.on("error", (err) => connectionFailed(this.counters, err));
     socket.once("close", () => {
       this.writable = false;
       if (this.socket === socket) this.socket = null;
@@ -242,7 +275,17 @@ export class StreamSender implements Sender {
     });
   }
 
+  /**
+   * Stops: what is still queued is dropped and counted (dropped_queue); frames already written get a few seconds to
+   * go out (their callbacks count them).
+   */
   async close(): Promise<void> {
+    if (!this.closed) {
+      this.counters.dropped_queue += this.pending();
+      this.queue = [];
+      this.head = 0;
+      this.counters.queued = 0;
+    }
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     const socket = this.socket;

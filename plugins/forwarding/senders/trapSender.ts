@@ -7,7 +7,7 @@ import { isIP } from "node:net";
 import snmp from "net-snmp";
 import type { Inbound, Varbind } from "../../events/contract.js";
 import type { DestinationCounters } from "../lib/types.js";
-import { failed, type SenderTarget } from "./senders.js";
+import { connectionFailed, failed, type SenderTarget } from "./senders.js";
 
 const OID_SNMP_TRAP_ADDRESS = "1.3.6.1.6.3.18.1.3.0";
 
@@ -64,7 +64,7 @@ export class TrapReencoder {
       trapPort: target.port,
       transport: isIP(host) === 6 ? "udp6" : "udp4",
     });
-    this.session.on("error", (err: unknown) => failed(counters, err));
+    this.session.on("error", (err: unknown) => connectionFailed(counters, err));
     counters.connection = "ready";
   }
 

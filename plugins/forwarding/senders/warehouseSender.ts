@@ -8,8 +8,9 @@
  *
  * Rows wait in a bounded queue (drop-oldest, counted as `dropped_queue`); one request is in flight at a time; a batch
  * goes when it is full or `flushMs` after its first row. A 429, a 5xx or a network failure keeps the batch and retries
- * it with backoff (same insertIds, so the warehouse de-duplicates); a 401 drops the token and retries once; another
- * 4xx, and each row the answer's `insertErrors` names, counts as a send error. Failures are counted and classed;
+ * it with backoff (same insertIds, so the warehouse de-duplicates), each failed request counted in connection_errors;
+ * a 401 drops the token and retries once; another 4xx drops the batch, each of its rows a send error, as is each row
+ * the answer's `insertErrors` names. close() counts the rows it leaves queued in dropped_queue. Failures are counted and classed;
  * nothing logged or recorded carries the key, the token or the target's answer.
  */
 import { createSign, randomUUID } from "node:crypto";
@@ -112,7 +113,10 @@ export class WarehouseSender {
     else this.kick(this.o.flushMs);
   }
 
-  /** Sends what is queued (at most a few seconds' wait), then stops. */
+  /**
+   * Sends what is queued (at most a few seconds' wait, and not while backing off), then stops: rows still queued are
+   * dropped and counted (dropped_queue).
+   */
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -120,6 +124,9 @@ export class WarehouseSender {
     while (!this.closed && this.queue.length > 0 && Date.now() < deadline && this.backoffMs === 0) await this.flush();
     this.closed = true;
     await this.flushing;
+    this.counters.dropped_queue += this.queue.length;
+    this.queue.length = 0;
+    this.counters.queued = 0;
     await this.agent.close();
   }
 
@@ -146,14 +153,16 @@ export class WarehouseSender {
             await this.insert(batch);
           } catch (err) {
             const e = err instanceof WarehouseError ? err : new WarehouseError(networkClass(err), true);
-            countError(this.counters, e.code);
             this.counters.connection = "disconnected";
             if (e.retryable) {
+              // The rows stay queued for the retry: a failed request, not lost rows.
+              countError(this.counters, e.code, 0);
+              this.counters.connection_errors++;
               this.backoffMs = Math.min(this.o.retryMaxMs, Math.max(this.o.retryMinMs, this.backoffMs * 2));
               return;
             }
             // Refused for good (4xx): the batch goes, each row counted.
-            this.counters.send_errors += batch.length - 1;
+            countError(this.counters, e.code, batch.length);
             this.queue.splice(0, batch.length);
             continue;
           }

@@ -191,9 +191,13 @@ export class DestinationService {
     return out;
   }
 
-  /** The enabled destinations of one pool, as its pollers take them: secrets still sealed, filters as stored. */
+  /**
+   * The enabled destinations a poller of `pool` tees, as it takes them (secrets still sealed, filters as stored): those
+   * of its pool and those without a pool ("every pool"). Each record is teed once, where it was received: the core
+   * does not tee what pollers forward to it (POST /events/forwarded and /flow/forwarded do not feed the tee).
+   */
   async poolDestinations(pool: string): Promise<PoolDestinationWire[]> {
-    return (await this.repo.enabled()).filter((r) => r.pool === pool).map(wireOf);
+    return (await this.repo.enabled()).filter((r) => r.pool === null || r.pool === pool).map(wireOf);
   }
 
   /** Checks a body and turns it into a row: secrets sealed, an omitted secret kept from `stored` while its kind uses it. */

@@ -1,14 +1,15 @@
 /**
- * The core's tee (see Tee): what this replica's own listeners receive, to every destination without a pool (a pool's
- * destinations are teed by that pool's pollers, see poller/passive.ts), plus the tee's Prometheus metrics.
+ * The core's tee (see Tee): what this replica's own listeners receive — the `default` pool's, the pool of the core's
+ * embedded poller — to every destination without a pool and to those of `default` (another pool's destinations are
+ * teed by that pool's pollers, see poller/passive.ts), plus the tee's Prometheus metrics.
  */
 import { Inject, Injectable } from "@tsed/di";
 import { SyslogUdpMirror } from "../../events/contract.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import type { DestinationCounters } from "../lib/types.js";
-import { Tee, type DestinationSource } from "./Tee.js";
+import { CORE_POOL, Tee, type DestinationSource } from "./Tee.js";
 
-export { TokenBucket, subjectOf, flowSubjectOf, type DestinationSource } from "./Tee.js";
+export { CORE_POOL, TokenBucket, subjectOf, flowSubjectOf, type DestinationSource } from "./Tee.js";
 
 @Injectable()
 export class ForwardingTee {
@@ -23,7 +24,7 @@ export class ForwardingTee {
       config: this.ctx.config,
       log: this.ctx.log,
       bus: this.ctx.bus,
-      teesPools: false,
+      pool: CORE_POOL,
       // Verbatim, unfiltered UDP relays ride the events plugin's UDP listener (its reader thread relays them).
       mirror: this.ctx.config.udpFastPath ? this.ctx.get(SyslogUdpMirror) : undefined,
     });

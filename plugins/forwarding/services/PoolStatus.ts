@@ -1,7 +1,7 @@
 /**
- * What the pollers of each pool report about the destinations they tee (POST /forwarding/pollers/sync): their
- * counters, kept in memory on the replica that took the report. The status route of a pool destination sums the
- * reports that are fresh (within three reload periods) and lists each poller's connection.
+ * What the pollers report about the destinations they tee (POST /forwarding/pollers/sync): their counters, kept in
+ * memory on the replica that took the report. The status route of a destination sums this replica's own counters and
+ * the reports that are fresh (within three reload periods), and lists each poller's connection.
  */
 import { Inject, Injectable } from "@tsed/di";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
@@ -14,7 +14,7 @@ export interface PollerReport {
   last_error_class: string | null;
 }
 
-const COUNTS = ["forwarded", "dropped_filter", "dropped_rate_limit", "dropped_queue", "send_errors", "queued"] as const;
+const COUNTS = ["forwarded", "dropped_filter", "dropped_rate_limit", "dropped_queue", "send_errors", "connection_errors", "queued"] as const;
 const CONNECTIONS: readonly ConnectionState[] = ["idle", "ready", "connecting", "connected", "disconnected", "disabled", "not_built"];
 
 /** Most destinations one report may name (the destination cap bounds it anyway). */
@@ -55,6 +55,24 @@ export class PoolStatus {
       per.set(pollerId, { at: now, counters: c });
       this.reports.set(id, per);
     }
+  }
+
+  /**
+   * A destination's status: this replica's own counters (`local`, from its tee) plus its pollers' fresh reports,
+   * summed. The connection is this replica's, unless it does not tee the destination (`idle`, another pool's) and
+   * pollers reported: then the first poller's.
+   */
+  statusOf(id: string, local: DestinationCounters): { counters: DestinationCounters; pollers: PollerReport[] } {
+    const reported = this.forDestination(id);
+    if (!reported) return { counters: local, pollers: [] };
+    const sum = { ...reported.counters };
+    for (const k of COUNTS) sum[k] += local[k];
+    if (local.connection !== "idle") sum.connection = local.connection;
+    if ((local.last_error_at ?? "") > (sum.last_error_at ?? "")) {
+      sum.last_error_at = local.last_error_at;
+      sum.last_error_class = local.last_error_class;
+    }
+    return { counters: sum, pollers: reported.pollers };
   }
 
   /** The fresh reports of a destination summed, with each poller's state; null when no poller reported lately. */

@@ -1,12 +1,13 @@
 /**
  * The tee: takes what this process's listeners received (`events.received` and `flows.received`, the events and flows
- * plugins' contracts) — on the core, or on a remote poller for its pool's destinations —, filters it per destination,
- * rate-limits it and hands it to the destination's sender. It runs after the receivers
- * have handed the record on (the feed is batched per event-loop turn and not awaited), so a slow or dead
- * destination never slows a receiver: its sender queues (bounded) or drops, and counts.
+ * plugins' contracts) — on the core, or on a remote poller —, for the destinations without a pool and those of the
+ * pool it receives for, filters it per destination, rate-limits it and hands it to the destination's sender. It runs
+ * after the receivers have handed the record on (the feed is batched per event-loop turn and not awaited), so a slow
+ * or dead destination never slows a receiver: its sender queues (bounded) or drops, and counts.
  */
 import type { Inbound } from "../../events/contract.js";
 import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
+import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { isIP } from "node:net";
 import type { EventBus, MirrorCount, MirrorTarget } from "../../../core/index.js";
 import type { ForwardingConfig } from "../context.js";
@@ -31,6 +32,7 @@ const zero = (): DestinationCounters => ({
   dropped_rate_limit: 0,
   dropped_queue: 0,
   send_errors: 0,
+  connection_errors: 0,
   last_error_class: null,
   last_error_at: null,
   connection: "idle",
@@ -82,14 +84,14 @@ export interface Running {
   counters: DestinationCounters;
 }
 
-/** The filter's view of a received syslog message or trap (flows fields are null). */
-export function subjectOf(r: Inbound): FilterSubject {
+/** The filter's view of a received syslog message or trap (flows fields are null), received in `pool`. */
+export function subjectOf(r: Inbound, pool: string): FilterSubject {
   const s = r.syslog;
   const t = r.trap;
   return {
     kind: r.kind,
     source_ip: r.source_ip,
-    pool: null,
+    pool,
     facility: s?.facility ?? null,
     severity: s?.severity ?? null,
     hostname: s?.hostname ?? null,
@@ -107,12 +109,12 @@ export function subjectOf(r: Inbound): FilterSubject {
   };
 }
 
-/** The filter's view of one flow record of a datagram (syslog and trap fields are null). */
-export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord): FilterSubject {
+/** The filter's view of one flow record of a datagram (syslog and trap fields are null), received in `pool`. */
+export function flowSubjectOf(d: ReceivedDatagram, rec: FlowRecord, pool: string): FilterSubject {
   return {
     kind: "flow",
     source_ip: d.exporter,
-    pool: null,
+    pool,
     facility: null,
     severity: null,
     hostname: null,
@@ -141,15 +143,33 @@ export function onFastPath(d: RuntimeDestination): boolean {
   return d.dest_kind === "syslog_udp" && d.source_kind === "syslog" && d.verbatim && d.unfiltered && d.rate_limit_per_sec === null && isIP(bare(d.host)) !== 0;
 }
 
-/** A destination this tee has no sender for: a kind it does not know (`not_built`), or a pool's on the core (`idle`). */
+/** A destination this tee has no sender for: a kind it does not know (`not_built`), or another pool's (`idle`). */
 function noSender(counters: DestinationCounters, connection: "not_built" | "idle" = "not_built"): null {
   counters.connection = connection;
   return null;
 }
 
 /** A datagram passes when any of its records does; one that carries templates always does (the far end needs them). */
-function datagramPasses(d: ReceivedDatagram, filter: RuntimeDestination["filter"]): boolean {
-  return d.records.some((rec) => filter(flowSubjectOf(d, rec))) || carriesTemplates(d.bytes);
+function datagramPasses(d: ReceivedDatagram, filter: RuntimeDestination["filter"], pool: string): boolean {
+  return d.records.some((rec) => filter(flowSubjectOf(d, rec, pool))) || carriesTemplates(d.bytes);
+}
+
+/**
+ * Whether two versions of a destination send alike (kind, stream, target, rendering, TLS trust, secrets, pool): when
+ * only its name, filter or rate limit changed, the running sender is kept, with its connection and its queue.
+ */
+export function sameTransport(a: RuntimeDestination, b: RuntimeDestination): boolean {
+  return (
+    a.dest_kind === b.dest_kind &&
+    a.source_kind === b.source_kind &&
+    a.host === b.host &&
+    a.port === b.port &&
+    a.pool === b.pool &&
+    a.verbatim === b.verbatim &&
+    a.ca_cert === b.ca_cert &&
+    a.community === b.community &&
+    a.service_account_json === b.service_account_json
+  );
 }
 
 /** What a tee runs with: the plugin's config, a log, and the bus its receivers publish on (the core's, or a poller's). */
@@ -163,11 +183,15 @@ export interface TeeEnv {
    */
   mirror?: { set(targets: readonly MirrorTarget[]): void; counts(): ReadonlyMap<string, MirrorCount> };
   /**
-   * false on the core: a destination restricted to a pool is teed by that pool's pollers, not here (what the core
-   * receives carries no pool). true on a poller, which is only given its own pool's destinations.
+   * The pool whose receivers feed this tee: a remote poller's own pool, or on the core the pool of its embedded poller
+   * (CORE_POOL). What it receives carries this pool (the filter's `pool` field), and it tees the destinations without a
+   * pool and those of this pool; another pool's destinations are teed by that pool's pollers.
    */
-  teesPools: boolean;
+  pool: string;
 }
+
+/** The pool the core's own listeners receive for: the core runs the embedded poller of that pool. */
+export const CORE_POOL = EMBEDDED_POOL;
 
 export class Tee {
   /** The destinations running, with their counters (read by the status route and the metrics). */
@@ -226,7 +250,10 @@ export class Tee {
     this.running.clear();
   }
 
-  /** Re-reads the destinations: new ones start, changed ones get a new sender (their counters stay), removed ones stop. */
+  /**
+   * Re-reads the destinations: new ones start, removed ones stop, changed ones keep their counters and get a new
+   * sender only when how they send changed (sameTransport): a rename, a new filter or rate limit keeps the sender.
+   */
   reload(): Promise<void> {
     if (this.reloading) {
       this.again = true;
@@ -254,12 +281,15 @@ export class Tee {
       seen.add(dest.id);
       const current = this.running.get(dest.id);
       if (current && current.dest.version === dest.version) continue;
-      if (current?.sender) closing.push(current.sender.close());
+      const keep = current !== undefined && sameTransport(current.dest, dest);
+      if (current?.sender && !keep) closing.push(current.sender.close());
       const counters = current?.counters ?? zero();
+      // The same rate keeps its bucket: a rename must not hand out a fresh second's worth.
+      const sameRate = current !== undefined && current.dest.rate_limit_per_sec === dest.rate_limit_per_sec;
       this.running.set(dest.id, {
         dest,
-        sender: this.senderFor(dest, counters),
-        bucket: dest.rate_limit_per_sec ? new TokenBucket(dest.rate_limit_per_sec) : null,
+        sender: keep ? current.sender : this.senderFor(dest, counters),
+        bucket: sameRate ? current.bucket : dest.rate_limit_per_sec ? new TokenBucket(dest.rate_limit_per_sec) : null,
         counters,
       });
     }
@@ -334,8 +364,8 @@ export class Tee {
   }
 
   private senderFor(dest: RuntimeDestination, counters: DestinationCounters): Delivery | null {
-    // What the core receives carries no pool: a pool's destinations are teed by its pollers.
-    if (dest.pool !== null && !this.env.teesPools) return noSender(counters, "idle");
+    // Another pool's destination is teed by that pool's pollers, from what they receive.
+    if (dest.pool !== null && dest.pool !== this.env.pool) return noSender(counters, "idle");
     const target = { host: dest.host, port: dest.port, caCert: dest.ca_cert };
     const c = this.env.config;
     const stream = { queueSize: c.queueSize, reconnectMinMs: c.reconnectMinMs, reconnectMaxMs: c.reconnectMaxMs };
@@ -416,7 +446,7 @@ export class Tee {
       }
       if (!run.sender.deliverDatagram) continue;
       for (const dg of datagrams) {
-        if (!datagramPasses(dg, d.filter)) {
+        if (!datagramPasses(dg, d.filter, this.env.pool)) {
           run.counters.dropped_filter++;
           continue;
         }
@@ -434,7 +464,7 @@ export class Tee {
     const passing: PassedRecord[] = [];
     for (const dg of datagrams) {
       for (const rec of dg.records) {
-        if (!run.dest.filter(flowSubjectOf(dg, rec))) run.counters.dropped_filter++;
+        if (!run.dest.filter(flowSubjectOf(dg, rec, this.env.pool))) run.counters.dropped_filter++;
         else if (run.bucket && !run.bucket.take()) run.counters.dropped_rate_limit++;
         else passing.push({ datagram: dg, record: rec });
       }
@@ -452,7 +482,7 @@ export class Tee {
         if (d.source_kind !== r.kind || !run.sender) continue;
         // Already relayed from the UDP listener's reader thread (the fast path).
         if (r.listener === "syslog.udp" && this.mirrored.has(d.id)) continue;
-        subject ??= subjectOf(r);
+        subject ??= subjectOf(r, this.env.pool);
         if (!d.filter(subject)) {
           run.counters.dropped_filter++;
           continue;

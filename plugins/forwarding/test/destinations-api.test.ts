@@ -418,6 +418,7 @@ describe("status", () => {
       dropped_rate_limit: expect.any(Number),
       dropped_queue: expect.any(Number),
       send_errors: expect.any(Number),
+      connection_errors: expect.any(Number),
       last_error_class: null,
       last_error_at: null,
       connection: expect.any(String),
@@ -601,8 +602,9 @@ const REAL: [string, string, string, boolean, boolean][] = [
   ["message", "prefix", "session", false, true],
   ["message", "regex", "from [0-9.]+$", true, false],
   ["message", "not_regex", "from [0-9.]+$", false, true],
-  // What the core received itself has no pool; syslog has no trap or flow fields: no condition on them holds.
-  ["pool", "ne", "edge", false, false],
+  // What the core received itself is the `default` pool's (its embedded poller's); syslog has no trap or flow fields:
+  // no condition on them holds.
+  ["pool", "eq", "default", true, true],
   ["trap_oid", "prefix", "1.3.6", false, false],
   ["varbind", "not_contains", "x", false, false],
   ["dst_port", "gte", "0", false, false],

@@ -8,9 +8,10 @@ import { AssignmentService } from "./AssignmentService.js";
 import { PollerRegistry } from "./PollerRegistry.js";
 import { SampleSink } from "./SampleSink.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
+import { EMBEDDED_POOL } from "../contract.js";
 
 export const EMBEDDED_POLLER_ID = "core";
-export const EMBEDDED_POOL = "default";
+export { EMBEDDED_POOL };
 /** The assignment is read again this often even without inventory events (credentials, profiles change silently). */
 const REFRESH_MS = 60_000;
 /** Inventory events come in bursts (an import): one refresh after the burst. */
