@@ -692,7 +692,7 @@ export interface paths {
     };
     /**
      * Events, newest first (keyset pagination); folder-scoped callers see the events of their nodes
-     * @description Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name).
+     * @description Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap, flow; flow records are counted by the stats only, from the flows plugin's minute rollups, and the list holds none), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name).
      */
     get: operations["eventControllerList"];
     put?: never;
@@ -766,7 +766,7 @@ export interface paths {
     };
     /**
      * Event counts: group_by=time gives buckets {ts_unix_ms, count, by_kind}; kind, action, trap or source give count-ordered buckets {key, node_id, count}
-     * @description Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name). group_by: kind (default), action, trap, source, time. limit: categorical buckets, 1-1000, default 10. bucket_secs: time bucket width (default: the range in about 200 buckets, at least 60 s; at most 10000 buckets). split: kind (time buckets carry by_kind).
+     * @description Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap, flow; flow records are counted by the stats only, from the flows plugin's minute rollups, and the list holds none), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name). group_by: kind (default), action, trap, source, time. limit: categorical buckets, 1-1000, default 10. bucket_secs: time bucket width (default: the range in about 200 buckets, at least 60 s; at most 10000 buckets). split: kind (time buckets carry by_kind).
      */
     get: operations["eventControllerStats"];
     put?: never;

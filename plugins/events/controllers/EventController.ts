@@ -8,7 +8,7 @@ import { EventQueryService, MAX_BUCKETS, type EventQuery } from "../services/Eve
 import { IngestService } from "../services/IngestService.js";
 
 const FILTER_DOC =
-  "Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name).";
+  "Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap, flow; flow records are counted by the stats only, from the flows plugin's minute rollups, and the list holds none), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name).";
 
 /** The event list, the spec's event stats, and the HTTP ingest of event sources. */
 @Controller("/events")

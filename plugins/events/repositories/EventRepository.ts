@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { ApiError, isoTimestamp, isPgError, PG_ERROR, plainArrayLiteral, textArrayLiteral, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
+import { REPORT_FLOWS_1H_VIEW, REPORT_FLOWS_1M_VIEW } from "../../flows/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { CountBucket, EventView, TimeBucket } from "../models/EventModels.js";
 
@@ -47,6 +48,9 @@ export interface EventFilter {
 
 const VIEW_COLUMNS = `e.id, ${isoTimestamp("e.received_at")} AS received_at, e.kind, e.transport, e.listener, host(e.source_ip) AS source_ip, e.source_id, e.node_id,
   e.severity, e.facility, e.host, e.app, e.msgid, e.message, e.trap_oid, e.data, e.raw, e.malformed, e.action, e.rule_id`;
+
+/** Stats over ranges up to this count flows from the minute rollups, longer ones from the hour rollups (as the reports do). */
+const FLOW_MINUTES_UP_TO_MS = 2 * 86_400_000;
 
 /** Longest a read of the events may run (a costly regex over a long range is stopped, not left to load the store). */
 const READ_TIMEOUT = "20s";
@@ -202,5 +206,51 @@ export class EventRepository {
       params,
     );
     return rows.map((r) => ({ key: r.key, node_id: r.node_id, count: Number(r.count) }));
+  }
+
+  /**
+   * The flow records the flows plugin counted (its published rollup views), under the filter's range, node, source
+   * and folder scope: 0 when the flows plugin is not installed. Ranges up to two days read the minute rollups, longer
+   * ones the hour rollups (kept longer), from the start's hour.
+   */
+  async flowCount(f: EventFilter): Promise<number> {
+    const q = await this.flowQuery(f);
+    if (!q) return 0;
+    const rows = await this.read<{ n: string | null }>(`SELECT sum(r.flows)::text AS n FROM ${q.from}`, q.params);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** The flow records per time bucket (oldest first, empty ones left out); a rollup counts in its own minute or hour. */
+  async flowTimeBuckets(f: EventFilter, bucketSecs: number): Promise<{ ts_unix_ms: number; count: number }[]> {
+    const q = await this.flowQuery(f);
+    if (!q) return [];
+    const bucket = `(floor(extract(epoch FROM r.at) / $${q.params.push(bucketSecs)}) * $${q.params.length} * 1000)::float8`;
+    const rows = await this.read<{ ts: number; count: string }>(
+      `SELECT ${bucket} AS ts, sum(r.flows)::text AS count FROM ${q.from} GROUP BY 1 ORDER BY 1`,
+      q.params,
+    );
+    return rows.map((r) => ({ ts_unix_ms: Number(r.ts), count: Number(r.count) }));
+  }
+
+  /** `<view> r WHERE …` of the flow rollups under a filter, or null when the flows plugin's views are not there. */
+  private async flowQuery(f: EventFilter): Promise<{ from: string; params: unknown[] } | null> {
+    if (f.start === null || f.end === null) return null;
+    const long = Date.parse(f.end) - Date.parse(f.start) > FLOW_MINUTES_UP_TO_MS;
+    const view = long ? REPORT_FLOWS_1H_VIEW : REPORT_FLOWS_1M_VIEW;
+    const [exists] = (await this.ctx.store.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [view])).rows;
+    if (!exists?.ok) return null;
+    const params: unknown[] = [];
+    const p = (v: unknown) => `$${params.push(v)}`;
+    const w = [long ? `r.at >= date_trunc('hour', ${p(f.start)}::timestamptz)` : `r.at >= ${p(f.start)}::timestamptz`, `r.at < ${p(f.end)}::timestamptz`];
+    if (f.nodeId !== null) w.push(`r.node_id = ${p(f.nodeId)}::uuid`);
+    if (f.scopeFolders) w.push(`r.folder_path && ${p(f.scopeFolders)}::uuid[]`);
+    if (f.src) {
+      // The exporter's address or CIDR, or its attributed node's name, as for an event's sender.
+      const s = f.src.cidr
+        ? `r.exporter <<= ${p(f.src.text)}::inet`
+        : `coalesce(strpos(host(r.exporter), ${p(f.src.text)}) > 0 OR r.node_id IN (SELECT d.id FROM ${NODE_DIRECTORY_VIEW} d WHERE strpos(lower(d.name), lower($${params.length})) > 0), false)`;
+      w.push(f.src.not ? `NOT ${s}` : s);
+    }
+    return { from: `${view} r WHERE ${w.join(" AND ")}`, params };
   }
 }

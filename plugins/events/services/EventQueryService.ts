@@ -17,6 +17,9 @@ import { ACTIONS, GROUP_BY, type CountBucket, type EventView, type TimeBucket } 
 import { EventRepository, type EventFilter } from "../repositories/EventRepository.js";
 import { EVENT_KINDS } from "../lib/types.js";
 
+/** The spec's passive streams a `kind` may name: the events plugin's own two, and flow (counted from the flows plugin). */
+const STAT_KINDS = [...EVENT_KINDS, "flow"] as const;
+
 /** The query of GET /events and GET /events/stats as received (strings; checked here). */
 export interface EventQuery {
   start?: string;
@@ -118,7 +121,7 @@ export class EventQueryService {
     const f: EventFilter = {
       start: start === null ? null : new Date(start).toISOString(),
       end: end === null ? null : new Date(end).toISOString(),
-      kinds: parseList("kind", q.kind, EVENT_KINDS),
+      kinds: parseList("kind", q.kind, STAT_KINDS),
       nodeId: q.node_id ? q.node_id.toLowerCase() : null,
       matched: parseBool("matched", q.matched),
       actions: parseList("action", q.action, ACTIONS),
@@ -154,10 +157,25 @@ export class EventQueryService {
       const fallback = Math.min(DAY_SECS * 30, Math.max(60, Math.ceil(rangeSecs / 200 / 60) * 60));
       const bucket = parseInt("bucket_secs", q.bucket_secs, 1, DAY_SECS * 30, fallback);
       if (rangeSecs / bucket > MAX_BUCKETS) throw invalid(`bucket_secs too small: the range would need more than ${MAX_BUCKETS} buckets.`);
-      return this.repo.timeBuckets(f, bucket, q.split === "kind");
+      const split = q.split === "kind";
+      const [events, flows] = await Promise.all([this.repo.timeBuckets(f, bucket, split), this.countsFlows(f) ? this.repo.flowTimeBuckets(f, bucket) : []]);
+      return mergeTimeBuckets(events, flows, split);
     }
     const limit = parseInt("limit", q.limit, 1, 1000, 10);
-    return this.repo.countBuckets(f, groupBy as "kind" | "action" | "trap" | "source", limit);
+    if (groupBy !== "kind" || !this.countsFlows(f)) return this.repo.countBuckets(f, groupBy as "kind" | "action" | "trap" | "source", limit);
+    const [events, flows] = await Promise.all([this.repo.countBuckets(f, "kind", limit), this.repo.flowCount(f)]);
+    const all = flows > 0 ? [...events, { key: "flow", node_id: null, count: flows }] : events;
+    return all.sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1)).slice(0, limit);
+  }
+
+  /**
+   * Whether flow records count in these stats: when `kind` names flow (or no kind), and no condition only events have
+   * (matched, action, severity, q, msg) narrows them out. Grouped by kind and by time only: flows have no rule
+   * outcome, trap OID or syslog source to group by.
+   */
+  private countsFlows(f: EventFilter): boolean {
+    if (f.kinds !== null && !f.kinds.includes("flow")) return false;
+    return f.matched === null && f.actions === null && f.severities === null && f.q === null && f.msg === null;
   }
 
   /** A regex the store cannot compile is the caller's mistake: 400 invalid_regex. */
@@ -169,4 +187,17 @@ export class EventQueryService {
       throw err;
     }
   }
+}
+
+/** The events' time buckets with the flow records' added (by_kind.flow when split). */
+function mergeTimeBuckets(events: TimeBucket[], flows: { ts_unix_ms: number; count: number }[], split: boolean): TimeBucket[] {
+  if (!flows.length) return events;
+  const byTs = new Map(events.map((b) => [b.ts_unix_ms, b]));
+  for (const fb of flows) {
+    let b = byTs.get(fb.ts_unix_ms);
+    if (!b) byTs.set(fb.ts_unix_ms, (b = { ts_unix_ms: fb.ts_unix_ms, count: 0, by_kind: split ? {} : null }));
+    b.count += fb.count;
+    if (b.by_kind) b.by_kind.flow = fb.count;
+  }
+  return [...byTs.values()].sort((a, b) => a.ts_unix_ms - b.ts_unix_ms);
 }
