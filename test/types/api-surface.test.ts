@@ -55,6 +55,7 @@ describe("the nms-core package's exported values", () => {
     );
     expect(await names("nms-core/contracts/polling")).toEqual(
       [
+        "EMBEDDED_POOL",
         "METRICS",
         "PASSIVE_RECEIVERS_POINT",
         "RAW_COUNTER_METRICS",
