@@ -21,25 +21,21 @@
 // paced sender measures the sustained rate instead.
 // Prints forwarding_udp_lossless_per_sec, rsyslog_relay_udp_lossless_per_sec, forwarding_udp_ratio,
 // forwarding_latency_ms_p50/p99, rsyslog_relay_latency_ms_p50/p99, and `# step` lines.
-import { spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import {
-  freePort,
   load,
   machine,
   median,
   print,
-  procCpuSecs,
   replayUdp,
   runLoggen,
   settle,
   sleep,
   startEventsKernel,
+  startRelay,
   startRsyslog,
   udpSocketDrops,
   matchReceiveBuffers,
@@ -57,36 +53,6 @@ const PACED_MESSAGE = (() => {
   const head = "<14>1 2026-11-24T12:00:00.000Z bench relay - - - ";
   return Buffer.from(head + "x".repeat(200 - head.length));
 })();
-
-/** A private rsyslogd relay: imudp on a free port, every message forwarded as received (%rawmsg%) by omfwd over UDP. */
-async function startRelay(targetPort) {
-  const dir = mkdtempSync(join(tmpdir(), "nms-bench-relay-"));
-  mkdirSync(join(dir, "work"));
-  const port = await freePort();
-  const conf = join(dir, "rsyslog.conf");
-  writeFileSync(
-    conf,
-    `global(workDirectory="${dir}/work" maxMessageSize="64k" parser.escapeControlCharactersOnReceive="off")
-module(load="imudp" threads="2" batchSize="128")
-input(type="imudp" address="127.0.0.1" port="${port}" ruleset="relay" rcvbufSize="8m")
-template(name="raw" type="string" string="%rawmsg%")
-ruleset(name="relay" queue.type="LinkedList" queue.size="200000" queue.dequeueBatchSize="1024") {
-  action(type="omfwd" target="127.0.0.1" port="${targetPort}" protocol="udp" template="raw")
-}
-`,
-  );
-  const child = spawn("rsyslogd", ["-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], { stdio: ["ignore", "ignore", "pipe"] });
-  await sleep(1000);
-  return {
-    port,
-    cpuSecs: () => procCpuSecs(child.pid),
-    async stop() {
-      child.kill("SIGTERM");
-      await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** A UDP socket in this process: the far end of the latency runs. */
 async function latencySink() {

@@ -265,6 +265,36 @@ ruleset(name="collect" queue.type="LinkedList" queue.size="200000" queue.dequeue
   };
 }
 
+/** A private rsyslogd relay: imudp on a free port, every message forwarded as received (%rawmsg%) by omfwd over UDP. */
+export async function startRelay(targetPort) {
+  const dir = mkdtempSync(join(tmpdir(), "nms-bench-relay-"));
+  mkdirSync(join(dir, "work"));
+  const port = await freePort();
+  const conf = join(dir, "rsyslog.conf");
+  writeFileSync(
+    conf,
+    `global(workDirectory="${dir}/work" maxMessageSize="64k" parser.escapeControlCharactersOnReceive="off")
+module(load="imudp" threads="2" batchSize="128")
+input(type="imudp" address="127.0.0.1" port="${port}" ruleset="relay" rcvbufSize="8m")
+template(name="raw" type="string" string="%rawmsg%")
+ruleset(name="relay" queue.type="LinkedList" queue.size="200000" queue.dequeueBatchSize="1024") {
+  action(type="omfwd" target="127.0.0.1" port="${targetPort}" protocol="udp" template="raw")
+}
+`,
+  );
+  const child = spawn("rsyslogd", ["-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], { stdio: ["ignore", "ignore", "pipe"] });
+  await sleep(1000);
+  return {
+    port,
+    cpuSecs: () => procCpuSecs(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 // ---- snmptrapd -----------------------------------------------------------------------------------------------------
 
 const SNMP_ENV = { MIBS: ":", MIBDIRS: "/nonexistent" };
