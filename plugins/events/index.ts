@@ -1,6 +1,7 @@
 import { definePlugin, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
 import { eventsBundleTables } from "./bundle.js";
 import { EventAlertService } from "../alerts/contract.js";
+import { HostCounters } from "../polling/contract.js";
 import type { Inbound } from "./lib/types.js";
 import { eventsConfigSchema, type EventsConfig } from "./context.js";
 import { EventController } from "./controllers/EventController.js";
@@ -38,6 +39,8 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
     }
     for (const g of groups.values()) ctx.realtime.publish("live", "events", g.map(liveView), { folders: g[0].folder_path });
   });
+  // The queue's overflow is reported with the core's host telemetry (GET /system/hosts), as well as by the metrics.
+  ctx.get(HostCounters).register("events_queue_dropped", () => pipeline.stats().dropped_queue_full);
   // What the listeners receive goes to the forwarding tee (events.received) as well as to the store.
   const feed = new TurnBatcher(ctx.bus, "events.received", (events: Inbound[]) => ({ events }));
   await ctx.get(ListenerService).start((m) => {

@@ -11,7 +11,10 @@ export { NodeService } from "./services/NodeService.js";
 export { ClassifierService } from "./services/ClassifierService.js";
 /** `reveal(id)`: a credential with its secrets, for pollers talking to devices; never reachable over HTTP. */
 export { CredentialService } from "./services/CredentialService.js";
-/** `byIp(address)`, `node(id)`, `reload()`: address → node (id, name, folder path) for attributing what devices send; canonicalIp() keys. */
+/**
+ * `byIp(address, pool?)`, `node(id)`, `reload()`: address → node (id, name, folder path, pool) for attributing what devices send, a node of the
+ * receiving pool first; canonicalIp() keys.
+ */
 export { NodeAddressBook, canonicalIp, type AttributedNode } from "./services/NodeAddressBook.js";
 /** `setIpRanges(id, ranges)`: set a folder's own IP ranges (the ipam sync, for folders mapped to an IPAM site). */
 export { FolderService } from "./services/FolderService.js";

@@ -143,6 +143,8 @@ export interface PassiveEnvironment {
 /** A running passive receiver: the listeners it bound (`syslog.udp:514` …), reported at registration and named by monitoring gaps. */
 export interface RunningPassive {
   listeners: string[];
+  /** What this receiver lost so far, by host counter name (reported with the poller's host telemetry, GET /system/hosts). */
+  counters?(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -155,3 +157,6 @@ export interface PassiveReceiver {
 /** Read-only views for the reports plugin (migration 0900): sample history (node_id, metric, ifindex, row_key, at, value) and interfaces. */
 export const REPORT_SAMPLES_VIEW = "polling.report_samples";
 export const REPORT_INTERFACES_VIEW = "polling.report_interfaces";
+
+/** Host counters (GET /system/hosts `counters`): `register(name, read)` at start for what a plugin's receivers lose on the core. */
+export { HostCounters } from "./services/HostCounters.js";

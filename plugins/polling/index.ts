@@ -1,5 +1,6 @@
 import { definePlugin, sqlMigrationsFrom } from "../../core/index.js";
 import { pollingBundleTables } from "./bundle.js";
+import { HostCounters } from "./services/HostCounters.js";
 import { pollingConfigSchema } from "./context.js";
 import { CollectionTemplateController } from "./controllers/CollectionTemplateController.js";
 import { MetricsController } from "./controllers/MetricsController.js";
@@ -42,6 +43,8 @@ export const pollingPlugin = definePlugin({
     SweepService,
     SweepRepository,
   ],
+  // Other plugins register what their receivers lose on the core with the host telemetry.
+  exports: [HostCounters],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   // polling.poller-watch (offline pollers, gaps), polling.retention (day partitions), polling.sweep (discovery sweeps)
   jobs: [...runtimeJobs, SWEEP_JOB],

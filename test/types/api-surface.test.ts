@@ -56,6 +56,7 @@ describe("the nms-core package's exported values", () => {
     expect(await names("nms-core/contracts/polling")).toEqual(
       [
         "EMBEDDED_POOL",
+        "HostCounters",
         "METRICS",
         "PASSIVE_RECEIVERS_POINT",
         "RAW_COUNTER_METRICS",

@@ -3530,6 +3530,8 @@ export interface components {
     ForwardedBody: {
       events: Record<string, never>[];
       poller_id: string;
+      /** @description the poller's pool: a record is attributed to a node of that pool first (two sites may reuse an address) */
+      pool?: string;
     };
     ForwardedDatagram: {
       /** @description the datagram, base64 */
@@ -3540,6 +3542,8 @@ export interface components {
     ForwardedDatagrams: {
       datagrams: components["schemas"]["ForwardedDatagram"][];
       poller_id: string;
+      /** @description the poller's pool: an exporter is attributed to a node of that pool first (two sites may reuse an address) */
+      pool?: string;
     };
     ForwardedResult: {
       accepted: number;
@@ -3597,6 +3601,8 @@ export interface components {
       used_bytes: number;
     };
     HostEntry: {
+      /** @description What the host received and lost since it started, by counter name: on the core events_queue_dropped (the events plugin's queue overflow), on a poller events_forward_lost (events the core did not take); {} when none */
+      counters: number;
       /** @description 0 to 100 */
       cpu_pct: number | null;
       /** @description Highest used % of the watched filesystems */
@@ -3618,6 +3624,10 @@ export interface components {
       hosts: components["schemas"]["HostEntry"][];
     };
     HostTelemetryBody: {
+      /** @description What the poller's passive receivers lost since it started, by counter name (for example events_forward_lost) */
+      counters?: {
+        [key: string]: number;
+      };
       cpu_pct: number | null;
       disks: components["schemas"]["DiskUsage"][];
       load1: number | null;

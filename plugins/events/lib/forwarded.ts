@@ -52,7 +52,7 @@ function v1Of(v: unknown): TrapMessage["v1"] {
  * One record a remote poller forwarded (POST /events/forwarded), checked and made storable; null when it is not a
  * receiver record at all. The poller is trusted as far as its token goes (an admin's), but its bytes are not.
  */
-export function forwardedInbound(x: unknown, pollerId: string, now: number): Inbound | null {
+export function forwardedInbound(x: unknown, pollerId: string, now: number, pool?: string): Inbound | null {
   const r = storableJson(x) as Record<string, unknown> | null;
   if (!r || typeof r !== "object" || Array.isArray(r)) return null;
   const kind = r.kind;
@@ -106,5 +106,6 @@ export function forwardedInbound(x: unknown, pollerId: string, now: number): Inb
     trap,
     raw,
     malformed: !syslog && !trap,
+    pool: pool ?? null,
   };
 }

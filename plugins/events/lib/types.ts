@@ -78,6 +78,12 @@ export interface Inbound {
   raw: string | null;
   /** True when the bytes did not parse as the stream's format (stored as raw, counted as malformed). */
   malformed: boolean;
+  /**
+   * The pool of the remote poller that received it (records a poller forwarded): attribution prefers a node of that
+   * pool; null when the poller did not say (an older one: no preference). Absent for the core's own listeners, which
+   * serve the embedded poller's pool.
+   */
+  pool?: string | null;
   /** Fields an HTTP ingest client sent with the event (stored under `data.fields`). */
   extra?: Record<string, unknown> | null;
   /**

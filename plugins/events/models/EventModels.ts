@@ -12,8 +12,10 @@ import {
   MinLength,
   Nullable,
   Optional,
+  Pattern,
   Required,
 } from "@tsed/schema";
+import { POOL_NAME_PATTERN } from "../../../core/index.js";
 
 /** What happened to an event when the rules saw it. */
 export const ACTIONS = ["unmatched", "counted", "fired", "cleared", "suppressed"] as const;
@@ -94,6 +96,10 @@ export class IngestResult {
 @AdditionalProperties(false)
 export class ForwardedBody {
   @Required() @MinLength(1) @MaxLength(100) poller_id: string;
+  @Optional()
+  @Pattern(POOL_NAME_PATTERN)
+  @Description("the poller's pool: a record is attributed to a node of that pool first (two sites may reuse an address)")
+  pool?: string;
   @Required() @CollectionOf(Object) @MaxItems(2000) events: Record<string, unknown>[];
 }
 

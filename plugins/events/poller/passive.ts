@@ -43,6 +43,7 @@ export const eventsPassiveReceiver: PassiveReceiver = {
     env.log.info("passive listeners bound", { listeners: bound.map((l) => `${l.name}:${l.address}:${l.port}`) });
     return {
       listeners: bound.map((l) => `${l.name}:${l.port}`),
+      counters: () => ({ events_forward_lost: forwarder.lostTotal }),
       stop: async () => {
         users.stop();
         await Promise.all(bound.map((l) => l.close().catch(() => undefined)));
@@ -120,6 +121,11 @@ class Forwarder {
   private sending: Promise<void> = Promise.resolve();
   private inFlight = 0;
   private lost = 0;
+
+  /** Events received here that the core did not take (past the waiting limit, or a batch it did not answer 202). */
+  get lostTotal(): number {
+    return this.lost;
+  }
   private lastReport = 0;
 
   constructor(private readonly env: PassiveEnvironment) {}
@@ -147,7 +153,7 @@ class Forwarder {
       const batch = this.waiting.splice(0, BATCH);
       this.inFlight += batch.length;
       this.sending = this.sending.then(async () => {
-        const status = await this.env.post("/events/forwarded", { poller_id: this.env.pollerId, events: batch });
+        const status = await this.env.post("/events/forwarded", { poller_id: this.env.pollerId, pool: this.env.pool, events: batch });
         this.inFlight -= batch.length;
         if (status !== 202) this.lose(batch.length, status);
       });

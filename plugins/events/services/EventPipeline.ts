@@ -2,6 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { DayPartitions, pgErrorCode, timeOrderedUuid } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
 import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
+import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { Inbound } from "../lib/types.js";
 import type { EventView } from "../models/EventModels.js";
@@ -287,7 +288,7 @@ export class EventPipeline {
 
   private attribute(m: Inbound, source?: SourceEntry): AttributedNode | null {
     if (source?.node_id) return this.book.node(source.node_id);
-    return this.book.byIp(m.source_ip);
+    return this.book.byIp(m.source_ip, m.pool === undefined ? EMBEDDED_POOL : (m.pool ?? undefined));
   }
 
   private sourceFor(kind: string, node: AttributedNode | null): SourceEntry {

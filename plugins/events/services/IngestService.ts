@@ -31,7 +31,7 @@ export class IngestService {
     const now = Date.now();
     let accepted = 0;
     for (const x of body.events) {
-      const m = forwardedInbound(x, body.poller_id, now);
+      const m = forwardedInbound(x, body.poller_id, now, body.pool);
       try {
         if (m && this.pipeline.accept(m)) accepted++;
       } catch (err) {

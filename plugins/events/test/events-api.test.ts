@@ -388,6 +388,36 @@ describe("the event list", () => {
     expectError(await k.request("GET", "/events?cursor=garbage"), 400, "invalid_cursor");
   });
 
+  it("start is inclusive and end exclusive, to the microsecond or in Unix milliseconds; stats default to the last 24 hours", async () => {
+    await sendUdp(udpPort, "<14>bounds probe");
+    const [e] = await until("stored", async () => {
+      await flush();
+      const rows = await events("?q=bounds%20probe");
+      return rows.length ? rows : null;
+    });
+    const at = e.received_at as string;
+    const ms = Date.parse(at);
+    const seen = async (q: string) => (await events(`?q=bounds%20probe&${q}`)).length;
+    expect(await seen(`start=${encodeURIComponent(at)}`)).toBe(1);
+    expect(await seen(`end=${encodeURIComponent(at)}`)).toBe(0);
+    expect(await seen(`start=${encodeURIComponent(at)}&end=${encodeURIComponent(new Date(ms + 1).toISOString())}`)).toBe(1);
+    expect(await seen(`start=${ms}`)).toBe(1);
+    expect(await seen(`start=${ms + 1}`)).toBe(0);
+    expect(await seen(`end=${ms}`)).toBe(0);
+    // An event from 23 hours ago (a poller's clock within a day of the core's): in the stats' default range, not past a later start.
+    const old = Date.now() - 23 * 3_600_000;
+    await post("/events/forwarded", {
+      poller_id: "p1",
+      events: [{ kind: "syslog", transport: "udp", source_ip: "127.0.0.1", received_at_ms: old, raw: "bounds old" }],
+    });
+    await flush();
+    const stat = async (q: string) =>
+      ((await k.request("GET", `/events/stats?q=bounds%20old&${q}`)).body as Row[]).reduce((n, b) => n + (b.count as number), 0);
+    expect(await stat("")).toBe(1);
+    expect(await stat(`start=${old + 1}`)).toBe(0);
+    expect(await stat(`start=${old}&end=${old + 1}`)).toBe(1);
+  });
+
   it("folder scope: a scoped viewer sees the events of its folders' nodes only; an unattributed event only scope All", async () => {
     await sendUdp(udpPort, "<14>from nowhere", "127.0.0.9");
     await until("stored", async () => (await flush(), (await events("?q=from%20nowhere")).length === 1));
@@ -558,6 +588,42 @@ describe("POST /events/forwarded (remote pollers)", () => {
     const trap = (await events("?kind=trap&limit=1000")).find((e) => e.trap_oid === "1.3.6.1.6.3.1.1.5.4")!;
     expect(trap).toMatchObject({ listener: "poller:p1/syslog.udp", node_id: nodeB });
     expect(JSON.stringify(trap)).not.toContain("secret");
+  });
+
+  it("attributes a forwarded record to a node of the poller's pool first: two sites may reuse one address", async () => {
+    // Three nodes at 127.0.0.50: "a-shared" (pool far, first by name), "b-shared" (pool edge), "c-shared" (pool default).
+    const ids: Record<string, string> = {};
+    for (const [name, pool] of [
+      ["a-shared", "far"],
+      ["b-shared", "edge"],
+      ["c-shared", "default"],
+    ]) {
+      const res = await post("/nodes", { name, address: "127.0.0.50", pool });
+      expect(res.status).toBe(201);
+      ids[pool] = (res.body as Row).id as string;
+    }
+    await k.context("inventory").get(NodeAddressBook).reload();
+    const msg = (text: string) => record({ source_ip: "127.0.0.50", syslog: { ...record().syslog, message: text } });
+    expect((await post("/events/forwarded", { poller_id: "p-edge", pool: "edge", events: [msg("shared from edge")] })).status).toBe(202);
+    expect((await post("/events/forwarded", { poller_id: "p-far", pool: "far", events: [msg("shared from far")] })).status).toBe(202);
+    expect((await post("/events/forwarded", { poller_id: "p-none", pool: "nowhere", events: [msg("shared from nowhere")] })).status).toBe(202);
+    expect((await post("/events/forwarded", { poller_id: "p-old", events: [msg("shared from an older poller")] })).status).toBe(202);
+    expectError(await post("/events/forwarded", { poller_id: "p-bad", pool: "no spaces", events: [] }), 400, "validation_failed");
+    // The core's own listener serves the embedded poller's pool (default).
+    await sendUdp(udpPort, "<14>shared to the core", "127.0.0.50");
+    const stored = await until("five shared events", async () => {
+      await flush();
+      const rows = await events("?q=shared&limit=100");
+      return rows.length === 5 ? rows : null;
+    });
+    const nodeOf = (text: string) => stored.find((e) => e.message === text)?.node_id;
+    expect(nodeOf("shared from edge")).toBe(ids.edge);
+    expect(nodeOf("shared from far")).toBe(ids.far);
+    // No node in the pool named (or no pool named): the first by name.
+    expect(nodeOf("shared from nowhere")).toBe(ids.far);
+    expect(nodeOf("shared from an older poller")).toBe(ids.far);
+    expect(nodeOf("shared to the core")).toBe(ids.default);
+    for (const id of Object.values(ids)) await k.request("DELETE", `/nodes/${id}`);
   });
 
   it("answers a record with malformed nested parts without a 500: bad varbinds drop the trap, bad syslog parts are left out", async () => {

@@ -4,6 +4,7 @@
  * counted. Once the store moves again, everything accepted is written and flush() resolves only then.
  */
 import pg from "pg";
+import { sampleValue, scrape } from "../../../test/metrics/exposition.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { alertsPlugin } from "../../alerts/index.js";
 import { inventoryPlugin } from "../../inventory/index.js";
@@ -46,7 +47,14 @@ beforeAll(async () => {
     plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin],
     overrides: {
       pluginConfig: {
-        events: { syslog: { udp: null, tcp: null, tls: null }, traps: { udp: null }, queueSize: QUEUE, batchSize: BATCH, flushMs: 10 },
+        // The UDP listener is bound so the metrics report its queue_full drops (the events below come in under its name).
+        events: {
+          syslog: { udp: 0, tcp: null, tls: null, bindAddress: "127.0.0.1" },
+          traps: { udp: null },
+          queueSize: QUEUE,
+          batchSize: BATCH,
+          flushMs: 10,
+        },
       },
     },
   });
@@ -77,6 +85,11 @@ test("a slow store: the queue holds queueSize events, the rest are dropped and c
   expect(refused).toBe(1500 - QUEUE - 2 * BATCH);
   expect(during.dropped_queue_full - before.dropped_queue_full).toBe(refused);
   expect(during.written).toBe(before.written);
+  // Reported with the core's host telemetry and by the metrics.
+  const hosts = (await k.request("GET", "/system/hosts")).body as { hosts: { instance: string; counters: Record<string, number> }[] };
+  expect(hosts.hosts.find((h) => h.instance === "core")?.counters).toEqual({ events_queue_dropped: during.dropped_queue_full });
+  const metrics = await scrape(k.url);
+  expect(sampleValue(metrics, "nms_events_dropped_total", { listener: "syslog.udp", reason: "queue_full" })).toBe(during.dropped_queue_full);
 
   let flushed = false;
   const flush = pipeline.flush().then(() => (flushed = true));

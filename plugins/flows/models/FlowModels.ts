@@ -10,8 +10,10 @@ import {
   MinLength,
   Nullable,
   Optional,
+  Pattern,
   Required,
 } from "@tsed/schema";
+import { POOL_NAME_PATTERN } from "../../../core/index.js";
 
 /** The spec's flow conversation row. */
 export class FlowConversation {
@@ -75,6 +77,10 @@ export class ForwardedDatagram {
 @AdditionalProperties(false)
 export class ForwardedDatagrams {
   @Required() @MinLength(1) @MaxLength(100) poller_id: string;
+  @Optional()
+  @Pattern(POOL_NAME_PATTERN)
+  @Description("the poller's pool: an exporter is attributed to a node of that pool first (two sites may reuse an address)")
+  pool?: string;
   @Required() @CollectionOf(ForwardedDatagram) @MaxItems(500) datagrams: ForwardedDatagram[];
 }
 

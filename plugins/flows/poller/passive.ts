@@ -54,7 +54,7 @@ export const flowsPassiveReceiver: PassiveReceiver = {
         waiting = waiting.slice(BATCH);
         inFlight += batch.length;
         sending = sending.then(async () => {
-          const status = await env.post("/flow/forwarded", { poller_id: env.pollerId, datagrams: batch });
+          const status = await env.post("/flow/forwarded", { poller_id: env.pollerId, pool: env.pool, datagrams: batch });
           inFlight -= batch.length;
           if (status !== 202) lose(batch.length, status);
         });

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { ApiError, DayPartitions, isIpAddress, startUdpReader, TurnBatcher, type ListenerCounters, type UdpReader } from "../../../core/index.js";
 import { canonicalIp, NodeAddressBook } from "../../inventory/contract.js";
+import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
 import type { ReceivedDatagram } from "../contract.js";
 import { copyRecord, FlowDecoder } from "../decode/decoder.js";
@@ -139,7 +140,7 @@ export class FlowCollector {
     const now = Date.now();
     for (const d of body.datagrams) {
       if (!isIpAddress(d.exporter) || !/^[A-Za-z0-9+/]+=*$/.test(d.data)) continue;
-      this.receive(Buffer.from(d.data, "base64"), canonicalIp(d.exporter), now);
+      this.receive(Buffer.from(d.data, "base64"), canonicalIp(d.exporter), now, false, body.pool ?? null);
       accepted++;
     }
     return { accepted, dropped: body.datagrams.length - accepted };
@@ -184,9 +185,10 @@ export class FlowCollector {
    * decoder's scratch record straight into the aggregator. With `keep`, answers copies of them (for the tee); without,
    * an empty list (no object per record).
    */
-  receive(buf: Buffer, exporter: string, nowMs = Date.now(), keep = false): readonly FlowRecord[] {
+  receive(buf: Buffer, exporter: string, nowMs = Date.now(), keep = false, pool: string | null = EMBEDDED_POOL): readonly FlowRecord[] {
     this.counters.received++;
     this.aggExporter = "";
+    this.aggPool = pool;
     this.aggNowMs = nowMs;
     const kept: FlowRecord[] | null = keep ? [] : null;
     this.kept = kept;
@@ -217,6 +219,8 @@ export class FlowCollector {
   private aggExporter = "";
   private aggNode: { id: string; folder_path: string[] } | null = null;
   private aggOverridden = false;
+  /** The pool of the poller (or the core) that received the datagram: attribution prefers a node of that pool (null: none said). */
+  private aggPool: string | null = EMBEDDED_POOL;
   private aggNowMs = 0;
   private book: NodeAddressBook | null = null;
   /** Where copies of the records go while the tee takes them (null: not kept). */
@@ -225,7 +229,7 @@ export class FlowCollector {
   /** Adds one record to the minute aggregates (the decoder's sink: the record is its scratch object). */
   private readonly aggregateOne: RecordSink = (rec, src4, dst4) => {
     if (rec.exporter !== this.aggExporter) {
-      this.aggNode = (this.book ??= this.addresses).byIp(rec.exporter) ?? null;
+      this.aggNode = (this.book ??= this.addresses).byIp(rec.exporter, this.aggPool ?? undefined) ?? null;
       this.aggOverridden = !!this.overrides[rec.exporter];
       this.aggExporter = rec.exporter;
     }

@@ -25,7 +25,17 @@ beforeAll(async () => {
     plugins: ["inventory", "polling", "flows"],
     env: { NMS__pluginConfig__flows__udp: "0", NMS__pluginConfig__flows__bindAddress: "127.0.0.1" },
   });
+  // Two nodes at the exporter's address: the first by name in the default pool, the other in the poller's pool.
+  for (const [name, pool] of [
+    ["a-exporter-default", "default"],
+    ["b-exporter-edge", "edge"],
+  ]) {
+    const res = await k.request("POST", "/nodes", { body: { name, address: "127.0.0.1", pool } });
+    expect(res.status).toBe(201);
+    nodes[pool] = (res.body as { id: string }).id;
+  }
 });
+const nodes: Record<string, string> = {};
 
 afterAll(async () => {
   await poller?.stop();
@@ -59,4 +69,9 @@ it("registers its flow listener and forwards what exporters send; the core's tot
     20000,
     detail,
   );
+  // The records are attributed to the node of the poller's pool, not to the first by name.
+  const attributed = await k
+    .context("flows")
+    .store.query<{ node_id: string | null }>("SELECT DISTINCT node_id::text AS node_id FROM flows.rollup_1m WHERE exporter = '127.0.0.1'");
+  expect(attributed.rows).toEqual([{ node_id: nodes.edge }]);
 });

@@ -17,8 +17,8 @@
  * - Text comparisons (eq, ne, in_list, contains, not_contains, prefix on hostname, app_name, message, varbind) ignore
  *   case; regexes are case-sensitive (JavaScript, no flags: write `[Ll]ink`). Pool names and kinds compare exactly.
  * - Text operators see the first FILTER_TEXT_MAX characters of a field (a regex never runs on more).
- * - A field the record does not have (null: a flow's `message`, a syslog message's `trap_oid`, the `pool` of what the
- *   core received itself) matches no condition, negative operators included.
+ * - A field the record does not have (null: a flow's `message`, a syslog message's `trap_oid`) matches no condition,
+ *   negative operators included. (`pool` is always set by the tee: the receiving poller's pool, `default` on the core.)
  * - `varbind`: a positive operator holds when it holds for any of the trap's varbinds; a negative one (ne,
  *   not_contains, not_regex) holds when its positive holds for none of them.
  * - `in_list`: comma-separated items, blanks around them trimmed, none empty, at most FILTER_LIST_MAX; each read as

@@ -40,7 +40,7 @@ const S: FilterSubject = {
   app_name: "sshd",
   message: "Failed password for root from 198.51.100.7",
 };
-/** A linkDown trap received by the core itself (pool null) from an IPv6 agent. */
+/** A linkDown trap from an IPv6 agent, with no pool (a null field: the tee always sets one). */
 const T: FilterSubject = {
   ...NONE,
   kind: "trap",
@@ -445,7 +445,7 @@ describe("evaluation", () => {
     expect(one("trap_oid", "eq", "1.3.6.1.6.3.1.1.5.3")(w(T, { trap_oid: ".1.3.6.1.6.3.1.1.5.3" }))).toBe(true);
   });
 
-  test("pool names and kinds compare exactly; the core's own records (pool null) match no pool condition", () => {
+  test("pool names and kinds compare exactly; a null pool, like any null field, matches no pool condition", () => {
     expect(one("pool", "eq", "edge-1")(w(S, { pool: "EDGE-1" }))).toBe(false);
     expect(one("pool", "ne", "edge-1")(w(S, { pool: null }))).toBe(false);
     expect(one("pool", "not_regex", "x")(w(S, { pool: null }))).toBe(false);

@@ -9,6 +9,8 @@ export interface AttributedNode {
   id: string;
   name: string;
   folder_path: string[];
+  /** The node's effective poller pool (its own, else its folder's, else `default`). */
+  pool: string;
 }
 
 /** Canonical text of an address (IPv4 dotted quad, IPv6 RFC 5952, v4-mapped IPv6 as IPv4), or the input when it is not one. */
@@ -23,7 +25,8 @@ export function canonicalIp(text: string): string {
  * Address → node, for plugins that attribute what a device sends (syslog, traps, flow exports) to the
  * node standing at the sender's address. Kept in memory (receivers look up every message), re-read when
  * a node or folder changes here (coalesced) and every addressBookRefreshMs (changes made on another
- * replica). Two nodes at one address: the first by name wins. Started with the plugin (full mode).
+ * replica). Two nodes at one address: the one in the receiving poller's pool when a pool is given, else the first by name.
+ * Started with the plugin (full mode).
  */
 @Injectable()
 export class NodeAddressBook {
@@ -32,6 +35,7 @@ export class NodeAddressBook {
 
   private byAddress = new Map<string, AttributedNode>();
   private byId = new Map<string, AttributedNode>();
+  private byPool = new Map<string, Map<string, AttributedNode>>();
   private timer: NodeJS.Timeout | null = null;
   private reloadTimer: NodeJS.Timeout | null = null;
   private off: (() => void)[] = [];
@@ -61,7 +65,15 @@ export class NodeAddressBook {
     this.timer = this.reloadTimer = null;
   }
 
-  byIp(address: string): AttributedNode | null {
+  /**
+   * The node at `address`. With `pool` (the pool of the poller, or the core, that received the message), a node of
+   * that pool comes first, so two sites reusing one private address each keep their own; else the first by name.
+   */
+  byIp(address: string, pool?: string): AttributedNode | null {
+    if (pool !== undefined) {
+      const own = this.byPool.get(pool)?.get(address);
+      if (own) return own;
+    }
     return this.byAddress.get(address) ?? null;
   }
 
@@ -86,19 +98,24 @@ export class NodeAddressBook {
 
   private async load(): Promise<void> {
     try {
-      const { rows } = await this.ctx.store.query<{ id: string; name: string; address: string; folder_path: string[] }>(
-        `SELECT id, name, host(address) AS address, folder_path::text[] AS folder_path FROM ${NODE_DIRECTORY_VIEW} ORDER BY name, id`,
+      const { rows } = await this.ctx.store.query<{ id: string; name: string; address: string; folder_path: string[]; pool: string }>(
+        `SELECT id, name, host(address) AS address, folder_path::text[] AS folder_path, effective_pool AS pool FROM ${NODE_DIRECTORY_VIEW} ORDER BY name, id`,
       );
       const byAddress = new Map<string, AttributedNode>();
       const byId = new Map<string, AttributedNode>();
+      const byPool = new Map<string, Map<string, AttributedNode>>();
       for (const r of rows) {
-        const node = { id: r.id, name: r.name, folder_path: r.folder_path };
+        const node = { id: r.id, name: r.name, folder_path: r.folder_path, pool: r.pool };
         byId.set(r.id, node);
         const key = canonicalIp(r.address);
         if (!byAddress.has(key)) byAddress.set(key, node);
+        let inPool = byPool.get(r.pool);
+        if (!inPool) byPool.set(r.pool, (inPool = new Map()));
+        if (!inPool.has(key)) inPool.set(key, node);
       }
       this.byAddress = byAddress;
       this.byId = byId;
+      this.byPool = byPool;
     } catch (err) {
       this.ctx.log.warn("node address book not read: it keeps the previous map", { error: err });
     }

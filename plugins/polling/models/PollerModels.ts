@@ -15,8 +15,13 @@ import {
   Pattern,
   Property,
   Required,
+  Schema,
+  integer,
+  object,
+  string,
 } from "@tsed/schema";
 import { MAX_SAMPLES_PER_POST } from "../poller/wire.js";
+import { HOST_COUNTER_NAME, MAX_HOST_COUNTERS } from "../services/HostCounters.js";
 
 const COUNTER = /^[0-9]{1,20}$/;
 const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;
@@ -37,6 +42,10 @@ export class HostTelemetryBody {
   @Required() @Nullable(Number) @Integer() @Minimum(0) mem_total_bytes: number | null;
   @Required() @Nullable(Number) @Integer() @Minimum(0) mem_used_bytes: number | null;
   @Required() @CollectionOf(DiskUsage) @MaxItems(32) disks: DiskUsage[];
+  @Optional()
+  @Schema(object().maxProperties(MAX_HOST_COUNTERS).propertyNames(string().pattern(HOST_COUNTER_NAME)).additionalProperties(integer().minimum(0)))
+  @Description("What the poller's passive receivers lost since it started, by counter name (for example events_forward_lost)")
+  counters?: Record<string, number>;
 }
 
 // ---- registration and heartbeat ----------------------------------------------------------------

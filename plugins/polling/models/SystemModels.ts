@@ -19,6 +19,12 @@ export class HostEntry {
   @Required() @Nullable(Number) mem_used_pct: number | null;
   @Required() @Nullable(Number) @Description("Highest used % of the watched filesystems") disk_used_pct: number | null;
   @Required() @CollectionOf(HostDisk) disks: HostDisk[];
+  @Required()
+  @CollectionOf(Number)
+  @Description(
+    "What the host received and lost since it started, by counter name: on the core events_queue_dropped (the events plugin's queue overflow), on a poller events_forward_lost (events the core did not take); {} when none",
+  )
+  counters: Record<string, number>;
 }
 
 export class HostList {

@@ -25,6 +25,8 @@ export interface RemotePollerOptions {
   requestTimeoutMs?: number;
   /** Passive listeners this poller has bound (reported at registration, recorded with a gap). */
   listeners?: string[];
+  /** What its passive receivers lost so far (host counters, sent with each heartbeat's telemetry). */
+  counters?: () => Record<string, number>;
 }
 
 interface Reply {
@@ -274,7 +276,7 @@ export class RemotePoller {
   }
 
   private async heartbeat(): Promise<void> {
-    const telemetry = await this.sampler.sample();
+    const telemetry = { ...(await this.sampler.sample()), counters: this.opts.counters?.() ?? {} };
     const reply = await this.client.call("POST", `/pollers/${encodeURIComponent(this.opts.pollerId)}/heartbeat`, { telemetry });
     if (reply.status !== 200) return this.refused("heartbeat", reply);
     this.linkRestored();

@@ -175,6 +175,7 @@ async function runPoller(argv: string[], env: CommandEnvironment): Promise<numbe
     probes: await defaultProbes({ snmpTimeoutMs: settings.snmpTimeoutMs, snmpRetries: settings.snmpRetries, log }),
     log,
     listeners: passive.flatMap((p) => p.listeners),
+    counters: () => Object.assign({}, ...passive.map((p) => p.counters?.() ?? {})) as Record<string, number>,
   });
   await poller.start();
   log.info("poller running", { poller_id: c.id, pool: c.pool, core: c.core });

@@ -10,6 +10,7 @@ import { PollerRepository } from "../repositories/PollerRepository.js";
 import { SampleRepository } from "../repositories/SampleRepository.js";
 import { AssignmentService } from "../services/AssignmentService.js";
 import { EmbeddedPoller } from "../services/EmbeddedPoller.js";
+import { HostCounters } from "../services/HostCounters.js";
 import { HostTelemetryService } from "../services/HostTelemetryService.js";
 import { PollerRegistry } from "../services/PollerRegistry.js";
 import { SampleSink } from "../services/SampleSink.js";
@@ -21,6 +22,7 @@ export const runtimeProviders = [
   PollerRegistry,
   EmbeddedPoller,
   HostTelemetryService,
+  HostCounters,
   PollerRepository,
   SampleRepository,
   GapRepository,

@@ -61,6 +61,8 @@ export interface HostTelemetry {
   mem_total_bytes: number | null;
   mem_used_bytes: number | null;
   disks: { mount: string; size_bytes: number; used_bytes: number }[];
+  /** What the host's passive receivers lost so far, by counter name (HostCounters); absent from older pollers. */
+  counters?: Record<string, number>;
 }
 
 /** Poller ids (the pollers table's check). */

@@ -2,9 +2,11 @@ import { Inject, Injectable } from "@tsed/di";
 import { derivedUsage, HostSampler } from "../poller/telemetry.js";
 import type { HostTelemetry } from "../poller/wire.js";
 import { PollerRepository } from "../repositories/PollerRepository.js";
+import { checkedCounters, HostCounters } from "./HostCounters.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface HostEntry extends HostTelemetry {
+  counters: Record<string, number>;
   instance: string;
   role: "core" | "poller";
   online: boolean;
@@ -25,6 +27,7 @@ function entry(base: Pick<HostEntry, "instance" | "role" | "online" | "pool">, t
     mem_used_bytes: t?.mem_used_bytes ?? null,
     ...derivedUsage(t),
     disks: t?.disks ?? [],
+    counters: checkedCounters(t?.counters),
   };
 }
 
@@ -42,6 +45,9 @@ export class HostTelemetryService {
   @Inject(PollerRepository)
   private pollers: PollerRepository;
 
+  @Inject(HostCounters)
+  private counters: HostCounters;
+
   private sampler: HostSampler | null = null;
 
   async hosts(): Promise<HostEntry[]> {
@@ -49,7 +55,7 @@ export class HostTelemetryService {
       { label: "/", path: "/" },
       { label: "data", path: this.ctx.kernelConfig.dataDir },
     ]);
-    const core = entry({ instance: "core", role: "core", online: true, pool: null }, await this.sampler.sample());
+    const core = entry({ instance: "core", role: "core", online: true, pool: null }, { ...(await this.sampler.sample()), counters: this.counters.read() });
     if (!this.ctx.store.available) return [core];
     try {
       const rows = await this.pollers.reporting(HOSTS_CAP);

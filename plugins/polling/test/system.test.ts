@@ -7,6 +7,7 @@ import { rawQuery } from "../../../test/support/db.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../index.js";
+import { HostCounters } from "../services/HostCounters.js";
 import { GAP_LIST_CAP } from "../services/PollerRegistry.js";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
@@ -27,6 +28,7 @@ function expectCoreEntry(e: Record<string, unknown>) {
     mem_used_pct: expect.any(Number),
     disk_used_pct: expect.any(Number),
     disks: expect.arrayContaining([{ mount: "/", size_bytes: expect.any(Number), used_bytes: expect.any(Number) }]),
+    counters: expect.any(Object),
   });
   expect(e.cpu_pct).toBeGreaterThanOrEqual(0);
   expect(e.cpu_pct).toBeLessThanOrEqual(100);
@@ -78,12 +80,55 @@ describe("with a store", () => {
       const res = await k.http.get("/api/v1/system/hosts").set(bearer(viewer));
       expect(res.body.hosts).toHaveLength(2);
       expectCoreEntry(res.body.hosts[0]);
-      expect(res.body.hosts[1]).toEqual({ instance: "dc2-a", role: "poller", online: true, pool: "dc2", ...telemetry, mem_used_pct: 25, disk_used_pct: 90 });
+      // An older poller sends no counters: {}.
+      expect(res.body.hosts[1]).toEqual({
+        instance: "dc2-a",
+        role: "poller",
+        online: true,
+        pool: "dc2",
+        ...telemetry,
+        mem_used_pct: 25,
+        disk_used_pct: 90,
+        counters: {},
+      });
+      const counters = { events_forward_lost: 12, flows_lost: 0 };
+      expect(
+        (
+          await k.http
+            .post("/api/v1/pollers/dc2-a/heartbeat")
+            .set(bearer(admin))
+            .send({ telemetry: { ...telemetry, counters } })
+        ).status,
+      ).toBe(200);
+      expect((await k.http.get("/api/v1/system/hosts").set(bearer(viewer))).body.hosts[1].counters).toEqual(counters);
+      for (const bad of [{ "Not-A-Name": 1 }, { events_forward_lost: -1 }, { events_forward_lost: 1.5 }, { events_forward_lost: "12" }]) {
+        expectError(
+          await k.http
+            .post("/api/v1/pollers/dc2-a/heartbeat")
+            .set(bearer(admin))
+            .send({ telemetry: { ...telemetry, counters: bad } }),
+          400,
+          "validation_failed",
+        );
+      }
 
       await rawQuery(k.databaseUrl!, "UPDATE polling.pollers SET online = false WHERE id = 'dc2-a'");
       const later = await k.http.get("/api/v1/system/hosts").set(bearer(viewer));
       expect(later.body.hosts[1]).toMatchObject({ instance: "dc2-a", online: false, cpu_pct: 37.5 });
     });
+  });
+
+  it("answers the core's host counters that plugins registered; a reader that throws is left out", async () => {
+    const counters = k.context("polling").get(HostCounters);
+    let n = 0;
+    counters.register("test_received_lost", () => n);
+    counters.register("test_broken", () => {
+      throw new Error("broken reader");
+    });
+    expect(() => counters.register("Bad Name", () => 0)).toThrow(/must match/);
+    n = 7;
+    const core = (await k.http.get("/api/v1/system/hosts").set(bearer(viewer))).body.hosts[0];
+    expect(core.counters).toEqual({ test_received_lost: 7 });
   });
 
   describe("GET /monitoring-gaps", () => {
