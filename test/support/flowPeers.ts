@@ -470,6 +470,22 @@ export interface FieldSpec {
   enterprise?: number;
 }
 
+/**
+ * The fields of a plain IPv4 flow record (IPFIX element ids): sourceIPv4Address, destinationIPv4Address, protocolIdentifier,
+ * sourceTransportPort, destinationTransportPort, octetDeltaCount (8), packetDeltaCount (8), flowEndSeconds. Build a record with
+ * `ip4(src), ip4(dst), u(1, proto), u(2, sport), u(2, dport), u(8, bytes), u(8, packets), u(4, endSecs)`.
+ */
+export const IPV4_FLOW_FIELDS: readonly FieldSpec[] = [
+  { id: 8, length: 4 },
+  { id: 12, length: 4 },
+  { id: 4, length: 1 },
+  { id: 7, length: 2 },
+  { id: 11, length: 2 },
+  { id: 1, length: 8 },
+  { id: 2, length: 8 },
+  { id: 151, length: 4 },
+];
+
 /** A big-endian unsigned integer of `len` bytes (8-byte values as bigint or number). */
 export function u(len: number, value: number | bigint): Buffer {
   const b = Buffer.alloc(len);

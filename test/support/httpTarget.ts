@@ -70,8 +70,8 @@ export interface SelfSignedCert {
   cert: string;
 }
 
-/** A self-signed certificate for CN=localhost with SAN IP:127.0.0.1 and DNS:localhost. */
-export function selfSignedCert(days = 30): SelfSignedCert {
+/** A self-signed certificate (P-256): by default for CN=localhost with SAN IP:127.0.0.1 and DNS:localhost. */
+export function selfSignedCert(days = 30, subject: { cn?: string; san?: string } = {}): SelfSignedCert {
   const dir = mkdtempSync(join(tmpdir(), "nms-cert-"));
   try {
     execFileSync(
@@ -87,9 +87,9 @@ export function selfSignedCert(days = 30): SelfSignedCert {
         "-days",
         String(days),
         "-subj",
-        "/CN=localhost",
+        `/CN=${subject.cn ?? "localhost"}`,
         "-addext",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        `subjectAltName=${subject.san ?? "IP:127.0.0.1,DNS:localhost"}`,
         "-keyout",
         join(dir, "key.pem"),
         "-out",

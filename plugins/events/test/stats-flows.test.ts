@@ -3,7 +3,7 @@
  * records an exporter sent (IPFIX over UDP to the real flows listener) show as kind `flow` grouped by kind and in
  * time buckets, narrowed by node, source and folder scope, and left out by conditions only events have.
  */
-import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u } from "../../../test/support/flowPeers.js";
+import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u, IPV4_FLOW_FIELDS } from "../../../test/support/flowPeers.js";
 import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
@@ -20,16 +20,7 @@ let k: TestKernel;
 let folderA = "";
 let nodeA = "";
 
-const FIELDS = [
-  { id: 8, length: 4 },
-  { id: 12, length: 4 },
-  { id: 4, length: 1 },
-  { id: 7, length: 2 },
-  { id: 11, length: 2 },
-  { id: 1, length: 8 },
-  { id: 2, length: 8 },
-  { id: 151, length: 4 },
-];
+const FIELDS = IPV4_FLOW_FIELDS;
 
 beforeAll(async () => {
   k = await startTestKernel({

@@ -5,13 +5,12 @@
  * certificate's fingerprint, and its message is stored; no self-signed pair is made. Only one of the two files set
  * leaves the TLS listener unbound (logged), and the kernel still runs.
  */
-import { execFile } from "node:child_process";
 import { randomUUID, X509Certificate } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
-import { promisify } from "node:util";
+import { selfSignedCert } from "../../../test/support/httpTarget.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
@@ -21,7 +20,6 @@ import { eventsPlugin } from "../index.js";
 import { EventPipeline } from "../services/EventPipeline.js";
 
 type Row = Record<string, unknown>;
-const run = promisify(execFile);
 const PLUGINS = [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin];
 
 let dir: string;
@@ -34,18 +32,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "nms-tls-config-"));
   certPath = join(dir, "syslog.crt");
   keyPath = join(dir, "syslog.key");
-  await run(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-sha256", "-days", "2", "-subj", "/CN=configured syslog pair"].concat([
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-      "-keyout",
-      keyPath,
-      "-out",
-      certPath,
-    ]),
-    { timeout: 30_000 },
-  );
+  const pair = selfSignedCert(2, { cn: "configured syslog pair" });
+  writeFileSync(certPath, pair.cert);
+  writeFileSync(keyPath, pair.key, { mode: 0o600 });
   certPem = readFileSync(certPath, "utf8");
 });
 

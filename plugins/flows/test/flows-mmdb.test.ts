@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Reader } from "maxmind";
 import { expectError } from "../../../test/support/assertions.js";
-import { dataSet, ip4, ip6, ipfixMessage, sendDatagrams, templateSet, u } from "../../../test/support/flowPeers.js";
+import { dataSet, ip4, ip6, ipfixMessage, sendDatagrams, templateSet, u, IPV4_FLOW_FIELDS } from "../../../test/support/flowPeers.js";
 import { mmdbValue, writeMmdb, type MmdbEntry, type MmdbWriteOptions } from "../../../test/support/mmdbWriter.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
@@ -399,16 +399,7 @@ describe("POST /flow/asn/mmdb and nms flows import-asn FILE.mmdb", () => {
   it("conversations and top AS carry the AS names of the imported table, IPv4 and IPv6", async () => {
     expect((await upload(writeMmdb(GEOLITE, { recordSize: 24, databaseType: "GeoLite2-ASN" }))).status).toBe(200);
     const now = Math.floor(Date.now() / 1000);
-    const v4 = [
-      { id: 8, length: 4 },
-      { id: 12, length: 4 },
-      { id: 4, length: 1 },
-      { id: 7, length: 2 },
-      { id: 11, length: 2 },
-      { id: 1, length: 8 },
-      { id: 2, length: 8 },
-      { id: 151, length: 4 },
-    ];
+    const v4 = IPV4_FLOW_FIELDS;
     const v6 = [{ id: 27, length: 16 }, { id: 28, length: 16 }, ...v4.slice(2)];
     const tail = (bytes: number) => [u(1, 6), u(2, 40000), u(2, 443), u(8, bytes), u(8, 10), u(4, now)];
     const msg = ipfixMessage({ domain: 7, exportSecs: now }, [

@@ -2,7 +2,7 @@
  * The hour rollups job catches up: hours whose minute rows were written but never rolled up (the service was down
  * when the job would have run) are rolled up at the next run, not only the last two hours.
  */
-import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u } from "../../../test/support/flowPeers.js";
+import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u, IPV4_FLOW_FIELDS } from "../../../test/support/flowPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
@@ -21,16 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => k?.stop());
 
-const FIELDS = [
-  { id: 8, length: 4 },
-  { id: 12, length: 4 },
-  { id: 4, length: 1 },
-  { id: 7, length: 2 },
-  { id: 11, length: 2 },
-  { id: 1, length: 8 },
-  { id: 2, length: 8 },
-  { id: 151, length: 4 },
-];
+const FIELDS = IPV4_FLOW_FIELDS;
 
 /** One IPFIX flow of `bytes` bytes that ended at `endSecs`, received and flushed into the minute rollups. */
 async function flowEndedAt(endSecs: number, bytes: number, seq: number): Promise<void> {

@@ -5,11 +5,7 @@
  * verify its collector delivers nothing, and says why: last_error_class "tls", connection_errors counting the
  * refused handshakes, its message still queued.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server, type TLSSocket } from "node:tls";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { alertsPlugin } from "../../alerts/index.js";
 import { eventsPlugin } from "../../events/index.js";
 import { flowsPlugin } from "../../flows/index.js";
@@ -17,44 +13,12 @@ import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { forwardingPlugin } from "../index.js";
 import { ForwardingTee } from "../services/ForwardingTee.js";
+import { selfSignedCert } from "../../../test/support/httpTarget.js";
 import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 
 type Row = Record<string, unknown>;
-
-/** A self-signed certificate (openssl CLI) for CN `cn` with the given subjectAltName. */
-function opensslCert(cn: string, san: string): { key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), "nms-tlsverify-"));
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        `/CN=${cn}`,
-        "-addext",
-        `subjectAltName=${san}`,
-        "-keyout",
-        join(dir, "key.pem"),
-        "-out",
-        join(dir, "cert.pem"),
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-    return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** A TLS syslog receiver on a free loopback port: what it received, and how many TCP connections it accepted. */
 interface TlsReceiver {
@@ -129,9 +93,9 @@ afterAll(async () => {
 
 it("verifies the collector: no ca_cert or a certificate for another name delivers nothing and reports tls; the right ca_cert delivers", async () => {
   // The collector's certificate names 127.0.0.1 (SAN IP) — but no system root signed it.
-  const forAddress = opensslCert("collector.test", "IP:127.0.0.1,DNS:collector.test");
+  const forAddress = selfSignedCert(2, { cn: "collector.test", san: "IP:127.0.0.1,DNS:collector.test" });
   // A certificate for another name only: trusted through ca_cert, but not 127.0.0.1's.
-  const forOtherName = opensslCert("other.example", "DNS:other.example");
+  const forOtherName = selfSignedCert(2, { cn: "other.example", san: "DNS:other.example" });
   const [noCaRx, otherNameRx, goodRx] = await Promise.all([startTlsReceiver(forAddress), startTlsReceiver(forOtherName), startTlsReceiver(forAddress)]);
   receivers.push(noCaRx, otherNameRx, goodRx);
 

@@ -14,7 +14,7 @@ import { definePlugin } from "../../../core/index.js";
 import { expectError } from "../../../test/support/assertions.js";
 import { responseProblems } from "../../../test/support/openapi.js";
 import { closeAllSockets, connectSocket } from "../../../test/support/socketClient.js";
-import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u } from "../../../test/support/flowPeers.js";
+import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u, IPV4_FLOW_FIELDS } from "../../../test/support/flowPeers.js";
 import { startSmtpServer, type SmtpTestServer } from "../../../test/support/smtpServer.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
@@ -181,16 +181,7 @@ beforeAll(async () => {
   // Flows: IPFIX from 127.0.0.1 (node A's address) to the collector.
   const listeners = (await get("/listeners")).body as { listeners: { name: string; port: number }[] };
   const port = listeners.listeners.find((l) => l.name === "flows.udp")!.port;
-  const FIELDS = [
-    { id: 8, length: 4 },
-    { id: 12, length: 4 },
-    { id: 4, length: 1 },
-    { id: 7, length: 2 },
-    { id: 11, length: 2 },
-    { id: 1, length: 8 },
-    { id: 2, length: 8 },
-    { id: 151, length: 4 },
-  ];
+  const FIELDS = IPV4_FLOW_FIELDS;
   const nowS = Math.floor(now / 1000);
   const rec = (src: string, bytes: number) =>
     Buffer.concat([ip4(src), ip4("198.51.100.20"), u(1, 6), u(2, 50000), u(2, 443), u(8, bytes), u(8, 10), u(4, nowS - 120)]);
