@@ -26,7 +26,8 @@ export interface DestinationSource {
   onChange(listener: () => void): void;
 }
 
-const zero = (): DestinationCounters => ({
+/** A destination's counters before anything happened. */
+export const zeroCounters = (): DestinationCounters => ({
   forwarded: 0,
   dropped_filter: 0,
   dropped_rate_limit: 0,
@@ -220,7 +221,7 @@ export class Tee {
   /** This replica's counters for a destination (zeros when it has sent nothing yet). */
   status(id: string): DestinationCounters {
     this.foldMirror();
-    return { ...(this.running.get(id)?.counters ?? zero()) };
+    return { ...(this.running.get(id)?.counters ?? zeroCounters()) };
   }
 
   async start(source: DestinationSource): Promise<void> {
@@ -283,7 +284,7 @@ export class Tee {
       if (current && current.dest.version === dest.version) continue;
       const keep = current !== undefined && sameTransport(current.dest, dest);
       if (current?.sender && !keep) closing.push(current.sender.close());
-      const counters = current?.counters ?? zero();
+      const counters = current?.counters ?? zeroCounters();
       // The same rate keeps its bucket: a rename must not hand out a fresh second's worth.
       const sameRate = current !== undefined && current.dest.rate_limit_per_sec === dest.rate_limit_per_sec;
       this.running.set(dest.id, {

@@ -10,10 +10,10 @@ import type { Inbound } from "../../events/contract.js";
 import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
 import type { ForwardingConfig } from "../context.js";
 import { runnable } from "../lib/runtime.js";
-import type { DestinationCounters, Filter, PoolDestinationWire, RuntimeDestination } from "../lib/types.js";
+import type { Filter, PoolDestinationWire, RuntimeDestination } from "../lib/types.js";
 import { StreamSender } from "../senders/senders.js";
 import { WarehouseSender } from "../senders/warehouseSender.js";
-import { CORE_POOL, Tee, flowSubjectOf, type DestinationSource } from "../services/Tee.js";
+import { CORE_POOL, Tee, flowSubjectOf, zeroCounters, type DestinationSource } from "../services/Tee.js";
 import { until } from "../../../test/support/wait.js";
 
 const config: ForwardingConfig = {
@@ -36,19 +36,6 @@ const config: ForwardingConfig = {
   },
 };
 const log = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined, child: () => log };
-
-const zero = (): DestinationCounters => ({
-  forwarded: 0,
-  dropped_filter: 0,
-  dropped_rate_limit: 0,
-  dropped_queue: 0,
-  send_errors: 0,
-  connection_errors: 0,
-  last_error_class: null,
-  last_error_at: null,
-  connection: "idle",
-  queued: 0,
-});
 
 /** A port nothing listens on (bound, then closed). */
 async function closedPort(): Promise<number> {
@@ -194,7 +181,7 @@ describe("a destination changed", () => {
 
 describe("the TCP sender", () => {
   it("holds O(queueSize) slots however many messages an outage drops, and counts every one", async () => {
-    const counters = zero();
+    const counters = zeroCounters();
     const queueSize = 100;
     const s = new StreamSender(false, { host: "127.0.0.1", port: await closedPort(), caCert: null }, counters, {
       queueSize,
@@ -209,7 +196,7 @@ describe("the TCP sender", () => {
   });
 
   it("counts refused connects as connection errors, never as lost messages; close() counts what it leaves queued", async () => {
-    const counters = zero();
+    const counters = zeroCounters();
     const s = new StreamSender(false, { host: "127.0.0.1", port: await closedPort(), caCert: null }, counters, {
       queueSize: 10,
       reconnectMinMs: 10,
@@ -228,7 +215,7 @@ describe("the TCP sender", () => {
     const got: Buffer[] = [];
     const server = createServer((c) => c.on("data", (b) => got.push(b)));
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const counters = zero();
+    const counters = zeroCounters();
     const s = new StreamSender(false, { host: "127.0.0.1", port: (server.address() as AddressInfo).port, caCert: null }, counters, {
       queueSize: 10,
       reconnectMinMs: 10,
@@ -244,7 +231,7 @@ describe("the TCP sender", () => {
 
 describe("the warehouse sender", () => {
   it("close() counts the rows it could not send as dropped_queue and zeroes queued", async () => {
-    const counters = zero();
+    const counters = zeroCounters();
     const w = new WarehouseSender(
       {
         host: "127.0.0.1",
