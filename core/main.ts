@@ -1,3 +1,4 @@
+import "./runtime-check.js";
 import { ConfigError } from "./config/Config.js";
 import { BootAborted, startKernel, type Kernel } from "./kernel/Kernel.js";
 import { PluginLoadError } from "./pluginhost/PluginLoader.js";

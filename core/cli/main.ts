@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import "../runtime-check.js";
 import { parseArgs } from "node:util";
 import { AuthService, validateScope } from "../auth/AuthService.js";
 import { ROLES, type Role, type Scope } from "../auth/Caller.js";

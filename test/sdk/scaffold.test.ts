@@ -33,7 +33,7 @@ describe("nms plugin new", () => {
     expect(build.status).toBe(0);
     expect(spawnSync(process.execPath, ["scripts/copy-migrations.mjs"], { cwd: dir }).status).toBe(0);
 
-    const test = spawnSync(process.execPath, ["--test", "dist/test/"], {
+    const test = spawnSync(process.execPath, ["--test", "--test-reporter=tap", "dist/test/**/*.test.js"], {
       cwd: dir,
       encoding: "utf8",
       env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_TEST_ADMIN_DATABASE_URL: process.env.NMS_TEST_ADMIN_DATABASE_URL },
