@@ -20,6 +20,7 @@ type EventName = keyof BusEvents & string;
  */
 export class EventBus {
   private handlers = new Map<string, Set<Handler<unknown>>>();
+  private watchers = new Map<string, Set<(count: number) => void>>();
 
   constructor(private readonly log: Logger) {}
 
@@ -27,7 +28,35 @@ export class EventBus {
     const set = this.handlers.get(event) ?? new Set();
     set.add(handler as Handler<unknown>);
     this.handlers.set(event, set);
-    return () => set.delete(handler as Handler<unknown>);
+    this.changed(event);
+    return () => {
+      if (set.delete(handler as Handler<unknown>)) this.changed(event);
+    };
+  }
+
+  /**
+   * Calls `fn` with the number of an event's handlers whenever it changes (and once now): an emitter whose payload is
+   * costly to make (copied from a worker thread) makes it only while somebody listens. Returns the unsubscribe.
+   */
+  watchListeners(event: EventName, fn: (count: number) => void): () => void {
+    const set = this.watchers.get(event) ?? new Set();
+    set.add(fn);
+    this.watchers.set(event, set);
+    fn(this.listenerCount(event));
+    return () => set.delete(fn);
+  }
+
+  private changed(event: string): void {
+    const watchers = this.watchers.get(event);
+    if (!watchers?.size) return;
+    const count = this.listenerCount(event);
+    for (const fn of watchers) {
+      try {
+        fn(count);
+      } catch (err) {
+        this.log.error("bus listener watcher failed", { event, error: err });
+      }
+    }
   }
 
   async emit<E extends EventName>(event: E, payload: BusEvents[E]): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Migration } from "./Migrator.js";
 
-/** The kernel's own schema `core`: accounts, sessions, API tokens, the Socket.IO adapter's attachments. */
+/** The kernel's own schema `core`: accounts, sessions, API tokens, the Socket.IO adapter's attachments, dead letters. */
 export const coreMigrations: Migration[] = [
   {
     name: "0001_auth",
@@ -52,5 +52,22 @@ export const coreMigrations: Migration[] = [
     name: "0003_bootstrap_flag",
     // Marks the token NMS_BOOTSTRAP_TOKEN made, so it is revoked when the variable is removed or changed.
     up: `ALTER TABLE api_tokens ADD COLUMN bootstrap boolean NOT NULL DEFAULT false;`,
+  },
+  {
+    name: "0004_dead_letters",
+    // Rows PostgreSQL refused in a batch written by copyWithDeadLetters (store/copyWriter.ts): kept with the reason
+    // instead of failing the batch; listed newest first; pruned by age and count (pruneDeadLetters).
+    up: `
+      CREATE TABLE dead_letters (
+        id bigserial PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now(),
+        target text NOT NULL,
+        sqlstate text,
+        reason text NOT NULL,
+        detail text,
+        payload jsonb NOT NULL
+      );
+      CREATE INDEX dead_letters_at ON dead_letters (at, id);
+    `,
   },
 ];

@@ -36,6 +36,7 @@ describe("plugin host", () => {
       { plugin: "core", name: "0001_auth" },
       { plugin: "core", name: "0002_socket_io_attachments" },
       { plugin: "core", name: "0003_bootstrap_flag" },
+      { plugin: "core", name: "0004_dead_letters" },
       { plugin: "fixture-widgets", name: "0001_init" },
     ]);
   });

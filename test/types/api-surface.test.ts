@@ -22,6 +22,17 @@ describe("the nms-core package's exported values", () => {
         ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "ipv4Number", "formatIp", "parseCidr", "prefixContains"],
         ...["isTimeZone", "localParts", "nextRun", "zonedTimeToUtc", "runAsSystem", "parseRfc3339", "isRfc3339", "MAX_TIMESTAMP_MS"],
         ...["InvalidBundleRow", "bundleField", "existingIds", "importRows", "keysetRows", "pruneRows", "sqlBundleTable"],
+        ...["copyRows", "copyWithDeadLetters", "copyLinesWithDeadLetters", "encodeCopyText", "isRowDataError", "pruneDeadLetters", "copyText"],
+        ...["Journal", "JournalReader", "RECORD_HEADER_BYTES", "compiledModuleUrl"],
+      ].sort(),
+    );
+  });
+
+  it("nms-core/worker: what a plugin's worker thread may load", async () => {
+    expect(await names("nms-core/worker")).toEqual(
+      [
+        ...["Journal", "JournalReader", "RECORD_HEADER_BYTES", "timeOrderedUuid", "compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT"],
+        ...["REGEX_MAX_GROUP_REPEAT", "startUdpReader", "compiledModuleUrl", "copyText"],
       ].sort(),
     );
   });
