@@ -48,6 +48,36 @@ export const eventsConfigSchema = {
         engineId: { type: ["string", "null"], pattern: "^(0x)?([0-9a-fA-F]{2}){5,32}$", default: null },
       },
     },
+    /**
+     * The syslog listeners' ingest: worker threads that receive (SO_REUSEPORT), journal and parse (docs/operations.md,
+     * "The ingest journal"). The journal is shared among the workers (each holds its part of maxMB).
+     */
+    ingest: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        /** Worker threads receiving syslog; null = one per core. */
+        workers: { type: ["integer", "null"], minimum: 1, maximum: 64, default: null },
+        /** Records a worker hands over and the store has not yet taken, before it stops reading its journal (the journal holds the rest). */
+        maxInFlight: { type: "integer", minimum: 1000, maximum: 10000000, default: 50000 },
+        journal: {
+          type: "object",
+          additionalProperties: false,
+          default: {},
+          properties: {
+            /** The most the journal holds on disk; past it the oldest segments go, stored or not (counted as dropped). */
+            maxMB: { type: "integer", minimum: 16, maximum: 1048576, default: 2048 },
+            /** A segment whose newest message is older than this goes, stored or not (counted as dropped). */
+            maxAgeHours: { type: "number", minimum: 0.01, maximum: 8760, default: 12 },
+            segmentMB: { type: "integer", minimum: 1, maximum: 1024, default: 64 },
+            /** always: every write reaches the disk before the next; interval: every fsyncIntervalMs; never: the kernel decides (docs/operations.md says what each can lose). */
+            fsync: { enum: ["always", "interval", "never"], default: "interval" },
+            fsyncIntervalMs: { type: "integer", minimum: 10, maximum: 60000, default: 1000 },
+          },
+        },
+      },
+    },
     /** Received events waiting for the store; past this they are dropped and counted (the receivers never wait). */
     queueSize: { type: "integer", minimum: 1000, maximum: 10000000, default: 200000 },
     /** Events written by one statement, and the longest an event waits to be written. */

@@ -1,6 +1,7 @@
-import { definePlugin, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
+import { definePlugin, pruneDeadLetters, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
 import { eventsBundleTables } from "./bundle.js";
 import { EventAlertService } from "../alerts/contract.js";
+import { NodeAddressBook } from "../inventory/contract.js";
 import { HostCounters } from "../polling/contract.js";
 import type { Inbound } from "./lib/types.js";
 import { eventsConfigSchema, type EventsConfig } from "./context.js";
@@ -25,34 +26,71 @@ import { SyslogUdpMirror } from "./services/SyslogUdpMirror.js";
 export * from "./contract.js";
 export type { EventsConfig } from "./context.js";
 
+/** How often the stored journal ranges below each journal's checkpoint are forgotten. */
+const PRUNE_RANGES_MS = 30_000;
+/** Per running plugin context: what stop() undoes. */
+const undo = new WeakMap<object, (() => void)[]>();
+
 async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
   if (ctx.mode !== "full") return;
   const pipeline = ctx.get(EventPipeline);
-  await pipeline.start(ctx.get(EventAlertService), (rows) => {
-    // One message per folder path per flush: a scoped subscriber gets the events of its folders only.
-    const groups = new Map<string, typeof rows>();
-    for (const r of rows) {
-      const key = r.folder_path.join("/");
-      const g = groups.get(key);
-      if (g) (g as unknown[]).push(r);
-      else groups.set(key, [r]);
-    }
-    for (const g of groups.values()) ctx.realtime.publish("live", "events", g.map(liveView), { folders: g[0].folder_path });
-  });
-  // The queue's overflow is reported with the core's host telemetry (GET /system/hosts), as well as by the metrics.
-  ctx.get(HostCounters).register("events_queue_dropped", () => pipeline.stats().dropped_queue_full);
   // What the listeners receive goes to the forwarding tee (events.received) as well as to the store.
   const feed = new TurnBatcher(ctx.bus, "events.received", (events: Inbound[]) => ({ events }));
-  await ctx.get(ListenerService).start((m) => {
-    feed.push(m);
-    return pipeline.accept(m);
-  });
+  await pipeline.start(
+    ctx.get(EventAlertService),
+    (rows) => {
+      // One message per folder path per flush: a scoped subscriber gets the events of its folders only.
+      const groups = new Map<string, typeof rows>();
+      for (const r of rows) {
+        const key = r.folder_path.join("/");
+        const g = groups.get(key);
+        if (g) (g as unknown[]).push(r);
+        else groups.set(key, [r]);
+      }
+      for (const g of groups.values()) ctx.realtime.publish("live", "events", g.map(liveView), { folders: g[0].folder_path });
+    },
+    (m) => feed.push(m),
+  );
+  // The queue's overflow is reported with the core's host telemetry (GET /system/hosts), as well as by the metrics.
+  const counters = ctx.get(HostCounters);
+  counters.register("events_queue_dropped", () => pipeline.stats().dropped_queue_full);
+  const listeners = ctx.get(ListenerService);
+  counters.register("events_journal_dropped", () => listeners.journalStats()?.dropped ?? 0);
+  counters.register("events_journal_backlog", () => listeners.journalStats()?.backlog ?? 0);
+  const repo = ctx.get(EventRepository);
+  await listeners.start(
+    (m) => {
+      feed.push(m);
+      return pipeline.accept(m);
+    },
+    {
+      state: pipeline.ingestState(),
+      onBatch: (b, ack) => pipeline.acceptBatch(b, ack),
+      storedRanges: (id, from) => repo.storedRanges(id, from),
+    },
+  );
+  const book = ctx.get(NodeAddressBook);
+  const prune = setInterval(() => {
+    for (const [id, below] of listeners.ingest?.checkpoints() ?? [])
+      repo.pruneRanges(id, below).catch((err: unknown) => ctx.log.warn("events: journal ranges not pruned", { error: err }));
+  }, PRUNE_RANGES_MS);
+  prune.unref();
+  undo.set(ctx, [
+    book.onReload(() => pipeline.bookReloaded()),
+    // The workers copy every message for the feed only while somebody (the forwarding tee) listens to it.
+    ctx.bus.watchListeners("events.received", (n) => listeners.ingest?.setFlags(n > 0, true)),
+    () => clearInterval(prune),
+  ]);
 }
 
 async function stop(ctx: PluginContext<EventsConfig>): Promise<void> {
   if (ctx.mode !== "full") return;
-  await ctx.get(ListenerService).stop();
+  for (const off of undo.get(ctx) ?? []) off();
+  undo.delete(ctx);
+  const listeners = ctx.get(ListenerService);
+  await listeners.stop();
   await ctx.get(EventPipeline).stop();
+  await listeners.exitWorkers();
 }
 
 export const eventsPlugin = definePlugin({
@@ -96,7 +134,17 @@ export const eventsPlugin = definePlugin({
       description: "received events as they are stored (event events.events: an array of events); subscribe with filter {kind, node_id, severity}",
     },
   ],
-  jobs: [{ name: "partitions", every: "1 hour", handler: async (_job, ctx) => void (await ctx.get(EventPipeline).maintainPartitions()) }],
+  jobs: [
+    {
+      name: "partitions",
+      every: "1 hour",
+      handler: async (_job, ctx) => {
+        await ctx.get(EventPipeline).maintainPartitions();
+        // The dead letters (events PostgreSQL refused) are kept 30 days, 100,000 at most (docs/operations.md).
+        await pruneDeadLetters(ctx.store);
+      },
+    },
+  ],
   bundle: { tables: eventsBundleTables },
   config: eventsConfigSchema,
   start,

@@ -27,6 +27,23 @@ export function sendUdp(port: number, data: string | Buffer, from = LOOPBACK): P
   });
 }
 
+/**
+ * One UDP sender (one socket, so one source port) for many datagrams: the service's ingest workers share a port
+ * (SO_REUSEPORT) and the kernel gives each source address and port to one of them, so only what one socket sends
+ * keeps its order (as from one device). Close it when done.
+ */
+export async function udpSender(from = LOOPBACK): Promise<{ send(port: number, data: string | Buffer): Promise<void>; close(): void }> {
+  const s = createSocket("udp4");
+  await new Promise<void>((resolve, reject) => {
+    s.once("error", reject);
+    s.bind(0, from, () => resolve());
+  });
+  return {
+    send: (port, data) => new Promise((resolve, reject) => s.send(data, port, LOOPBACK, (err) => (err ? reject(err) : resolve()))),
+    close: () => s.close(),
+  };
+}
+
 /** A free TCP port on loopback. */
 export function freeTcpPort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -107,7 +107,7 @@ async function keptEngineId(dataDir: string): Promise<string> {
 }
 
 /** The configured PEM files, else a self-signed pair made once in the data directory. */
-async function tlsPair(cfg: EventsConfig, dataDir: string): Promise<{ cert: string; key: string }> {
+export async function tlsPair(cfg: EventsConfig, dataDir: string): Promise<{ cert: string; key: string }> {
   const { tlsCert, tlsKey } = cfg.syslog;
   if (tlsCert && tlsKey) return { cert: await readFile(tlsCert, "utf8"), key: await readFile(tlsKey, "utf8") };
   if (tlsCert || tlsKey) throw new Error("pluginConfig.events.syslog needs both tlsCert and tlsKey (or neither, for a self-signed pair)");

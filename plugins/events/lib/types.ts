@@ -3,7 +3,7 @@
  * The receivers produce `Inbound` records; the pipeline attributes them to a node, matches them
  * against the rules and writes them.
  */
-import type { MirrorCount, MirrorTarget } from "../../../core/index.js";
+import type { MirrorCount, MirrorTarget } from "../../../core/worker.js";
 
 /** The passive streams of the spec ("Events" 4). Flow belongs to the flows plugin. */
 export type EventKind = "syslog" | "trap";

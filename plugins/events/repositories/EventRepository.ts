@@ -1,9 +1,25 @@
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, isoTimestamp, isPgError, PG_ERROR, plainArrayLiteral, textArrayLiteral, type Queryable } from "../../../core/index.js";
+import {
+  ApiError,
+  copyLinesWithDeadLetters,
+  isoTimestamp,
+  isPgError,
+  PG_ERROR,
+  type CopyOutcome,
+  type CopyWithDeadLettersOptions,
+} from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { REPORT_FLOWS_1H_VIEW, REPORT_FLOWS_1M_VIEW } from "../../flows/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { CountBucket, EventView, TimeBucket } from "../models/EventModels.js";
+import { EVENT_COPY_COLUMNS } from "./eventCopy.js";
+
+/** Journal offsets [first, end) of one ingest batch. */
+export interface JournalRange {
+  journalId: string;
+  first: number;
+  end: number;
+}
 
 /** One event as the pipeline writes it. */
 export interface EventRow {
@@ -56,7 +72,7 @@ const FLOW_MINUTES_UP_TO_MS = 2 * 86_400_000;
 const READ_TIMEOUT = "20s";
 
 /**
- * SQL of events.events (daily partitions). Writes are one INSERT over unnest per batch;
+ * SQL of events.events (daily partitions). Writes are one COPY per batch;
  * the list walks (received_at DESC, id DESC); stats aggregate over the same conditions.
  */
 @Injectable()
@@ -69,51 +85,39 @@ export class EventRepository {
   }
 
   /**
-   * One statement per batch: each column goes as one array literal built here (textArrayLiteral, plainArrayLiteral:
-   * node-postgres's own conversion of array parameters cost ~50 µs a row, six times these), the `data` objects as one
-   * JSON array (JSON.stringify is native; escaping each one's JSON text inside an array literal cost as much again), zipped
-   * back into rows by ROWS FROM (an event without data stays SQL NULL, not a JSON null). PostgreSQL's side costs what the plain unnest did (json_to_recordset over the whole
-   * rows cost it twice as much).
+   * Stores COPY lines (eventCopy.ts) and the journal ranges they came from, in one transaction: a row PostgreSQL
+   * refuses is kept in the dead-letter table (core's copyLinesWithDeadLetters) and the rest stored; the ranges are
+   * committed with the rows, so a replay after a crash skips exactly what was stored. Any other failure rolls back
+   * the whole (the caller retries).
    */
-  async insert(rows: readonly EventRow[], db: Queryable = this.ctx.store): Promise<void> {
-    if (!rows.length) return;
-    const text = (get: (r: EventRow) => string | null) => textArrayLiteral(rows, get);
-    const plain = (get: (r: EventRow) => number | boolean | null) => plainArrayLiteral(rows, get);
-    await db.query(
-      `INSERT INTO ${this.t} (id, received_at, kind, transport, listener, source_ip, source_id, node_id, folder_path, severity, facility, host, app, msgid,
-              message, trap_oid, data, raw, malformed, action, rule_id)
-       SELECT u.id, timestamptz 'epoch' + u.ms * interval '1 millisecond', u.kind, u.transport, u.listener, u.source_ip::inet, u.source_id, u.node_id,
-              u.folder_path::uuid[], u.severity, u.facility, u.host, u.app, u.msgid, u.message, u.trap_oid, nullif(u.data::jsonb, 'null'), u.raw, u.malformed, u.action, u.rule_id
-         FROM ROWS FROM (unnest($1::uuid[]), unnest($2::float8[]), unnest($3::text[]), unnest($4::text[]), unnest($5::text[]), unnest($6::text[]),
-                         unnest($7::uuid[]), unnest($8::uuid[]), unnest($9::text[]), unnest($10::int2[]), unnest($11::int2[]), unnest($12::text[]),
-                         unnest($13::text[]), unnest($14::text[]), unnest($15::text[]), unnest($16::text[]), json_array_elements($17::json),
-                         unnest($18::text[]), unnest($19::bool[]), unnest($20::text[]), unnest($21::uuid[]))
-           AS u(id, ms, kind, transport, listener, source_ip, source_id, node_id, folder_path, severity, facility, host, app, msgid, message, trap_oid,
-                data, raw, malformed, action, rule_id)`,
-      [
-        text((r) => r.id),
-        plain((r) => r.received_at_ms),
-        text((r) => r.kind),
-        text((r) => r.transport),
-        text((r) => r.listener),
-        text((r) => r.source_ip),
-        text((r) => r.source_id),
-        text((r) => r.node_id),
-        text((r) => `{${r.folder_path.join(",")}}`),
-        plain((r) => r.severity),
-        plain((r) => r.facility),
-        text((r) => r.host),
-        text((r) => r.app),
-        text((r) => r.msgid),
-        text((r) => r.message),
-        text((r) => r.trap_oid),
-        JSON.stringify(rows.map((r) => r.data)),
-        text((r) => r.raw),
-        plain((r) => r.malformed),
-        text((r) => r.action),
-        text((r) => r.rule_id),
-      ],
+  async store(text: string, ranges: readonly JournalRange[], opts: CopyWithDeadLettersOptions): Promise<CopyOutcome> {
+    return this.ctx.store.tx(async (client) => {
+      const outcome = text.length
+        ? await copyLinesWithDeadLetters(client, { table: this.t, columns: EVENT_COPY_COLUMNS, target: "events.events" }, text, opts)
+        : { stored: 0, deadLettered: 0 };
+      if (ranges.length)
+        await client.query(
+          `INSERT INTO ${this.ctx.store.table("journal_commits")} (journal_id, first_offset, end_offset)
+           SELECT * FROM unnest($1::uuid[], $2::int8[], $3::int8[])`,
+          [ranges.map((r) => r.journalId), ranges.map((r) => r.first), ranges.map((r) => r.end)],
+        );
+      return outcome;
+    });
+  }
+
+  /** The ranges [first, end) of journal `id` stored at or past offset `from`, in order (a replay skips them). */
+  async storedRanges(id: string, from: number): Promise<[number, number][]> {
+    const { rows } = await this.ctx.store.query<{ first: string; end: string }>(
+      `SELECT first_offset AS first, end_offset AS end FROM ${this.ctx.store.table("journal_commits")}
+        WHERE journal_id = $1 AND end_offset > $2 ORDER BY first_offset`,
+      [id, from],
     );
+    return rows.map((r) => [Number(r.first), Number(r.end)]);
+  }
+
+  /** Forgets the ranges of journal `id` wholly below `below` (its checkpoint file holds that much). */
+  async pruneRanges(id: string, below: number): Promise<void> {
+    await this.ctx.store.query(`DELETE FROM ${this.ctx.store.table("journal_commits")} WHERE journal_id = $1 AND end_offset <= $2`, [id, below]);
   }
 
   /** The WHERE clause of a filter, its parameters appended to `params`. */

@@ -2,7 +2,7 @@
  * Validates an event rule's body and compiles its patterns into matchers (the vocabularies and bounds are in vocab.ts).
  */
 import type { Inbound, Varbind } from "../lib/types.js";
-import { compileSafeRegex } from "../../../core/index.js";
+import { compileSafeRegex } from "../../../core/worker.js";
 import {
   EVENT_TEXT_MAX,
   MATCH_KINDS,

@@ -63,6 +63,36 @@ export interface RuleEngineOptions {
   maxStates?: number;
 }
 
+/**
+ * A rule an event hit: its clear pattern (`clear`: the event has a node and the rule has a clear pattern that matched)
+ * or else its pattern. Which outcome that gives depends on the rule's state (RuleEngine.apply).
+ */
+export interface RuleHit {
+  rule_id: string;
+  clear: boolean;
+}
+
+/**
+ * The stateless half of the evaluation: the rules (in order) an event hits, past their restrictions; null when none.
+ * Runs where the event is received (a worker thread holds the same compiled rules); RuleEngine.apply does the rest.
+ */
+export function matchRules(rules: readonly CompiledRule[], e: Omit<RuleEvent, "at_ms">): RuleHit[] | null {
+  let hits: RuleHit[] | null = null;
+  let subject: Subject | null = null;
+  const node = e.node_id;
+  for (const r of rules) {
+    if (!r.enabled) continue;
+    if (r.traps_only && e.kind !== "trap") continue;
+    if (r.node_id !== null && r.node_id !== node) continue;
+    if (r.source_id !== null && r.source_id !== e.source_id) continue;
+    if (r.source_kind !== null && r.source_kind !== e.source_kind) continue;
+    subject ??= new Subject(e.kind, e.text, e.trap_oid, e.varbinds);
+    if (r.clear !== null && node !== null && r.clear(subject)) (hits ??= []).push({ rule_id: r.id, clear: true });
+    else if (r.match(subject)) (hits ??= []).push({ rule_id: r.id, clear: false });
+  }
+  return hits;
+}
+
 /** The recent matches of one rule on one node: a queue of timestamps, at most min_count long. */
 interface Window {
   state: RuleState;
@@ -89,9 +119,11 @@ interface RuleState {
 const RANK: Record<RuleAction, number> = Object.fromEntries(RULE_ACTIONS.map((a, k) => [a, k])) as Record<RuleAction, number>;
 /** The alerts of an evaluation that raised and cleared none (shared: evaluate returns it most of the time). */
 const NO_ALERTS: readonly AlertAction[] = Object.freeze([]);
+const UNMATCHED: Evaluation = Object.freeze({ action: "unmatched", rule_id: null, alerts: NO_ALERTS });
 
 export class RuleEngine {
   private states: RuleState[] = [];
+  private ruleList: readonly CompiledRule[] = [];
   private byId = new Map<string, RuleState>();
   /** Every window, least-recently-matched first (a Set keeps insertion order; a touch re-inserts, see matched()). */
   private windows = new Set<Window>();
@@ -128,6 +160,7 @@ export class RuleEngine {
     }
     this.states = states;
     this.byId = byId;
+    this.ruleList = states.map((x) => x.rule);
     return dropped;
   }
 
@@ -149,40 +182,41 @@ export class RuleEngine {
   }
 
   evaluate(e: RuleEvent): Evaluation {
+    return this.apply(e.node_id, e.at_ms, matchRules(this.rules, e));
+  }
+
+  /**
+   * The stateful half of evaluate(): the hits of an event (matchRules, which a receiving worker thread may have run)
+   * applied to the windows and active alerts. Hits of rules no longer set (edited meanwhile) are skipped.
+   */
+  apply(node: string | null, at_ms: number, hits: readonly RuleHit[] | null): Evaluation {
+    if (hits === null) return UNMATCHED;
     let action: RuleAction = "unmatched";
     let rank = 0;
     let rule_id: string | null = null;
     let alerts: AlertAction[] | null = null;
-    const node = e.node_id;
-    let subject: Subject | null = null;
-    for (const s of this.states) {
+    for (const h of hits) {
+      const s = this.byId.get(h.rule_id);
+      if (!s?.rule.enabled) continue;
       const r = s.rule;
-      if (!r.enabled) continue;
-      if (r.traps_only && e.kind !== "trap") continue;
-      if (r.node_id !== null && r.node_id !== node) continue;
-      if (r.source_id !== null && r.source_id !== e.source_id) continue;
-      if (r.source_kind !== null && r.source_kind !== e.source_kind) continue;
-      subject ??= new Subject(e.kind, e.text, e.trap_oid, e.varbinds);
       let outcome: RuleAction = "unmatched";
-      if (r.clear !== null && node !== null && r.clear(subject)) {
-        if (s.active.delete(node)) {
+      if (h.clear) {
+        if (node !== null && s.active.delete(node)) {
           outcome = "cleared";
-          (alerts ??= []).push({ kind: "clear", rule_id: r.id, node_id: node, at_ms: e.at_ms, reason: "clear_pattern" });
+          (alerts ??= []).push({ kind: "clear", rule_id: r.id, node_id: node, at_ms, reason: "clear_pattern" });
         }
-      } else if (r.match(subject)) {
-        if (node === null) outcome = "counted";
-        else {
-          const a = s.active.get(node);
-          if (a) {
-            if (e.at_ms > a.last_ms) a.last_ms = e.at_ms;
-            outcome = "suppressed";
-          } else {
-            const count = this.matched(s, node, e.at_ms);
-            if (count > 0) {
-              outcome = "fired";
-              (alerts ??= []).push(this.fire(s, node, e.at_ms, count));
-            } else outcome = "counted";
-          }
+      } else if (node === null) outcome = "counted";
+      else {
+        const a = s.active.get(node);
+        if (a) {
+          if (at_ms > a.last_ms) a.last_ms = at_ms;
+          outcome = "suppressed";
+        } else {
+          const count = this.matched(s, node, at_ms);
+          if (count > 0) {
+            outcome = "fired";
+            (alerts ??= []).push(this.fire(s, node, at_ms, count));
+          } else outcome = "counted";
         }
       }
       const k = RANK[outcome];
@@ -193,6 +227,11 @@ export class RuleEngine {
       }
     }
     return { action, rule_id, alerts: alerts ?? NO_ALERTS };
+  }
+
+  /** The rules, in setRules order (what matchRules takes). */
+  get rules(): readonly CompiledRule[] {
+    return this.ruleList;
   }
 
   /** Counts a match of the rule on the node (no alert active there): the count when it fires (the min_count-th match in the window), else 0. */

@@ -1,12 +1,16 @@
 import { Inject, Injectable } from "@tsed/di";
-import { DayPartitions, pgErrorCode, timeOrderedUuid } from "../../../core/index.js";
+import { DayPartitions, type MetricCounter } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
 import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
+import type { IngestBatch } from "../ingest/IngestWorkers.js";
+import type { IngestState } from "../ingest/protocol.js";
+import { toRow } from "../lib/row.js";
 import type { Inbound } from "../lib/types.js";
 import type { EventView } from "../models/EventModels.js";
-import { EventRepository, type EventRow } from "../repositories/EventRepository.js";
+import { EventRepository, type EventRow, type JournalRange } from "../repositories/EventRepository.js";
+import { eventCopyLine, UNMATCHED_TAIL } from "../repositories/eventCopy.js";
 import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
 import { RuleEngine, type AlertAction } from "../rules/engine.js";
 import { RULE_ACTIONS, type RuleAction } from "../rules/vocab.js";
@@ -24,7 +28,20 @@ export interface PipelineStats {
   dropped_disabled: number;
   written: number;
   write_failures: number;
+  /** Events PostgreSQL refused (kept in the dead-letter table, core.dead_letters). */
+  dead_lettered: number;
   queued: number;
+}
+
+/** A batch an ingest worker made: its COPY lines, its journal range, acknowledged once stored. */
+interface TextBatch {
+  text: string;
+  rows: number;
+  minMs: number;
+  maxMs: number;
+  range: JournalRange;
+  ack: () => void;
+  live: EventRow[];
 }
 
 /** Days of partitions kept ready ahead of today. */
@@ -33,8 +50,10 @@ const DAYS_AHEAD = 2;
 const RULE_POLL_MS = 5000;
 /** Batches written at the same time (each on a connection of its own). */
 const WRITE_LANES = 2;
-/** A failed batch is retried this many times before it is given up (logged). */
+/** A failed batch of events that are in no journal (HTTP ingest, traps, forwarded) is retried this many times before it is given up (logged). */
 const MAX_WRITE_ATTEMPTS = 5;
+/** The longest wait between two tries of a batch the journal holds (those are tried until the store takes them). */
+const MAX_RETRY_WAIT_MS = 5000;
 
 /**
  * From receiver to store: every received message is attributed to the node at its sender's address
@@ -70,6 +89,12 @@ export class EventPipeline {
   private alerts: EventAlertService | null = null;
   private partitions: DayPartitions;
   private queue: EventRow[] = [];
+  /** Ingest workers' batches waiting for a lane, and their events. */
+  private texts: TextBatch[] = [];
+  private textRows = 0;
+  /** Live events left out of the sampled live stream (each ingest batch sends at most a few). */
+  private liveLeftOut = 0;
+  private ruleRows: unknown[] = [];
   private timer: NodeJS.Timeout | null = null;
   private ticker: NodeJS.Timeout | null = null;
   /** Writes in flight: the position (in taken events) where each batch starts. */
@@ -83,13 +108,16 @@ export class EventPipeline {
   /** A node's own sources by kind, then node id (no key is built per message). */
   private sourceByNode = new Map<string, Map<string, SourceEntry>>();
   private sourceById = new Map<string, SourceEntry>();
-  private counters: PipelineStats = { accepted: 0, dropped_queue_full: 0, dropped_disabled: 0, written: 0, write_failures: 0, queued: 0 };
+  private counters: PipelineStats = { accepted: 0, dropped_queue_full: 0, dropped_disabled: 0, written: 0, write_failures: 0, dead_lettered: 0, queued: 0 };
   private live: ((rows: readonly EventRow[]) => void) | null = null;
+  /** The events.received feed (the forwarding tee) for what the ingest workers copy when it is wanted. */
+  private feed: ((m: Inbound) => void) | null = null;
   /** Per listener (`http` for the HTTP ingest): what the pipeline dropped, and what the ingest received. */
   private byListener = new Map<string, { http_received: number; queue_full: number; source_disabled: number }>();
   /** Events by the rules' outcome (rule_matches_total reads them at scrape time: a labelled inc per event costs more). */
   private matchCounts: Record<RuleAction, number> = { unmatched: 0, counted: 0, suppressed: 0, cleared: 0, fired: 0 };
   private metricsRegistered = false;
+  private deadLetters: MetricCounter<"target"> | undefined;
   // What accept() reads for every message, as plain fields: an @Inject property is a getter that resolves its
   // token again on each read (Ts.ED's metadata look-ups), a few per cent of the main thread at ten thousand events a second.
   private config: EventsContext["config"];
@@ -100,12 +128,13 @@ export class EventPipeline {
   }
 
   stats(): PipelineStats {
-    return { ...this.counters, queued: this.queue.length };
+    return { ...this.counters, queued: this.queue.length + this.textRows };
   }
 
   /** Loads rules and sources, restores the rules' open alerts, and starts the flush and TTL timers. */
-  async start(alerts: EventAlertService | null, live: ((rows: readonly EventRow[]) => void) | null): Promise<void> {
+  async start(alerts: EventAlertService | null, live: ((rows: readonly EventRow[]) => void) | null, feed: ((m: Inbound) => void) | null = null): Promise<void> {
     if (this.running) return;
+    this.feed = feed;
     this.registerMetrics();
     this.config = this.ctx.config;
     this.book = this.addresses;
@@ -127,7 +156,7 @@ export class EventPipeline {
     this.running = false;
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
-    await this.flush();
+    await this.flushQueue();
   }
 
   /** Partitions for today and the days ahead; whole days past the retention go. */
@@ -141,12 +170,17 @@ export class EventPipeline {
   async reloadRules(): Promise<void> {
     this.ruleVersion = await this.rules.version();
     const compiled: CompiledRule[] = [];
+    const rows: unknown[] = [];
     for (const r of await this.rules.all()) {
       if (!r.enabled) continue;
       const c = compileRule(r, r.id);
-      if (c.ok) compiled.push(c.rule);
-      else this.ctx.log.warn("event rule skipped: it no longer compiles", { rule_id: r.id, field: c.field, reason: c.message });
+      if (c.ok) {
+        compiled.push(c.rule);
+        rows.push(r);
+      } else this.ctx.log.warn("event rule skipped: it no longer compiles", { rule_id: r.id, field: c.field, reason: c.message });
     }
+    this.ruleRows = rows;
+    this.listeners.ingest?.setState({ rules: rows });
     // A rule deleted, disabled or changed in how it matches takes its open alerts with it.
     for (const a of this.engine.setRules(compiled)) this.clear(a.rule_id, a.node_id);
   }
@@ -165,6 +199,75 @@ export class EventPipeline {
     }
     this.sourceByNode = byNode;
     this.sourceById = byId;
+    this.listeners.ingest?.setState({ sources: this.syslogSources() });
+  }
+
+  /** What the ingest workers read to attribute and match: the rules, the embedded pool's addresses, the syslog sources. */
+  ingestState(): IngestState {
+    return { rules: this.ruleRows, book: this.bookEntries(), sources: this.syslogSources() };
+  }
+
+  /** The node address book changed: the workers get the new copy. */
+  bookReloaded(): void {
+    this.listeners.ingest?.setState({ book: this.bookEntries() });
+  }
+
+  private bookEntries(): IngestState["book"] {
+    return this.addresses.entries(EMBEDDED_POOL).map(([address, n]) => [address, { id: n.id, folder_path: n.folder_path }]);
+  }
+
+  private syslogSources(): NonNullable<IngestState["sources"]> {
+    const byNode = this.sourceByNode.get("syslog") ?? new Map<string, SourceEntry>();
+    const builtin = this.sourceById.get(BUILTIN_SOURCES.syslog) ?? { id: BUILTIN_SOURCES.syslog, kind: "syslog", node_id: null, enabled: true };
+    return { byNode: [...byNode], builtin };
+  }
+
+  /**
+   * Takes a batch an ingest worker made (its events parsed, attributed and matched there): the rules' hits are
+   * applied to their windows here (one place for every worker), which may fire or clear alerts and changes those
+   * events' action; the batch is then queued for a lane like any other. `ack` tells the worker once it is stored.
+   * The journal holds it until then, so it is never dropped here.
+   */
+  acceptBatch(b: IngestBatch, ack: () => void): void {
+    for (const [listener, n] of Object.entries(b.disabled)) {
+      this.counters.dropped_disabled += n;
+      this.tallyOf(listener).source_disabled += n;
+    }
+    let text = b.text;
+    const verdicts = new Map<number, { action: string; rule_id: string | null }>();
+    if (b.hits.length) {
+      const parts: string[] = [];
+      let at = 0;
+      for (const h of b.hits) {
+        const v = this.engine.apply(h.node_id, h.at_ms, h.hits);
+        this.matchCounts[v.action]++;
+        for (const a of v.alerts) this.alert(a);
+        if (v.action === "unmatched") continue;
+        parts.push(text.slice(at, h.pos), `${v.action}\t${v.rule_id ?? "\\N"}\n`);
+        at = h.pos + UNMATCHED_TAIL.length;
+        verdicts.set(h.row, v);
+      }
+      if (parts.length) {
+        parts.push(text.slice(at));
+        text = parts.join("");
+      }
+    }
+    if (b.feed?.length) for (const m of b.feed) this.feed?.(m.bytes ? { ...m, bytes: Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength) } : m);
+    if (b.rows === 0) {
+      ack();
+      return;
+    }
+    this.counters.accepted += b.rows;
+    this.liveLeftOut += b.liveLeftOut ?? 0;
+    const live = (b.live ?? []).map(({ row, view }) => ({
+      ...view,
+      action: verdicts.get(row)?.action ?? "unmatched",
+      rule_id: verdicts.get(row)?.rule_id ?? null,
+    }));
+    this.texts.push({ text, rows: b.rows, minMs: b.minMs, maxMs: b.maxMs, range: { journalId: b.journalId, first: b.first, end: b.end }, ack, live });
+    this.textRows += b.rows;
+    if (this.queue.length + this.textRows >= this.config.batchSize) this.take(false);
+    else this.flushSoon(this.config.flushMs);
   }
 
   /**
@@ -198,7 +301,7 @@ export class EventPipeline {
       at_ms: m.received_at_ms,
     });
     this.matchCounts[verdict.action]++;
-    for (const a of verdict.alerts) this.alert(a, node);
+    for (const a of verdict.alerts) this.alert(a);
     this.queue.push(toRow(m, node, src.id, verdict.action, verdict.rule_id));
     this.counters.accepted++;
     // A full batch goes at once when a lane is free (else the write finishing next takes it); a partial one waits flushMs.
@@ -209,10 +312,14 @@ export class EventPipeline {
 
   /** The per-listener tallies of a message (the HTTP ingest's sources all count as listener `http`). */
   private tally(m: Inbound): { http_received: number; queue_full: number; source_disabled: number } {
-    const key = m.transport === "http" ? "http" : m.listener;
+    const t = this.tallyOf(m.transport === "http" ? "http" : m.listener);
+    if (m.transport === "http") t.http_received++;
+    return t;
+  }
+
+  private tallyOf(key: string): { http_received: number; queue_full: number; source_disabled: number } {
     let t = this.byListener.get(key);
     if (!t) this.byListener.set(key, (t = { http_received: 0, queue_full: 0, source_disabled: 0 }));
-    if (m.transport === "http") t.http_received++;
     return t;
   }
 
@@ -256,30 +363,69 @@ export class EventPipeline {
       labelNames: ["listener", "reason"],
       collect: (report) => {
         const zero = { http_received: 0, queue_full: 0, source_disabled: 0 };
+        const bound = new Set<string>();
+        // Every bound listener has its three reasons (a zero too: the syslog listeners' messages no longer pass here one by one).
         for (const l of this.listeners.listeners()) {
+          bound.add(l.name);
           const t = this.byListener.get(l.name) ?? zero;
           report({ listener: l.name, reason: "refused" }, Math.max(0, l.counters.dropped - t.queue_full - t.source_disabled));
+          report({ listener: l.name, reason: "queue_full" }, t.queue_full);
+          report({ listener: l.name, reason: "source_disabled" }, t.source_disabled);
         }
         for (const [listener, t] of this.byListener) {
+          if (bound.has(listener)) continue;
           report({ listener, reason: "queue_full" }, t.queue_full);
           report({ listener, reason: "source_disabled" }, t.source_disabled);
         }
       },
     });
     m.counter({ name: "written_total", help: "Events written to the store.", collect: (report) => report({}, this.counters.written) });
+    this.deadLetters = m.counter({
+      name: "dead_letters_total",
+      help: "Events PostgreSQL refused (kept in core.dead_letters with the reason), by target table.",
+      labelNames: ["target"],
+    });
+    m.counter({
+      name: "live_left_out_total",
+      help: "Received events the live channel did not carry (it sends a sample of each ingest batch).",
+      collect: (report) => report({}, this.liveLeftOut),
+    });
     m.counter({
       name: "write_failures_total",
       help: "Event writes that failed (a batch retried, or an event the store refused).",
       collect: (report) => report({}, this.counters.write_failures),
     });
-    m.gauge({ name: "queue_depth", help: "Events waiting for the next batched write.", collect: (g) => g.set({}, this.queue.length) });
+    m.gauge({ name: "queue_depth", help: "Events waiting for the next batched write.", collect: (g) => g.set({}, this.queue.length + this.textRows) });
+    m.gauge({
+      name: "journal_backlog",
+      help: "Syslog messages in the ingest journal not yet stored (received faster than the store takes them, or the store is down).",
+      collect: (g) => g.set({}, this.listeners.journalStats()?.backlog ?? 0),
+    });
+    m.gauge({
+      name: "journal_bytes",
+      help: "Bytes the syslog ingest journal holds on disk.",
+      collect: (g) => g.set({}, this.listeners.journalStats()?.bytes ?? 0),
+    });
+    m.counter({
+      name: "journal_dropped_total",
+      help: "Received syslog messages the ingest journal dropped unstored (past its size or age bound: pluginConfig.events.ingest.journal).",
+      collect: (report) => report({}, this.listeners.journalStats()?.dropped ?? 0),
+    });
   }
 
-  /** Writes what is queued now; resolves when it is written (or given up). */
-  flush(): Promise<void> {
+  /**
+   * Writes what is received now (the ingest workers hand over what they hold first); resolves when it is written (or
+   * given up).
+   */
+  async flush(): Promise<void> {
+    if (this.running) await this.listeners.ingest?.drain();
+    return this.flushQueue();
+  }
+
+  private flushQueue(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const through = this.taken + this.queue.length;
+    const through = this.taken + this.queue.length + this.textRows;
     const done = new Promise<void>((resolve) => this.waiters.push({ through, done: resolve }));
     this.take(true);
     this.settle();
@@ -299,9 +445,9 @@ export class EventPipeline {
     return this.sourceById.get(kind === "trap" ? BUILTIN_SOURCES.trap : BUILTIN_SOURCES.syslog) ?? { id: null, kind, node_id: null, enabled: true };
   }
 
-  private alert(a: AlertAction, node: AttributedNode | null): void {
+  private alert(a: AlertAction): void {
     if (a.kind === "clear") return this.clear(a.rule_id, a.node_id);
-    if (!this.alerts || !node) return;
+    if (!this.alerts) return;
     this.alerts
       .fire({ node_id: a.node_id, check_id: a.rule_id, severity: a.severity, title: a.title, at_ms: a.at_ms, observed_value: a.count })
       .catch((err: unknown) => this.ctx.log.warn("events: alert not committed", { error: err, rule_id: a.rule_id, node_id: a.node_id }));
@@ -315,7 +461,7 @@ export class EventPipeline {
 
   /** Every second: TTL clears, and rule edits made on another replica. */
   private tick(): void {
-    for (const a of this.engine.expire(Date.now())) this.alert(a, null);
+    for (const a of this.engine.expire(Date.now())) this.alert(a);
     if (Date.now() % RULE_POLL_MS < 1000) {
       this.rules
         .version()
@@ -335,16 +481,26 @@ export class EventPipeline {
 
   /**
    * Starts writing batches while a lane is free: a full batch, or (`partial`: the flush timer, flush()) whatever is
-   * queued. When every lane is busy the events stay queued; each finished write takes the next batch.
+   * queued. A batch is queued events and ingest workers' batches together, up to batchSize events. When every lane is
+   * busy they stay queued; each finished write takes the next batch.
    */
   private take(partial = true): void {
-    while (this.writing.size < WRITE_LANES && this.queue.length > 0 && (partial || this.queue.length >= this.config.batchSize)) {
-      const batch = this.queue.splice(0, this.config.batchSize);
+    const size = this.config.batchSize;
+    while (this.writing.size < WRITE_LANES && (this.queue.length > 0 || this.texts.length > 0) && (partial || this.queue.length + this.textRows >= size)) {
+      const rows = this.queue.splice(0, size);
+      const texts: TextBatch[] = [];
+      let n = rows.length;
+      while (this.texts.length && (n === 0 || n + this.texts[0].rows <= size)) {
+        const t = this.texts.shift()!;
+        this.textRows -= t.rows;
+        texts.push(t);
+        n += t.rows;
+      }
       const at = this.taken;
-      this.taken += batch.length;
+      this.taken += n;
       this.writing.add(at);
-      void this.write(batch)
-        .catch((err: unknown) => this.ctx.log.error("events: batch write failed", { error: err, events: batch.length }))
+      void this.write(rows, texts)
+        .catch((err: unknown) => this.ctx.log.error("events: batch write failed", { error: err, events: n }))
         .finally(() => {
           this.writing.delete(at);
           this.take(true);
@@ -374,80 +530,50 @@ export class EventPipeline {
     }
   }
 
-  private async writeOneByOne(batch: EventRow[]): Promise<void> {
-    const kept: EventRow[] = [];
-    let refused = 0;
-    for (const row of batch) {
-      try {
-        await this.events.insert([row]);
-        kept.push(row);
-      } catch (err) {
-        refused++;
-        this.ctx.log.warn("events: an event the store refused was dropped", { error: err, listener: row.listener, source_ip: row.source_ip });
-      }
-    }
-    this.counters.written += kept.length;
-    this.counters.write_failures += refused;
-    if (kept.length) this.publish(kept);
-  }
-
-  private async write(batch: EventRow[]): Promise<void> {
+  /**
+   * Stores a batch with COPY, the ingest batches' journal ranges in the same transaction (a row the store refuses is
+   * dead-lettered, the rest stored). A failure otherwise is retried: while the batch holds ingest workers' events (the
+   * journal keeps them) until the store takes it or the pipeline stops (they are then replayed at the next start);
+   * queued events alone MAX_WRITE_ATTEMPTS times.
+   */
+  private async write(rows: EventRow[], texts: TextBatch[]): Promise<void> {
+    let text = "";
+    for (const r of rows) text += eventCopyLine(r);
+    for (const t of texts) text += t.text;
+    const times = rows.map((r) => r.received_at_ms);
+    for (const t of texts) times.push(t.minMs, t.maxMs);
+    const events = rows.length + texts.reduce((a, t) => a + t.rows, 0);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.partitions.ensure(
-          batch.map((r) => r.received_at_ms),
-          attempt > 1,
+        await this.partitions.ensure(times, attempt > 1);
+        const out = await this.events.store(
+          text,
+          texts.map((t) => t.range),
+          { counter: this.deadLetters },
         );
-        await this.events.insert(batch);
-        this.counters.written += batch.length;
-        this.publish(batch);
+        this.counters.written += out.stored;
+        this.counters.dead_lettered += out.deadLettered;
+        if (out.deadLettered) this.ctx.log.warn("events: events the store refused were kept as dead letters", { events: out.deadLettered });
+        for (const t of texts) t.ack();
+        this.publish(texts.length ? [...rows, ...texts.flatMap((t) => t.live)] : rows);
         return;
       } catch (err) {
-        // A row the store refuses (a data exception) must not take the rest of the batch with it: write them one by one.
-        if (pgErrorCode(err)?.startsWith("22") && batch.length > 1) return this.writeOneByOne(batch);
         this.counters.write_failures++;
-        if (attempt >= MAX_WRITE_ATTEMPTS || !this.running) {
-          this.ctx.log.error("events: batch not written, given up", { error: err, events: batch.length, attempts: attempt });
+        const journaled = texts.length > 0;
+        if (!this.running || (!journaled && attempt >= MAX_WRITE_ATTEMPTS)) {
+          this.ctx.log.error("events: batch not written, given up", {
+            error: err,
+            events,
+            attempts: attempt,
+            ...(journaled ? { replayed: "at the next start" } : {}),
+          });
           return;
         }
-        this.ctx.log.warn("events: batch not written, will retry", { error: err, events: batch.length, attempt });
-        await new Promise((r) => setTimeout(r, 200 * attempt));
+        if (attempt === 1 || attempt % 10 === 0) this.ctx.log.warn("events: batch not written, will retry", { error: err, events, attempt });
+        await new Promise((r) => setTimeout(r, Math.min(200 * attempt, MAX_RETRY_WAIT_MS)));
       }
     }
   }
-}
-
-/** The stored row of one received message. */
-function toRow(m: Inbound, node: AttributedNode | null, sourceId: string | null, action: string, ruleId: string | null): EventRow {
-  const s = m.syslog;
-  const t = m.trap;
-  let data: Record<string, unknown> | null = null;
-  if (s) data = { format: s.format, timestamp: s.timestamp, procid: s.procid, structured_data: s.structured_data, cisco: s.cisco };
-  else if (t) data = { version: t.version, pdu: t.pdu, user: t.user, uptime: t.uptime, varbinds: t.varbinds, v1: t.v1 };
-  if (m.extra) data = { ...data, fields: m.extra };
-  return {
-    id: timeOrderedUuid(m.received_at_ms),
-    received_at_ms: m.received_at_ms,
-    kind: m.kind,
-    transport: m.transport,
-    listener: m.listener,
-    source_ip: m.source_ip || null,
-    source_id: sourceId,
-    node_id: node?.id ?? null,
-    folder_path: node?.folder_path ?? [],
-    severity: s?.severity ?? null,
-    facility: s?.facility ?? null,
-    host: s?.hostname ?? null,
-    app: s?.app_name ?? null,
-    msgid: s?.msgid ?? null,
-    message: s ? s.message : t ? t.trap_oid : (m.raw ?? ""),
-    trap_oid: t?.trap_oid ?? null,
-    data,
-    raw: m.raw,
-    malformed: m.malformed,
-    action,
-    rule_id: ruleId,
-  };
 }
 
 /** The last received_at text liveView made (the rows of a flush share their milliseconds by the dozen). */

@@ -2,7 +2,11 @@ import { Inject, Injectable } from "@tsed/di";
 import type { MirrorCount, MirrorTarget } from "../../../core/index.js";
 import { CredentialService } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
-import { bindReceivers } from "../lib/receivers.js";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { IngestWorkers, type IngestBatch, type IngestJournalStats } from "../ingest/IngestWorkers.js";
+import type { IngestState } from "../ingest/protocol.js";
+import { bindHint, bindReceivers, tlsPair } from "../lib/receivers.js";
 import { sealTrapUsers, type TrapUserWire } from "../lib/trapUsers.js";
 import type { BoundListener, Inbound } from "../lib/types.js";
 import type { TrapListener, TrapUser } from "../traps/receiver.js";
@@ -17,25 +21,95 @@ export class ListenerService {
   private mirrors: readonly MirrorTarget[] = [];
   private usersKey = "[]";
   private refresh: NodeJS.Timeout | null = null;
+  private workers: IngestWorkers | null = null;
 
   listeners(): readonly BoundListener[] {
     return this.bound;
   }
 
-  async start(deliver: (m: Inbound) => boolean): Promise<void> {
-    this.bound = await bindReceivers(this.ctx.config, deliver, {
-      dataDir: this.ctx.kernelConfig.dataDir,
-      trapUsers: async () => {
-        const users = await this.trapUsers(this.ctx.config.traps.v3Credentials);
-        this.usersKey = JSON.stringify(users);
-        return users;
-      },
-      log: this.ctx.log,
-      onBound: (name, l) => {
-        if (this.mirrors.length > 0) l.mirror?.(this.mirrors);
-        this.ctx.reportListener(name, { bound: true, port: l.port, address: l.address, counters: l.counters });
-      },
-    });
+  /** The syslog ingest workers, once started (full mode). */
+  get ingest(): IngestWorkers | null {
+    return this.workers;
+  }
+
+  journalStats(): IngestJournalStats | null {
+    return this.workers?.journalStats() ?? null;
+  }
+
+  /**
+   * Binds the receivers: with `ingest` (the core, full mode) the syslog listeners run in the ingest workers, which
+   * journal and parse and hand `ingest.onBatch` batches ready to store; the trap listener (and, without `ingest`, the
+   * syslog ones) hand each message to `deliver`.
+   */
+  async start(
+    deliver: (m: Inbound) => boolean,
+    ingest?: { state: IngestState; onBatch(b: IngestBatch, ack: () => void): void; storedRanges(id: string, from: number): Promise<[number, number][]> },
+  ): Promise<void> {
+    const cfg = this.ctx.config;
+    const onBound = (name: string, l: BoundListener) => {
+      if (l.protocol === "udp" && l.stream === "syslog" && this.mirrors.length > 0) l.mirror?.(this.mirrors);
+      this.ctx.reportListener(name, { bound: true, port: l.port, address: l.address, counters: l.counters });
+    };
+    const bound: BoundListener[] = [];
+    if (ingest) {
+      const s = cfg.syslog;
+      const pair =
+        s.tls !== null
+          ? await tlsPair(cfg, this.ctx.kernelConfig.dataDir).catch((err: unknown) => {
+              this.ctx.log.error(`events: listener syslog.tls not bound: ${String((err as Error).message)}`, { listener: "syslog.tls" });
+              return null;
+            })
+          : null;
+      const j = cfg.ingest.journal;
+      const workers = cfg.ingest.workers ?? availableParallelism();
+      this.workers = new IngestWorkers({
+        workers,
+        journalRoot: join(this.ctx.kernelConfig.dataDir, "journal"),
+        journal: {
+          maxBytes: Math.floor((j.maxMB * 1024 * 1024) / workers),
+          maxAgeMs: j.maxAgeHours * 3_600_000,
+          segmentBytes: j.segmentMB * 1024 * 1024,
+          fsync: j.fsync,
+          fsyncIntervalMs: j.fsyncIntervalMs,
+        },
+        listeners: {
+          host: s.bindAddress,
+          udp: s.udp,
+          tcp: s.tcp,
+          tls: pair ? s.tls : null,
+          tlsCert: pair?.cert,
+          tlsKey: pair?.key,
+          maxMessageBytes: s.maxMessageBytes,
+          idleTimeoutMs: s.idleTimeoutMs,
+          maxConnectionsPerAddress: s.maxConnectionsPerAddress,
+          maxConnections: s.maxConnections,
+        },
+        batchSize: cfg.batchSize,
+        maxInFlight: Math.max(1000, Math.floor(cfg.ingest.maxInFlight / workers)),
+        onBatch: ingest.onBatch,
+        storedRanges: ingest.storedRanges,
+        onBindError: (name, port, err) => this.ctx.log.error(`events: listener ${name} not bound: ${bindHint(port, err)}`, { listener: name, port }),
+        log: this.ctx.log,
+      });
+      for (const l of await this.workers.start(ingest.state)) {
+        bound.push(l);
+        onBound(l.name, l);
+      }
+    }
+    const passive = ingest ? { ...cfg, syslog: { ...cfg.syslog, udp: null, tcp: null, tls: null } } : cfg;
+    bound.push(
+      ...(await bindReceivers(passive, deliver, {
+        dataDir: this.ctx.kernelConfig.dataDir,
+        trapUsers: async () => {
+          const users = await this.trapUsers(this.ctx.config.traps.v3Credentials);
+          this.usersKey = JSON.stringify(users);
+          return users;
+        },
+        log: this.ctx.log,
+        onBound,
+      })),
+    );
+    this.bound = bound;
     if (this.ctx.config.traps.v3Credentials.length && this.ctx.mode === "full") {
       this.refresh = setInterval(
         () => void this.refreshTrapUsers().catch((err: unknown) => this.ctx.log.warn("events: v3 trap users not reloaded", { error: String(err) })),
@@ -92,8 +166,14 @@ export class ListenerService {
     this.refresh = null;
     const bound = this.bound;
     this.bound = [];
-    await Promise.all(bound.map((l) => l.close().catch(() => undefined)));
+    await Promise.all([...bound.map((l) => l.close().catch(() => undefined)), this.workers?.close()]);
     for (const l of bound) this.ctx.reportListener(l.name, { bound: false, port: null });
+  }
+
+  /** After stop() and the pipeline's last writes: the ingest workers close their journals and end. */
+  async exitWorkers(): Promise<void> {
+    await this.workers?.exit();
+    this.workers = null;
   }
 
   /** USM users of the configured snmp_v3 credentials (a missing or non-v3 credential is logged and skipped). */

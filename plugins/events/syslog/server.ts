@@ -6,9 +6,10 @@
  * at once and counted as dropped), oversized messages are skipped and counted, and a message that
  * does not parse is still handed on (malformed, with its text as `raw`) so nothing vanishes silently.
  */
+import { createSocket } from "node:dgram";
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
-import { startUdpReader, type UdpReader } from "../../../core/index.js";
+import { startUdpReader, type UdpReader } from "../../../core/worker.js";
 import type { BoundListener, Inbound, ListenerCounters, Transport } from "../lib/types.js";
 import { SyslogFrameDecoder, type FrameSink } from "./framing.js";
 import { parseSyslog, rawText } from "./parse.js";
@@ -38,6 +39,20 @@ export interface SyslogListenerOptions {
   /** Receives every message, parsed or malformed. Must not block; a throw counts the message as dropped. */
   /** Returns false when it refused the message (counted as dropped). */
   onMessage: (m: Inbound) => unknown;
+  /**
+   * Receive on a port other threads bind too (SO_REUSEPORT: the kernel spreads senders over the sockets, one sender's
+   * address and port always to the same one): the ingest workers each bind every listener this way. The UDP socket is
+   * then read on this thread (a worker's own), not through a UdpReader.
+   */
+  reusePort?: boolean;
+  /**
+   * Takes each message's bytes as received instead of parsing it here (onMessage is then not called): the ingest
+   * workers journal them first. `truncated`: a stream frame cut short (the connection ended inside it). Returns false
+   * when it refused the message (counted as dropped).
+   */
+  onFrame?: (data: Buffer, sourceIp: string, transport: Transport, truncated: boolean) => boolean;
+  /** Called with every UDP datagram as read, before anything else (the forwarding relay's fast path). */
+  udpTap?: (msg: Buffer) => void;
   log?: SyslogListenerLog;
 }
 
@@ -69,11 +84,16 @@ class ListenerCore {
     readonly maxMessageBytes: number,
     private readonly onMessage: (m: Inbound) => unknown,
     private readonly log: SyslogListenerLog | undefined,
+    private readonly onFrame?: SyslogListenerOptions["onFrame"],
   ) {}
 
   /** Parses one message and hands it on; a failure to parse is delivered as malformed raw text. */
   deliver(data: Buffer, sourceIp: string): void {
     this.counters.received++;
+    if (this.onFrame) {
+      this.frameOn(data, sourceIp, false);
+      return;
+    }
     const now = Date.now();
     const r = parseSyslog(data, now);
     let m: Inbound;
@@ -109,6 +129,16 @@ class ListenerCore {
     this.handOn(m);
   }
 
+  /** Hands the bytes of a message on unparsed (onFrame); a refusal or a throw counts as dropped. */
+  private frameOn(data: Buffer, sourceIp: string, truncated: boolean): void {
+    try {
+      if (!this.onFrame!(data, sourceIp, this.transport, truncated)) this.counters.dropped++;
+    } catch (err) {
+      this.counters.dropped++;
+      this.warn("syslog message handler failed", { error: String(err) });
+    }
+  }
+
   /** Hands a message on; the consumer refusing it (false: its queue is full) or throwing counts as dropped. */
   private handOn(m: Inbound): void {
     try {
@@ -130,6 +160,10 @@ class ListenerCore {
     this.counters.received++;
     this.counters.malformed++;
     if (data === null || data.length === 0) return;
+    if (this.onFrame) {
+      this.frameOn(data, sourceIp, true);
+      return;
+    }
     const raw = rawText(data, this.maxMessageBytes);
     if (raw.length === 0) return;
     const m: Inbound = {
@@ -174,11 +208,12 @@ export async function startSyslogListeners(opts: SyslogListenerOptions): Promise
   const max = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const bound: BoundListener[] = [];
   try {
-    if (opts.udp !== null) bound.push(await startUdp(host, opts.udp, new ListenerCore("syslog.udp", "udp", max, opts.onMessage, opts.log)));
-    if (opts.tcp !== null) bound.push(await startStream(host, opts.tcp, "tcp", opts, new ListenerCore("syslog.tcp", "tcp", max, opts.onMessage, opts.log)));
+    if (opts.udp !== null) bound.push(await startUdp(host, opts.udp, new ListenerCore("syslog.udp", "udp", max, opts.onMessage, opts.log, opts.onFrame), opts));
+    if (opts.tcp !== null)
+      bound.push(await startStream(host, opts.tcp, "tcp", opts, new ListenerCore("syslog.tcp", "tcp", max, opts.onMessage, opts.log, opts.onFrame)));
     if (opts.tls !== null) {
       if (!opts.tlsCert || !opts.tlsKey) throw new Error(`syslog tls listener on ${host}:${opts.tls}: tlsCert and tlsKey (PEM) are required`);
-      bound.push(await startStream(host, opts.tls, "tls", opts, new ListenerCore("syslog.tls", "tls", max, opts.onMessage, opts.log)));
+      bound.push(await startStream(host, opts.tls, "tls", opts, new ListenerCore("syslog.tls", "tls", max, opts.onMessage, opts.log, opts.onFrame)));
     }
   } catch (err) {
     await Promise.allSettled(bound.map((l) => l.close()));
@@ -201,7 +236,8 @@ function bindError(protocol: string, host: string, port: number, err: unknown): 
  * written to PostgreSQL, a garbage collection) no longer overflow the kernel's buffer; the worker holds what the
  * main thread has not taken yet, up to 64 MiB, and counts what it drops past that.
  */
-async function startUdp(host: string, port: number, core: ListenerCore): Promise<BoundListener> {
+async function startUdp(host: string, port: number, core: ListenerCore, opts: SyslogListenerOptions): Promise<BoundListener> {
+  if (opts.reusePort) return startUdpShared(host, port, core, opts.udpTap);
   let reader: UdpReader;
   try {
     reader = await startUdpReader({
@@ -231,6 +267,40 @@ async function startUdp(host: string, port: number, core: ListenerCore): Promise
     mirrorCounts: () => reader.mirrorCounts(),
     close: () => reader.close(),
   };
+}
+
+/** A UDP socket on a port shared with other threads (SO_REUSEPORT), read on this thread. */
+function startUdpShared(host: string, port: number, core: ListenerCore, tap: ((msg: Buffer) => void) | undefined): Promise<BoundListener> {
+  const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4", reusePort: true });
+  return new Promise<BoundListener>((resolve, reject) => {
+    socket.once("error", (err) => {
+      socket.close();
+      reject(bindError("udp", host, port, err));
+    });
+    socket.bind({ port, address: host }, () => {
+      socket.removeAllListeners("error");
+      socket.on("error", (err) => core.warn("syslog udp socket error", { error: err.message }));
+      try {
+        socket.setRecvBufferSize(UDP_RECV_BUFFER);
+      } catch {
+        // capped by the kernel (net.core.rmem_max): the socket keeps what it got
+      }
+      socket.on("message", (msg, rinfo) => {
+        if (tap) tap(msg);
+        onDatagram(core, msg, rinfo.address);
+      });
+      let closed: Promise<void> | null = null;
+      resolve({
+        name: core.name,
+        stream: "syslog",
+        protocol: "udp",
+        address: host,
+        port: socket.address().port,
+        counters: core.counters,
+        close: () => (closed ??= new Promise<void>((done) => socket.close(() => done()))),
+      });
+    });
+  });
 }
 
 /** One datagram: an RFC 6587 octet count in front ("123 <13>...", some senders add it over UDP too) is stripped. */
@@ -372,7 +442,7 @@ function startStream(host: string, port: number, protocol: "tcp" | "tls", opts: 
       reject(bindError(protocol, host, port, err));
     };
     server.once("error", onBindError);
-    server.listen({ port, host, exclusive: true }, () => {
+    server.listen(opts.reusePort ? { port, host, reusePort: true } : { port, host, exclusive: true }, () => {
       server.off("error", onBindError);
       server.on("error", (err) => core.warn(`syslog ${protocol} server error`, { error: err.message }));
       const address = server.address();

@@ -11,7 +11,7 @@ import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { forwardingPlugin } from "../index.js";
 import { ForwardingTee } from "../services/ForwardingTee.js";
-import { sendUdp, startRsyslogReceiver, stopAllSyslogPeers, type RsyslogReceiver } from "../../../test/support/syslogPeers.js";
+import { startRsyslogReceiver, stopAllSyslogPeers, udpSender, type RsyslogReceiver } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 
@@ -39,9 +39,17 @@ async function remove(id: string): Promise<void> {
   await k.context("forwarding").get(ForwardingTee).reload();
 }
 
-/** Sends the lines to our syslog UDP listener, a few at a time (loopback UDP, no pacing needed at this volume). */
+/**
+ * Sends the lines to our syslog UDP listener from one socket (one sender: the ingest workers keep one sender's order,
+ * not the order of several), a few at a time (loopback UDP, no pacing needed at this volume).
+ */
 async function send(lines: (string | Buffer)[]): Promise<void> {
-  for (const line of lines) await sendUdp(syslogUdp, line);
+  const sender = await udpSender();
+  try {
+    for (const line of lines) await sender.send(syslogUdp, line);
+  } finally {
+    sender.close();
+  }
 }
 
 beforeAll(async () => {

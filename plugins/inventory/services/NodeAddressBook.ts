@@ -40,6 +40,7 @@ export class NodeAddressBook {
   private reloadTimer: NodeJS.Timeout | null = null;
   private off: (() => void)[] = [];
   private loading: Promise<void> | null = null;
+  private reloaded = new Set<() => void>();
 
   async start(): Promise<void> {
     if (this.timer) return;
@@ -81,6 +82,22 @@ export class NodeAddressBook {
     return this.byId.get(id.toLowerCase()) ?? null;
   }
 
+  /**
+   * Every address with the node byIp(address, pool) gives: for a receiver that attributes elsewhere (a worker thread
+   * holds a copy). Re-read it when onReload calls back.
+   */
+  entries(pool: string): [string, AttributedNode][] {
+    const out = new Map(this.byAddress);
+    for (const [address, node] of this.byPool.get(pool) ?? []) out.set(address, node);
+    return [...out];
+  }
+
+  /** Calls `fn` after every read of the directory (it may or may not have changed); returns the unsubscribe. */
+  onReload(fn: () => void): () => void {
+    this.reloaded.add(fn);
+    return () => this.reloaded.delete(fn);
+  }
+
   /** Re-reads the directory now (tests and the bus handler); concurrent calls share one read. */
   reload(): Promise<void> {
     this.loading ??= this.load().finally(() => (this.loading = null));
@@ -116,6 +133,7 @@ export class NodeAddressBook {
       this.byAddress = byAddress;
       this.byId = byId;
       this.byPool = byPool;
+      for (const fn of this.reloaded) fn();
     } catch (err) {
       this.ctx.log.warn("node address book not read: it keeps the previous map", { error: err });
     }

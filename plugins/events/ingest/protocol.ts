@@ -1,0 +1,163 @@
+/**
+ * What the main thread and the syslog ingest workers (worker.ts) say to each other, and how a received message is
+ * laid out as a journal record. Plain data only: every message crosses a thread by structured clone.
+ */
+import type { Inbound, Transport } from "../lib/types.js";
+import type { EventRow } from "../repositories/EventRepository.js";
+import type { RuleHit } from "../rules/engine.js";
+import type { SourceEntry } from "../services/sources.js";
+
+export interface IngestListenerConfig {
+  host: string;
+  udp: number | null;
+  tcp: number | null;
+  tls: number | null;
+  tlsCert?: string;
+  tlsKey?: string;
+  maxMessageBytes: number;
+  idleTimeoutMs: number;
+  maxConnectionsPerAddress: number;
+  maxConnections: number;
+}
+
+export interface IngestJournalConfig {
+  /** The journal directories this worker reads: its own first (the one it appends to), then orphans of a larger worker count. */
+  dirs: string[];
+  maxBytes: number;
+  maxAgeMs: number;
+  segmentBytes: number;
+  fsync: "always" | "interval" | "never";
+  fsyncIntervalMs: number;
+}
+
+export interface IngestWorkerData {
+  index: number;
+  listeners: IngestListenerConfig;
+  journal: IngestJournalConfig;
+  /** Most records per batch handed to the main thread. */
+  batchSize: number;
+  /** Batches handed over and not yet stored, per journal, before the worker stops reading its journal (the journal holds the rest). */
+  maxInFlight: number;
+}
+
+/** A node as attribution needs it. */
+export interface BookNode {
+  id: string;
+  folder_path: string[];
+}
+
+/** What attribution and the rules read: sent whole when any part changes. */
+export interface IngestState {
+  /** Stored rule rows (compiled in the worker with compileRule); undefined = unchanged. */
+  rules?: unknown[];
+  /** Address → node, for the embedded poller's pool (a node of that pool first, as NodeAddressBook.byIp does). */
+  book?: [string, BookNode][];
+  sources?: { byNode: [string, SourceEntry][]; builtin: SourceEntry };
+}
+
+export type ToWorker =
+  | { t: "bind"; udp: number | null; tcp: number | null; tls: number | null }
+  | ({ t: "state" } & IngestState)
+  | { t: "resume"; partition: number; ranges: [number, number][] }
+  | { t: "ack"; partition: number; first: number; end: number }
+  | { t: "flags"; feed: boolean; live: boolean }
+  | { t: "mirror"; targets: { id: string; address: string; port: number }[] }
+  | { t: "drain" }
+  | { t: "close" }
+  | { t: "exit" };
+
+/** An event whose rules did more than nothing: where its line's tail starts, and what the main thread's windows need. */
+export interface BatchHit {
+  /** Offset in `text` of the line's UNMATCHED_TAIL. */
+  pos: number;
+  node_id: string | null;
+  at_ms: number;
+  hits: RuleHit[];
+  /** The event's index among the batch's rows (for its live copy). */
+  row: number;
+}
+
+/** Counters of one listener in one worker (summed over the workers on the main thread). */
+export interface WorkerListenerCounters {
+  received: number;
+  dropped: number;
+  malformed: number;
+}
+
+export type FromWorker =
+  | { t: "journals"; list: { partition: number; id: string; committed: number; next: number }[] }
+  | { t: "bound"; listeners: { name: string; protocol: "udp" | "tcp" | "tls"; address: string; port: number }[] }
+  | { t: "bind-error"; name: string; port: number; code?: string; message: string }
+  | {
+      t: "batch";
+      partition: number;
+      journalId: string;
+      /** Journal offsets [first, end) the batch covers (skipped and dropped records included). */
+      first: number;
+      end: number;
+      /** COPY text lines of the events to store (EVENT_COPY_COLUMNS), each ending with UNMATCHED_TAIL. */
+      text: string;
+      rows: number;
+      minMs: number;
+      maxMs: number;
+      hits: BatchHit[];
+      /** Events dropped because their source is disabled, by listener. */
+      disabled: Record<string, number>;
+      /** A sample of the batch's events for the live channel (when the main thread asked), with the count left out. */
+      live?: { row: number; view: LiveRow }[];
+      liveLeftOut?: number;
+      /** Every message, when the main thread asked for the feed (events.received: the forwarding tee). */
+      feed?: Inbound[];
+    }
+  | {
+      t: "stats";
+      listeners: Record<string, WorkerListenerCounters>;
+      journals: { partition: number; id: string; committed: number; checkpointed: number; next: number; bytes: number; dropped: number; skipped: number }[];
+      mirror: [string, number, number][];
+      /** Messages received that the journal could not take (a write failed): lost. */
+      lost: number;
+    }
+  | { t: "drop"; partition: number; records: number; why: "size" | "age" }
+  | { t: "warn"; message: string; fields?: Record<string, unknown> }
+  | { t: "drained" }
+  | { t: "closed" }
+  | { t: "exited" };
+
+/** An event as the live channel sends it, before its action is known (the main thread sets action and rule_id). */
+export type LiveRow = Omit<EventRow, "action" | "rule_id">;
+
+// ---- the journal record of a received message ------------------------------------------------------------------
+// payload: u8 transport (0 udp, 1 tcp, 2 tls) | u8 flags (1 = a stream frame cut short) | u8 address length | address (ASCII) | message bytes
+
+const TRANSPORTS: readonly Transport[] = ["udp", "tcp", "tls"];
+export const FLAG_TRUNCATED = 1;
+
+/** Bytes a record's payload takes before the message. */
+export const recordMetaBytes = (address: string) => 3 + address.length;
+
+/** Writes the record's meta at `at` in `buf`; returns where the message goes. */
+export function writeRecordMeta(buf: Buffer, at: number, transport: Transport, truncated: boolean, address: string): number {
+  buf[at] = TRANSPORTS.indexOf(transport);
+  buf[at + 1] = truncated ? FLAG_TRUNCATED : 0;
+  buf[at + 2] = address.length;
+  buf.write(address, at + 3, "latin1");
+  return at + 3 + address.length;
+}
+
+export interface RecordMeta {
+  transport: Transport;
+  truncated: boolean;
+  address: string;
+  /** Where the message starts in the payload. */
+  start: number;
+}
+
+export function readRecordMeta(payload: Buffer): RecordMeta {
+  const len = payload[2];
+  return {
+    transport: TRANSPORTS[payload[0]] ?? "udp",
+    truncated: (payload[1] & FLAG_TRUNCATED) !== 0,
+    address: payload.toString("latin1", 3, 3 + len),
+    start: 3 + len,
+  };
+}

@@ -1,0 +1,421 @@
+/**
+ * A syslog ingest worker (a worker thread; IngestWorkers starts one per core). It binds the syslog listeners on ports
+ * shared with the other workers (SO_REUSEPORT), appends every message it receives to its own journal before anything
+ * else (one write per turn of its event loop), then reads its journal back and does the per-message work there:
+ * parsing, attribution to a node, the source, and which rules the message hits. The main thread gets batches of
+ * COPY lines ready to store and the rule hits (the rules' windows live there, in one place), not messages. A batch's
+ * journal range is committed once the main thread says PostgreSQL holds it; while it does not, at most maxInFlight
+ * records are handed over and the journal keeps the rest. At start it skips what PostgreSQL already holds (the ranges
+ * the main thread sends), so a replay after a crash stores each message once.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { Journal, RECORD_HEADER_BYTES, type JournalRecord, type JournalReader } from "../../../core/worker.js";
+import { UdpMirror } from "../../../core/util/udpMirror.js";
+import { toRow } from "../lib/row.js";
+import type { BoundListener, Inbound, Transport } from "../lib/types.js";
+import { eventCopyHead, UNMATCHED_TAIL } from "../repositories/eventCopy.js";
+import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
+import { matchRules } from "../rules/engine.js";
+import { BUILTIN_SOURCES, type SourceEntry } from "../services/sources.js";
+import { parseSyslog, rawText } from "../syslog/parse.js";
+import { startSyslogListeners } from "../syslog/server.js";
+import {
+  readRecordMeta,
+  recordMetaBytes,
+  writeRecordMeta,
+  type BatchHit,
+  type BookNode,
+  type FromWorker,
+  type IngestWorkerData,
+  type LiveRow,
+  type ToWorker,
+} from "./protocol.js";
+
+const o = workerData as IngestWorkerData;
+const parent = parentPort!;
+const post = (m: FromWorker) => parent.postMessage(m);
+
+/** Records parsed per turn before the worker goes back to its sockets (receiving comes first: the journal absorbs a lag). */
+const SLICE = 512;
+/** Most events of a batch copied for the live channel. */
+const LIVE_PER_BATCH = 50;
+
+// ---- what attribution and the rules read (the main thread sends it) ---------------------------------------------
+let rules: CompiledRule[] = [];
+let book = new Map<string, BookNode>();
+let sourceByNode = new Map<string, SourceEntry>();
+let builtin: SourceEntry = { id: BUILTIN_SOURCES.syslog, kind: "syslog", node_id: null, enabled: true };
+let feed = false;
+let live = true;
+
+// ---- journals ----------------------------------------------------------------------------------------------------
+interface Part {
+  index: number;
+  journal: Journal;
+  reader: JournalReader | null;
+  /** Ranges [first, end) PostgreSQL already holds (from the main thread at start): records in them are not stored again. */
+  skip: [number, number][];
+  skipAt: number;
+  /** Batches handed over, oldest first; the journal commits up to the first one not yet stored. */
+  pending: { first: number; end: number; done: boolean }[];
+  inFlight: number;
+}
+
+const parts: Part[] = o.journal.dirs.map((dir, index) => ({
+  index,
+  journal: Journal.open({
+    dir,
+    maxBytes: o.journal.maxBytes,
+    maxAgeMs: o.journal.maxAgeMs,
+    segmentBytes: o.journal.segmentBytes,
+    fsync: o.journal.fsync,
+    fsyncIntervalMs: o.journal.fsyncIntervalMs,
+    onDrop: (records, why) => post({ t: "drop", partition: index, records, why }),
+  }),
+  reader: null,
+  skip: [],
+  skipAt: 0,
+  pending: [],
+  inFlight: 0,
+}));
+const own = parts[0];
+post({ t: "journals", list: parts.map((p) => ({ partition: p.index, id: p.journal.id, committed: p.journal.committed, next: p.journal.nextOffset })) });
+
+// ---- receiving: every message appended to the journal, one write per turn ------------------------------------------
+let buf = Buffer.allocUnsafe(1 << 20);
+let off = 0;
+let count = 0;
+let appendScheduled = false;
+let receiving = true;
+
+function onFrame(data: Buffer, sourceIp: string, transport: Transport, truncated: boolean): boolean {
+  if (!receiving) return false;
+  const need = RECORD_HEADER_BYTES + recordMetaBytes(sourceIp) + data.length;
+  if (off + need > buf.length) {
+    appendPending();
+    if (need > buf.length) buf = Buffer.allocUnsafe(need * 2);
+  }
+  buf.writeUInt32BE(need - RECORD_HEADER_BYTES, off);
+  data.copy(buf, writeRecordMeta(buf, off + RECORD_HEADER_BYTES, transport, truncated, sourceIp));
+  off += need;
+  count++;
+  if (!appendScheduled) {
+    appendScheduled = true;
+    setImmediate(appendPending);
+  }
+  return true;
+}
+
+function appendPending(): void {
+  appendScheduled = false;
+  if (count === 0) return;
+  try {
+    own.journal.appendFramed(buf, off, count, Date.now());
+  } catch (err) {
+    // A full disk or a broken file: what this turn received is lost (counted), the listeners go on.
+    lost += count;
+    warn("syslog journal append failed: messages lost", { error: String(err), messages: count });
+  }
+  off = 0;
+  count = 0;
+  pump();
+}
+
+// ---- processing: read the journal back, parse, attribute, match, hand batches over -------------------------------
+let pumpScheduled = false;
+let processing = true;
+let lost = 0;
+
+function pump(): void {
+  if (pumpScheduled || !processing) return;
+  pumpScheduled = true;
+  setImmediate(processSome);
+}
+
+function processSome(all = false): void {
+  pumpScheduled = false;
+  if (!processing) return;
+  let budget = all ? Infinity : SLICE;
+  let more = false;
+  for (const p of parts) {
+    if (!p.reader) continue;
+    while (budget > 0 && p.inFlight < o.maxInFlight) {
+      const recs = p.reader.next(Math.min(budget, o.batchSize));
+      if (recs.length === 0) break;
+      budget -= recs.length;
+      handOver(p, recs);
+    }
+    if (p.inFlight < o.maxInFlight && p.reader.nextOffset < p.journal.nextOffset) more = true;
+  }
+  if (more) pump();
+}
+
+function inSkip(p: Part, offset: number): boolean {
+  while (p.skipAt < p.skip.length && p.skip[p.skipAt][1] <= offset) p.skipAt++;
+  return p.skipAt < p.skip.length && p.skip[p.skipAt][0] <= offset;
+}
+
+const listenerOf = (transport: Transport) => bound.find((l) => l.protocol === transport);
+
+function handOver(p: Part, recs: JournalRecord[]): void {
+  const first = recs[0].offset;
+  const end = recs[recs.length - 1].offset + 1;
+  let text = "";
+  let rows = 0;
+  let disabled = 0;
+  const disabledBy: Record<string, number> = {};
+  let minMs = Infinity;
+  let maxMs = -Infinity;
+  const hits: BatchHit[] = [];
+  const liveRows: { row: number; view: LiveRow }[] = [];
+  let liveLeftOut = 0;
+  const fed: Inbound[] = [];
+  for (const rec of recs) {
+    if (p.skip.length && inSkip(p, rec.offset)) continue;
+    const m = inbound(rec);
+    if (!m) continue;
+    // The forwarding tee takes every message received, stored or not (a disabled source's too).
+    if (feed) fed.push(m);
+    const node = book.get(m.source_ip) ?? null;
+    const src = node ? (sourceByNode.get(node.id) ?? builtin) : builtin;
+    if (!src.enabled) {
+      // Dropped, as the listeners count what the pipeline refuses (their `dropped`; the pipeline tallies the reason).
+      disabled++;
+      disabledBy[m.listener] = (disabledBy[m.listener] ?? 0) + 1;
+      const l = listenerOf(m.transport);
+      if (l) l.counters.dropped++;
+      continue;
+    }
+    const row = toRow(m, node, src.id, "unmatched", null);
+    text += eventCopyHead(row);
+    if (rules.length) {
+      const h = matchRules(rules, {
+        kind: "syslog",
+        node_id: row.node_id,
+        source_id: src.id,
+        source_kind: "syslog",
+        text: eventText(m),
+        trap_oid: null,
+        varbinds: [],
+      });
+      if (h) hits.push({ pos: text.length, node_id: row.node_id, at_ms: row.received_at_ms, hits: h, row: rows });
+    }
+    text += UNMATCHED_TAIL;
+    if (live) {
+      if (liveRows.length < LIVE_PER_BATCH) {
+        const { action: _a, rule_id: _r, ...view } = row;
+        liveRows.push({ row: rows, view });
+      } else liveLeftOut++;
+    }
+    if (row.received_at_ms < minMs) minMs = row.received_at_ms;
+    if (row.received_at_ms > maxMs) maxMs = row.received_at_ms;
+    rows++;
+  }
+  if (rows === 0 && fed.length === 0) {
+    // Nothing to store (all already stored, disabled or empty): the range is done here.
+    p.pending.push({ first, end, done: true });
+    if (disabled)
+      post({ t: "batch", partition: p.index, journalId: p.journal.id, first, end, text: "", rows: 0, minMs: 0, maxMs: 0, hits: [], disabled: disabledBy });
+    settle(p);
+    return;
+  }
+  p.pending.push({ first, end, done: false });
+  p.inFlight += end - first;
+  post({
+    t: "batch",
+    partition: p.index,
+    journalId: p.journal.id,
+    first,
+    end,
+    text,
+    rows,
+    minMs,
+    maxMs,
+    hits,
+    disabled: disabledBy,
+    ...(live ? { live: liveRows, liveLeftOut } : {}),
+    ...(feed ? { feed: fed } : {}),
+  });
+}
+
+/** A journal record as the pipeline's Inbound (parsed as ListenerCore.deliver would); null when there is nothing to store. */
+function inbound(rec: JournalRecord): Inbound | null {
+  const meta = readRecordMeta(rec.payload);
+  const data = rec.payload.subarray(meta.start);
+  const listener = `syslog.${meta.transport}`;
+  const base = { kind: "syslog" as const, transport: meta.transport, listener, source_ip: meta.address, received_at_ms: rec.ts, trap: null };
+  // The bytes travel with the message only for the forwarding feed (a copy: the journal's buffer is reused).
+  const bytes = feed ? Buffer.from(data) : undefined;
+  if (meta.truncated) {
+    const raw = rawText(data, o.listeners.maxMessageBytes);
+    return raw.length ? { ...base, syslog: null, raw, malformed: true, bytes } : null;
+  }
+  const r = parseSyslog(data, rec.ts);
+  if (r.ok) return { ...base, syslog: r.msg, raw: null, malformed: false, bytes };
+  const l = listenerOf(meta.transport);
+  if (l) l.counters.malformed++;
+  if (r.raw === null) return null;
+  return { ...base, syslog: null, raw: r.raw, malformed: true, bytes };
+}
+
+function settle(p: Part): void {
+  let committed = -1;
+  while (p.pending.length && p.pending[0].done) committed = p.pending.shift()!.end;
+  if (committed >= 0) p.journal.commit(committed);
+}
+
+// ---- listeners ---------------------------------------------------------------------------------------------------
+const bound: BoundListener[] = [];
+const mirror = new UdpMirror();
+
+function warn(message: string, fields?: Record<string, unknown>): void {
+  post({ t: "warn", message, fields });
+}
+
+async function bind(ports: { udp: number | null; tcp: number | null; tls: number | null }): Promise<void> {
+  const l = o.listeners;
+  const common = {
+    host: l.host,
+    maxMessageBytes: l.maxMessageBytes,
+    idleTimeoutMs: l.idleTimeoutMs,
+    maxConnectionsPerAddress: l.maxConnectionsPerAddress,
+    maxConnections: l.maxConnections,
+    onMessage: () => false,
+    onFrame,
+    reusePort: true,
+    udpTap: (msg: Buffer) => {
+      if (mirror.active) mirror.send(msg);
+    },
+    log: { warn },
+  };
+  const off = { udp: null, tcp: null, tls: null };
+  for (const protocol of ["udp", "tcp", "tls"] as const) {
+    const port = ports[protocol];
+    if (port === null) continue;
+    try {
+      bound.push(...(await startSyslogListeners({ ...common, ...off, [protocol]: port, tlsCert: l.tlsCert, tlsKey: l.tlsKey })));
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      post({ t: "bind-error", name: `syslog.${protocol}`, port, code: e.code, message: e.message });
+    }
+  }
+  post({ t: "bound", listeners: bound.map((b) => ({ name: b.name, protocol: b.protocol, address: b.address, port: b.port })) });
+}
+
+// ---- stats, checkpoints, the age bound ----------------------------------------------------------------------------
+function stats(): void {
+  const listeners: Record<string, { received: number; dropped: number; malformed: number }> = {};
+  for (const l of bound) listeners[l.name] = { ...l.counters };
+  post({
+    t: "stats",
+    listeners,
+    journals: parts.map((p) => {
+      const s = p.journal.stats();
+      return {
+        partition: p.index,
+        id: s.id,
+        committed: s.committed,
+        checkpointed: p.journal.checkpointed,
+        next: s.nextOffset,
+        bytes: s.bytes,
+        dropped: s.dropped,
+        skipped: p.reader?.skipped ?? 0,
+      };
+    }),
+    mirror: mirror.snapshot(),
+    lost,
+  });
+}
+const statsTimer = setInterval(stats, 250);
+const checkpointTimer = setInterval(() => {
+  for (const p of parts) {
+    p.journal.enforceAge();
+    p.journal.checkpoint();
+  }
+}, 1000);
+
+// ---- messages from the main thread ---------------------------------------------------------------------------------
+parent.on("message", (m: ToWorker) => {
+  switch (m.t) {
+    case "bind":
+      void bind(m);
+      return;
+    case "state": {
+      if (m.rules) {
+        const compiled: CompiledRule[] = [];
+        for (const r of m.rules) {
+          const c = compileRule(r, (r as { id: string }).id);
+          if (c.ok) compiled.push(c.rule);
+        }
+        rules = compiled;
+      }
+      if (m.book) book = new Map(m.book);
+      if (m.sources) {
+        sourceByNode = new Map(m.sources.byNode);
+        builtin = m.sources.builtin;
+      }
+      return;
+    }
+    case "resume": {
+      const p = parts[m.partition];
+      p.skip = m.ranges;
+      p.skipAt = 0;
+      p.reader = p.journal.reader(p.journal.committed);
+      pump();
+      return;
+    }
+    case "ack": {
+      const p = parts[m.partition];
+      const b = p.pending.find((x) => x.first === m.first && !x.done);
+      if (b) {
+        b.done = true;
+        p.inFlight -= b.end - b.first;
+      }
+      settle(p);
+      pump();
+      return;
+    }
+    case "flags":
+      feed = m.feed;
+      live = m.live;
+      return;
+    case "mirror":
+      mirror.set(m.targets);
+      return;
+    case "close":
+      // Stop receiving and handing over; what is journaled and not stored waits for the next start.
+      receiving = false;
+      appendPending();
+      processing = false;
+      void Promise.allSettled(bound.map((l) => l.close())).then(() => {
+        stats();
+        post({ t: "closed" });
+      });
+      return;
+    case "drain":
+      // After what the sockets hold now is read (a turn of the loop): everything received is journaled and handed over,
+      // or as much as maxInFlight allows (the journal keeps the rest).
+      setTimeout(() => {
+        appendPending();
+        processSome(true);
+        stats();
+        post({ t: "drained" });
+      }, 1);
+      return;
+    case "exit":
+      exit();
+      return;
+  }
+});
+
+/** The last step (after the main thread stored what it had and acknowledged it): the journals closed, checkpoints written. */
+function exit(): void {
+  clearInterval(statsTimer);
+  clearInterval(checkpointTimer);
+  mirror.close();
+  for (const p of parts) {
+    p.reader?.close();
+    p.journal.close();
+  }
+  post({ t: "exited" });
+}
