@@ -5,13 +5,19 @@
 // loopback ports, the node 127.0.0.1 (every message is attributed to it) and 100 event rules (bench/lib/events-peers.mjs:
 // 7 match every message and count it, the others match nothing). The reference: a private rsyslogd (imudp 2 threads,
 // 8 MiB receive buffer, imtcp, imtcp TLS gtls anonymous) writing one parsed line per message into one file with
-// asynchronous omfile. The sender for both: loggen (syslog-ng's generator, from the Debian package, unpacked), RFC 5424
-// 200-byte messages (-P -s 200; -F on UDP), octet-counted framing on TCP and TLS.
+// asynchronous omfile. A second reference for what the service does (parse and store), case `ompgsql`: a private
+// rsyslogd (imudp as above) storing every message as a row of Debian's SystemEvents table (rsyslog-pgsql) through its
+// own PostgreSQL output, ompgsql (one INSERT per message, a transaction per batch), behind a LinkedList action queue of
+// 200000 with 2 worker threads and batches of 1024 (BENCH_OMPGSQL_WORKERS, BENCH_OMPGSQL_BATCH), on the same PostgreSQL
+// server as the service (the kernel's embedded one: database Syslog, role rsyslog). The sender for all: loggen
+// (syslog-ng's generator, from the Debian package, unpacked), RFC 5424 200-byte messages (-P -s 200; -F on UDP),
+// octet-counted framing on TCP and TLS.
 //
-// Method: for each case (udp, tcp, tls) and repetition, the offered rate steps up (BENCH_<CASE>_RATES, total msg/s; 0 =
+// Method: for each case (udp, tcp, tls, ompgsql) and repetition, the offered rate steps up (BENCH_<CASE>_RATES, total msg/s; 0 =
 // loggen as fast as it can) with BENCH_STEP_SECS seconds of messages per step (at least 20000); after each step the
 // receiver is left to drain (its count unchanged for 2 s). A step is lossless when every message loggen reports sent
-// was stored (the service: events counted by GET /events/stats since the step began; rsyslog: lines written). The
+// was stored (the service: events counted by GET /events/stats since the step began; rsyslog: lines written; ompgsql:
+// rows stored, read once its count has stopped growing, as its queue hides a backlog). The
 // ladder stops at the first step that loses (TCP/TLS also once the receiver stores under 80 % of the target rate). The figure of a repetition is, at the best lossless step, loggen's
 // measured send rate for UDP, and the end-to-end rate (stored / first send → last stored) for TCP and TLS (there a
 // slow receiver throttles the sender and socket buffers hide a backlog, so the send rate would flatter it); the
@@ -20,6 +26,11 @@
 // Prints, per case: events_syslog_<case>_lossless_per_sec, rsyslog_<case>_lossless_per_sec, events_syslog_<case>_ratio
 // (and the per-repetition figures), and a `# step ...` line for every step (CPU of this process, of PostgreSQL, of
 // rsyslogd and of loggen in % of one core over the step; listener counters; UDP socket drops; queue drops; load).
+// The udp case also prints events_syslog_udp_receipt_lossless_per_sec / _receipt_ratio (the best step where every datagram
+// was read, i.e. journaled, stored later or not) and events_syslog_udp_stored_per_sec (rows stored per second, first send
+// to last row, at the best lossless step). The ompgsql case runs the UDP ladder against the reference only and prints
+// rsyslog_ompgsql_lossless_per_sec, rsyslog_ompgsql_stored_per_sec, events_syslog_ompgsql_ratio = our stored rate over
+// its stored rate, and events_syslog_ompgsql_lossless_ratio = the lossless send rates (n/a when udp was not run).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -37,6 +48,7 @@ import {
   settle,
   startEventsKernel,
   startProfile,
+  startOmpgsql,
   startRsyslog,
   udpSocketDrops,
   matchReceiveBuffers,
@@ -47,24 +59,44 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 5);
 /** A directory: every step against the service is CPU-profiled (V8 inspector, this process) and summarised. */
 const PROF_DIR = process.env.BENCH_CPU_PROF ?? null;
-const CASES = (process.env.BENCH_CASES ?? "udp,tcp,tls").split(",").filter(Boolean);
+// ompgsql is compared with the service's UDP figure of the same invocation, so it runs after udp (a stable sort).
+const CASES = (process.env.BENCH_CASES ?? "udp,tcp,tls,ompgsql")
+  .split(",")
+  .filter(Boolean)
+  .sort((a, b) => Number(a === "ompgsql") - Number(b === "ompgsql"));
+const UDP_RATES = process.env.BENCH_UDP_RATES ?? "2500,5000,7500,10000,20000,40000,60000,80000,100000,120000";
 const RATES = {
-  udp: process.env.BENCH_UDP_RATES ?? "2500,5000,7500,10000,20000,40000,60000,80000,100000,120000",
+  udp: UDP_RATES,
   tcp: process.env.BENCH_TCP_RATES ?? "5000,10000,20000,40000,80000,0",
   tls: process.env.BENCH_TLS_RATES ?? "5000,10000,20000,40000,0",
+  // The same ladder as the service's UDP case unless told otherwise: the ratio compares like with like.
+  ompgsql: process.env.BENCH_OMPGSQL_RATES ?? UDP_RATES,
 };
-/** Connections per step: UDP one loggen "connection"; TCP/TLS 1 up to 40k msg/s, 2 up to 80k, 4 above and unpaced (0). */
-const connsFor = (proto, rate) => (proto === "udp" ? 1 : rate === 0 || rate > 80000 ? 4 : rate > 40000 ? 2 : 1);
+const OMPGSQL = { workers: Number(process.env.BENCH_OMPGSQL_WORKERS ?? 2), batch: Number(process.env.BENCH_OMPGSQL_BATCH ?? 1024), queueSize: 200000 };
+/** Cases sent over UDP (the figure is loggen's send rate at the best lossless step). */
+const viaUdp = (c) => c === "udp" || c === "ompgsql";
+/**
+ * UDP senders (loggen "connections": each its own socket and source port) for every UDP step, the service's and the
+ * references' alike: a collector hears many devices, and the kernel spreads senders (by address and port) over the
+ * sockets of the service's ingest workers, as over rsyslog's imudp threads. 1 gives the figures of before 2026-11-29.
+ */
+const UDP_CONNS = Number(process.env.BENCH_UDP_CONNS ?? 4);
+/** Connections per step: UDP UDP_CONNS; TCP/TLS 1 up to 40k msg/s, 2 up to 80k, 4 above and unpaced (0). */
+const connsFor = (proto, rate) => (proto === "udp" ? UDP_CONNS : rate === 0 || rate > 80000 ? 4 : rate > 40000 ? 2 : 1);
 const pct = (secs, wall) => Math.round((secs / wall) * 100);
 const phaseStart = performance.now();
 const phase = (name) => process.stderr.write(`[events-syslog] ${name} at ${((performance.now() - phaseStart) / 1000).toFixed(1)} s, load ${load()}\n`);
 
 if (PROF_DIR) mkdirSync(PROF_DIR, { recursive: true });
 print("events_syslog_machine", machine());
-print("events_syslog_method", `loggen RFC5424 200B, ${STEP_SECS}s per step, ${REPEATS} repetitions (median), sender+receiver on the same cores`);
+print(
+  "events_syslog_method",
+  `loggen RFC5424 200B, ${STEP_SECS}s per step, ${REPEATS} repetitions (median), UDP from ${UDP_CONNS} sockets, sender+receiver on the same cores`,
+);
 
 let ev = null;
 let rs = null;
+let pgRef = null;
 const rmem = matchReceiveBuffers();
 print("events_syslog_rmem_max", rmem.rmemMax);
 try {
@@ -75,6 +107,15 @@ try {
     "events_syslog_ports",
     `events udp=${ev.ports["syslog.udp"]} tcp=${ev.ports["syslog.tcp"]} tls=${ev.ports["syslog.tls"]}; rsyslog udp=${rs.ports.udp} tcp=${rs.ports.tcp} tls=${rs.ports.tls}`,
   );
+  if (CASES.includes("ompgsql")) {
+    pgRef = await startOmpgsql({ adminUrl: ev.k.databaseUrl, ...OMPGSQL });
+    phase("rsyslogd with ompgsql ready");
+    print(
+      "# ompgsql",
+      `rsyslogd imudp 127.0.0.1:${pgRef.port} -> ompgsql -> database Syslog on the service's PostgreSQL (port ${new URL(ev.k.databaseUrl).port}); ` +
+        `action queue LinkedList size=${OMPGSQL.queueSize} workers=${OMPGSQL.workers} batch=${OMPGSQL.batch} timeoutEnqueue=0`,
+    );
+  }
   let checked = false;
 
   /** One step against the service: returns {ok, sendRate}. */
@@ -122,7 +163,8 @@ try {
         `node_id=${ev1?.node_id} (bench node ${ev.node.id}) action=${ev1?.action} rule_id=${ev1?.rule_id} malformed=${ev1?.malformed} app=${ev1?.app}`,
       );
     }
-    return { ok: lost <= 0, sendRate: sent.rate, e2e: stored / wall };
+    // Receipt: every message loggen sent was read off the socket (and so appended to the ingest journal first).
+    return { ok: lost <= 0, received: c1.received - c0.received >= sent.sent, sendRate: sent.rate, e2e: stored / wall };
   };
 
   /** One step against rsyslog. */
@@ -149,31 +191,117 @@ try {
     return { ok: lost <= 0, sendRate: sent.rate, e2e: written / wall };
   };
 
+  /** One step against rsyslog storing into PostgreSQL (ompgsql): rows stored once the count stops growing. */
+  let sampled = false;
+  const stepOmpgsql = async (_proto, rate, rep) => {
+    const count = Math.max(20000, Math.round((rate || 100000) * STEP_SECS));
+    const base = (await settle(pgRef.progress, { quietMs: 1000 })).count;
+    const q0 = pgRef.queueStats();
+    const drops0 = udpSocketDrops(pgRef.port);
+    const r0 = pgRef.cpuSecs();
+    const pg0 = descendantsCpuSecs("postgres");
+    const t0 = performance.now();
+    const sent = await runLoggen({
+      proto: "udp",
+      port: pgRef.port,
+      perConn: Math.ceil(count / UDP_CONNS),
+      ratePerConn: Math.round(rate / UDP_CONNS),
+      conns: UDP_CONNS,
+    });
+    // Its queue hides a backlog (up to 200000 messages): wait until the rows stop growing (2 s unchanged).
+    const { lastChangeMs } = await settle(pgRef.progress);
+    const wall = (lastChangeMs - t0) / 1000;
+    const rsCpu = pgRef.cpuSecs() - r0;
+    const pgCpu = descendantsCpuSecs("postgres") - pg0;
+    const stored = await pgRef.rowsAfter(base);
+    const lost = sent.sent - stored;
+    const drops = udpSocketDrops(pgRef.port) - drops0;
+    const q1 = pgRef.queueStats();
+    const qd = (k) => Number(q1[k] ?? 0) - Number(q0[k] ?? 0);
+    print(
+      "# step",
+      `case=ompgsql receiver=rsyslog-ompgsql rep=${rep} target=${rate || "max"} conns=${UDP_CONNS} sent=${sent.sent} send_rate=${Math.round(sent.rate)} stored=${stored} lost=${lost} ` +
+        `stored_per_sec=${Math.round(stored / wall)} rsyslog_cpu_pct=${pct(rsCpu, wall)} pg_cpu_pct=${pct(pgCpu, wall)} loggen_cpu_pct=${pct(sent.cpuSecs, sent.secs)} ` +
+        `socket_drops=${drops} queue_discarded=${qd("discarded.full")} queue_full=${qd("full")} queue_max_since_start=${q1.maxqsize ?? "?"} ` +
+        `drain_secs=${((lastChangeMs - t0) / 1000 - sent.secs).toFixed(1)} loggen_errors=${sent.errors} load=${load()}`,
+    );
+    if (!sampled) {
+      sampled = true;
+      const row = await pgRef.sample();
+      print(
+        "# sample",
+        `ompgsql row: fromhost=${row?.fromhost} syslogtag=${row?.syslogtag} facility=${row?.facility} priority=${row?.priority} message_chars=${row?.len}`,
+      );
+    }
+    if (pgRef.errors().trim()) print("# ompgsql stderr", JSON.stringify(pgRef.errors().trim().slice(-400)));
+    return { ok: lost <= 0, sendRate: sent.rate, e2e: stored / wall };
+  };
+
   // UDP: loggen's measured send rate (the offered rate; what the socket cannot take is lost). TCP/TLS: the sender is
   // throttled by a slow receiver and socket buffers (several MB each side) absorb a backlog, so the end-to-end rate
   // (stored / first send → last stored) is the figure.
+  // Returns the figure, and the end-to-end stored rate of the step that gave it.
   const ladder = async (step, proto, rep) => {
     let best = 0;
+    let e2e = 0;
+    let receipt = 0;
     for (const rate of RATES[proto].split(",").map(Number)) {
       const r = await step(proto, rate, rep);
+      if (r.received && r.sendRate > receipt) receipt = r.sendRate;
       if (!r.ok) break;
-      best = Math.max(best, proto === "udp" ? r.sendRate : r.e2e);
+      const figure = viaUdp(proto) ? r.sendRate : r.e2e;
+      if (figure >= best) [best, e2e] = [figure, r.e2e];
       // TCP/TLS: a receiver that stored less than 80 % of the target rate end to end is saturated (the sender waits on
       // it); higher targets would only take longer to send the same throughput.
-      if (proto !== "udp" && rate > 0 && r.e2e < 0.8 * rate) break;
+      if (!viaUdp(proto) && rate > 0 && r.e2e < 0.8 * rate) break;
     }
-    return Math.round(best);
+    return { best: Math.round(best), e2e: Math.round(e2e), receipt: Math.round(receipt) };
   };
 
+  let oursUdp = null;
+  let oursUdpStored = null;
+
   for (const proto of CASES) {
+    if (proto === "ompgsql") {
+      const ref = [];
+      const stored = [];
+      const loads = [];
+      for (let rep = 1; rep <= REPEATS; rep++) {
+        loads.push(load());
+        const r = await ladder(stepOmpgsql, "ompgsql", rep);
+        ref.push(r.best);
+        stored.push(r.e2e);
+        phase(`ompgsql rep ${rep}: rsyslog+ompgsql ${r.best}/s (stored ${r.e2e}/s end to end)`);
+      }
+      const b = median(ref);
+      const bStored = median(stored);
+      print("rsyslog_ompgsql_lossless_per_sec", b);
+      print("rsyslog_ompgsql_stored_per_sec", bStored);
+      // The stored rates compared: rows in PostgreSQL (ours parsed, attributed, matched against 100 rules and queryable)
+      // per second from the first message sent to the last row stored, at each side's best lossless step. The send rates
+      // of the lossless steps would compare queues (ompgsql's action queue of 200000, our journal), not storing.
+      print("events_syslog_ompgsql_ratio", oursUdpStored !== null && bStored ? (oursUdpStored / bStored).toFixed(2) : "n/a");
+      print("events_syslog_ompgsql_lossless_ratio", oursUdp !== null && b ? (oursUdp / b).toFixed(2) : "n/a");
+      print(
+        "events_syslog_ompgsql_reps",
+        `events_udp=${oursUdp ?? "not run (BENCH_CASES without udp)"} rsyslog_ompgsql=${ref.join(",")} ` +
+          `stored_e2e_at_best_step: events_udp=${oursUdpStored ?? "n/a"} rsyslog_ompgsql=${stored.join(",")} load_at_rep_start=${loads.join(" ")}`,
+      );
+      continue;
+    }
     const ours = [];
+    const oursStored = [];
+    const oursReceipt = [];
     const ref = [];
     const loads = [];
     for (let rep = 1; rep <= REPEATS; rep++) {
       loads.push(load());
-      ours.push(await ladder(stepEvents, proto, rep));
+      const r = await ladder(stepEvents, proto, rep);
+      ours.push(r.best);
+      oursStored.push(r.e2e);
+      oursReceipt.push(r.receipt);
       phase(`${proto} rep ${rep}: events ${ours.at(-1)}/s`);
-      ref.push(await ladder(stepRsyslog, proto, rep));
+      ref.push((await ladder(stepRsyslog, proto, rep)).best);
       phase(`${proto} rep ${rep}: rsyslog ${ref.at(-1)}/s`);
     }
     const a = median(ours);
@@ -183,17 +311,30 @@ try {
     print(`events_syslog_${proto}_ratio`, b ? (a / b).toFixed(2) : "n/a");
     print(`events_syslog_${proto}_reps`, `events=${ours.join(",")} rsyslog=${ref.join(",")} load_at_rep_start=${loads.join(" ")}`);
     if (proto === "udp") {
+      // Receipt: the best step where the listeners read every datagram sent (each appended to the journal before
+      // anything else), whether or not storing kept up within the step.
+      const r = median(oursReceipt);
+      print("events_syslog_udp_receipt_lossless_per_sec", r);
+      print("events_syslog_udp_receipt_ratio", b ? (r / b).toFixed(2) : "n/a");
+      print("events_syslog_udp_stored_per_sec", median(oursStored));
+    }
+    if (proto === "udp") {
+      oursUdp = a;
+      oursUdpStored = median(oursStored);
       // bench/events-sustained.mjs runs at 80 % of this unless told otherwise.
       mkdirSync(CACHE, { recursive: true });
       writeFileSync(join(CACHE, "events-syslog-last.json"), JSON.stringify({ udp_lossless_per_sec: a, at: new Date().toISOString(), load: load() }));
     }
   }
   print("events_syslog_rsyslog_total_cpu_secs", procCpuSecs(rs.pid).toFixed(1));
+  if (pgRef) print("events_syslog_ompgsql_rsyslog_total_cpu_secs", pgRef.cpuSecs().toFixed(1));
   print("events_syslog_load_after", load());
 } finally {
   rmem.restore();
   phase("stopping");
   await rs?.stop().catch((e) => console.error(e));
+  // Before the kernel: its PostgreSQL is the one ompgsql writes to.
+  await pgRef?.stop().catch((e) => console.error(e));
   await ev?.stop().catch((e) => console.error(e));
 }
 // Agenda leaves a lock timer (half the lock lifetime) that nothing cancels: do not wait for it.

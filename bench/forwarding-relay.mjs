@@ -19,6 +19,8 @@
 // every 1/rate s, in ~1 ms ticks, from 4 sockets): loggen starts every run with a burst of most of a second's messages
 // at once, which decides the lossless rate of a receiver that cannot drain a full socket buffer at loggen's speed; the
 // paced sender measures the sustained rate instead.
+// loggen sends from BENCH_UDP_CONNS sockets (default 4; 1 before 2026-11-29): the kernel spreads senders over the
+// service's ingest workers (SO_REUSEPORT), each relaying what it receives, as over rsyslog's imudp threads.
 // Prints forwarding_udp_lossless_per_sec, rsyslog_relay_udp_lossless_per_sec, forwarding_udp_ratio,
 // forwarding_latency_ms_p50/p99, rsyslog_relay_latency_ms_p50/p99, and `# step` lines.
 import { createSocket } from "node:dgram";
@@ -41,6 +43,7 @@ import {
   matchReceiveBuffers,
 } from "./lib/events-peers.mjs";
 
+const UDP_CONNS = Number(process.env.BENCH_UDP_CONNS ?? 4);
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 5);
@@ -126,7 +129,7 @@ try {
     const sent =
       SENDER === "paced"
         ? await replayUdp({ payload: PACED_MESSAGE, port, count, rate })
-        : await runLoggen({ proto: "udp", port, perConn: count, ratePerConn: rate });
+        : await runLoggen({ proto: "udp", port, perConn: Math.ceil(count / UDP_CONNS), ratePerConn: Math.round(rate / UDP_CONNS), conns: UDP_CONNS });
     const { count: after, lastChangeMs } = await settle(rs.count);
     const wall = (lastChangeMs - t0) / 1000;
     const got = after - before;

@@ -1,10 +1,12 @@
 // Reference peers and load generators for the events benchmarks (bench/events-*.mjs): loggen (syslog-ng's load
 // generator, unpacked from its Debian package because syslog-ng-core conflicts with the installed rsyslog), a private
-// rsyslogd collector (UDP, TCP, TLS into one file), a private snmptrapd (one line per trap), one genuine snmptrap v2c
+// rsyslogd collector (UDP, TCP, TLS into one file), a private rsyslogd storing into PostgreSQL through its ompgsql output
+// (Debian's rsyslog-pgsql and SystemEvents table), a private snmptrapd (one line per trap), one genuine snmptrap v2c
 // datagram captured from Net-SNMP's snmptrap, and a paced UDP replayer that runs in a child process (this file run as
 // `node bench/lib/events-peers.mjs replay <json>`) so that the sender does not share the kernel's event loop.
 // Everything targets 127.0.0.1 only; daemons are stopped by their own pid, never by name.
 import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { createSocket } from "node:dgram";
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -12,6 +14,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { load, print } from "./kernel.mjs";
 
 export const CACHE = process.env.BENCH_CACHE_DIR ?? "/tmp/nms-bench";
@@ -290,6 +293,111 @@ ruleset(name="relay" queue.type="LinkedList" queue.size="200000" queue.dequeueBa
     async stop() {
       child.kill("SIGTERM");
       await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---- rsyslog storing into PostgreSQL (ompgsql) ---------------------------------------------------------------------
+
+/** Debian's schema for rsyslog-pgsql (tables SystemEvents and SystemEventsProperties), as dbconfig-common would load it. */
+export const OMPGSQL_SCHEMA = "/usr/share/dbconfig-common/data/rsyslog-pgsql/install/pgsql";
+/** rsyslog's PostgreSQL output module, from Debian's rsyslog-pgsql (test/peers.json). */
+export const OMPGSQL_MODULE = "/usr/lib/x86_64-linux-gnu/rsyslog/ompgsql.so";
+
+/**
+ * rsyslog's own "parsed and stored" path, on the PostgreSQL server at `adminUrl` (a superuser's URL: the bench passes
+ * the kernel's embedded server): creates the role `rsyslog` (a random password: the server asks scram-sha-256 of every
+ * TCP client), its database `Syslog` and Debian's SystemEvents table in it, then starts a private rsyslogd (`-n -f
+ * conf -i pidfile`): imudp (2 threads, 8 MiB receive buffer) → a Direct ruleset → ompgsql (one INSERT per message, each
+ * batch in one transaction) behind a LinkedList action queue of `queueSize` with `workers` worker threads dequeuing
+ * `batch` messages at a time, discarding at once when full (timeoutEnqueue 0), retrying the database forever; impstats
+ * writes the queue's counters every second. `progress()` = max(id) (cheap, for waiting until it stops growing),
+ * `rowsAfter(id)` = rows stored with a larger id (exact), `queueStats()` = the action queue's last impstats counters.
+ */
+export async function startOmpgsql({ adminUrl, workers = 2, batch = 1024, queueSize = 200000 }) {
+  if (!existsSync(OMPGSQL_MODULE) || !existsSync(OMPGSQL_SCHEMA))
+    throw new Error(`${OMPGSQL_MODULE} or ${OMPGSQL_SCHEMA} is missing: apt-get install -y rsyslog-pgsql (test/peers.json)`);
+  const password = randomBytes(12).toString("hex");
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE ROLE rsyslog LOGIN PASSWORD '${password}'`);
+    await admin.query(`CREATE DATABASE "Syslog" OWNER rsyslog`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = "/Syslog";
+  const owner = new URL(url);
+  owner.username = "rsyslog";
+  owner.password = password;
+  const setup = new pg.Client({ connectionString: owner.toString() });
+  await setup.connect();
+  try {
+    await setup.query(readFileSync(OMPGSQL_SCHEMA, "utf8")); // as dbconfig-common does: the tables belong to the role
+  } finally {
+    await setup.end();
+  }
+  const db = new pg.Pool({ connectionString: url.toString(), max: 1 });
+
+  const dir = mkdtempSync(join(tmpdir(), "nms-bench-ompgsql-"));
+  mkdirSync(join(dir, "work"));
+  const port = await freePort();
+  const stats = join(dir, "impstats.json");
+  const conf = join(dir, "rsyslog.conf");
+  writeFileSync(
+    conf,
+    `global(workDirectory="${dir}/work" maxMessageSize="64k")
+module(load="impstats" interval="1" format="json" log.syslog="off" log.file="${stats}" resetCounters="off")
+module(load="imudp" threads="2" batchSize="128")
+module(load="ompgsql")
+input(type="imudp" address="127.0.0.1" port="${port}" ruleset="db" rcvbufSize="8m")
+template(name="pgsql" type="string" option.stdsql="on"
+  string="insert into SystemEvents (Message, Facility, FromHost, Priority, DeviceReportedTime, ReceivedAt, InfoUnitID, SysLogTag) values ('%msg%', %syslogfacility%, '%HOSTNAME%', %syslogpriority%, '%timereported:::date-pgsql%', '%timegenerated:::date-pgsql%', %iut%, '%syslogtag%')")
+ruleset(name="db" queue.type="Direct") {
+  action(name="pgsql" type="ompgsql" server="${url.hostname}" serverport="${url.port}" db="Syslog" user="rsyslog" pass="${password}" template="pgsql"
+         queue.type="LinkedList" queue.size="${queueSize}" queue.dequeueBatchSize="${batch}" queue.workerThreads="${workers}"
+         queue.timeoutEnqueue="0" action.resumeRetryCount="-1")
+}
+`,
+  );
+  execFileSync("rsyslogd", ["-N1", "-f", conf], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn("rsyslogd", ["-n", "-f", conf, "-i", join(dir, "rsyslogd.pid")], { stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  child.stderr.on("data", (c) => (err += c));
+  await waitListening(async () => udpBound(port), `rsyslogd with ompgsql (${err.slice(-500)})`);
+  const one = async (sql, params) => Number((await db.query(sql, params)).rows[0].n ?? 0);
+  return {
+    pid: child.pid,
+    port,
+    conf: { workers, batch, queueSize },
+    progress: () => one("SELECT coalesce(max(id), 0) AS n FROM systemevents"),
+    rowsAfter: (id) => one("SELECT count(*) AS n FROM systemevents WHERE id > $1", [id]),
+    sample: async () =>
+      (await db.query("SELECT fromhost, syslogtag, facility, priority, length(message) AS len FROM systemevents ORDER BY id DESC LIMIT 1")).rows[0],
+    /** The action queue's counters at impstats' last report: {size, enqueued, full, "discarded.full", maxqsize, ...}. */
+    queueStats() {
+      if (!existsSync(stats)) return {};
+      const lines = readFileSync(stats, "utf8").trimEnd().split("\n");
+      for (let i = lines.length - 1; i >= 0; i--) {
+        const j = lines[i].indexOf("{");
+        if (j < 0) continue;
+        try {
+          const s = JSON.parse(lines[i].slice(j));
+          if (s.name === "pgsql queue") return s;
+        } catch {
+          // a line being written
+        }
+      }
+      return {};
+    },
+    errors: () => err,
+    cpuSecs: () => procCpuSecs(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      await waitExit(child);
+      await db.end();
       rmSync(dir, { recursive: true, force: true });
     },
   };
