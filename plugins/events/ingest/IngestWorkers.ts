@@ -19,9 +19,9 @@ export interface IngestJournalStats {
   bytes: number;
   /** Records appended and not yet stored, over every journal. */
   backlog: number;
-  /** Unprocessed records the bounds dropped (since start). */
+  /** Received messages lost unstored since start: dropped by the journal's bounds before they were read, or never written to it (a failed write). */
   dropped: number;
-  /** Messages the journal could not take (a failed write). */
+  /** Of those, the messages the journal could not take (a failed write: a full disk). */
   lost: number;
 }
 
@@ -232,6 +232,7 @@ export class IngestWorkers {
     const out = { journals: 0, bytes: 0, backlog: 0, dropped: 0, lost: 0 };
     for (const h of this.handles) {
       out.lost += h.stats?.lost ?? 0;
+      out.dropped += h.stats?.lost ?? 0;
       for (const j of h.stats?.journals ?? []) {
         out.journals++;
         out.bytes += j.bytes;

@@ -35,8 +35,12 @@ const o = workerData as IngestWorkerData;
 const parent = parentPort!;
 const post = (m: FromWorker) => parent.postMessage(m);
 
-/** Records parsed per turn before the worker goes back to its sockets (receiving comes first: the journal absorbs a lag). */
-const SLICE = 512;
+/** The longest a worker parses and matches before it goes back to its sockets (ms). */
+const SLICE_MS = 1;
+/** Records read from the journal at a time within a slice. */
+const READ_CHUNK = 256;
+/** What parsing, attributing and matching a record cost lately, in µs (sizes the slices). */
+let usPerRecord = 30;
 /** Most events of a batch copied for the live channel. */
 const LIVE_PER_BATCH = 50;
 
@@ -112,9 +116,12 @@ function appendPending(): void {
   try {
     own.journal.appendFramed(buf, off, count, Date.now());
   } catch (err) {
-    // A full disk or a broken file: what this turn received is lost (counted), the listeners go on.
+    // A full disk or a broken file: what this turn received is lost (counted), the listeners go on; one line per 10 s.
     lost += count;
-    warn("syslog journal append failed: messages lost", { error: String(err), messages: count });
+    if (Date.now() - lastLostWarn > 10_000) {
+      lastLostWarn = Date.now();
+      warn("syslog journal append failed: messages lost", { error: String(err), lost_so_far: lost });
+    }
   }
   off = 0;
   count = 0;
@@ -125,6 +132,7 @@ function appendPending(): void {
 let pumpScheduled = false;
 let processing = true;
 let lost = 0;
+let lastLostWarn = 0;
 
 function pump(): void {
   if (pumpScheduled || !processing) return;
@@ -135,19 +143,31 @@ function pump(): void {
 function processSome(all = false): void {
   pumpScheduled = false;
   if (!processing) return;
-  let budget = all ? Infinity : SLICE;
+  // About SLICE_MS of parsing and matching, then back to the sockets: libuv reads at most 32 datagrams of a socket per
+  // turn of the loop, so a long slice caps what a worker receives (receiving comes first; the journal absorbs the lag).
+  let budget = all ? Infinity : Math.max(8, Math.floor((SLICE_MS * 1000) / usPerRecord));
   let more = false;
   for (const p of parts) {
     if (!p.reader) continue;
-    while (budget > 0 && p.inFlight < o.maxInFlight) {
-      const recs = p.reader.next(Math.min(budget, o.batchSize));
-      if (recs.length === 0) break;
-      budget -= recs.length;
+    let recs: JournalRecord[] = [];
+    while (p.inFlight + recs.length < o.maxInFlight && recs.length < o.batchSize && recs.length < budget) {
+      const got = p.reader.next(Math.min(READ_CHUNK, o.batchSize - recs.length, budget - recs.length));
+      if (got.length === 0) break;
+      recs = recs.length ? recs.concat(got) : got;
+    }
+    if (recs.length) {
+      const t0 = performance.now();
       handOver(p, recs);
+      // The cost of a record lately (a moving average), which sizes the next slice.
+      usPerRecord = 0.8 * usPerRecord + 0.2 * (((performance.now() - t0) * 1000) / recs.length);
+      budget -= recs.length;
     }
     if (p.inFlight < o.maxInFlight && p.reader.nextOffset < p.journal.nextOffset) more = true;
   }
-  if (more) pump();
+  if (more) {
+    if (all) return processSome(true);
+    pump();
+  }
 }
 
 function inSkip(p: Part, offset: number): boolean {
