@@ -15,6 +15,8 @@ export interface UdpReaderOptions {
   port: number;
   /** With udp6 on "::": also IPv4 (dual stack) unless true. */
   ipv6Only?: boolean;
+  /** Bind a port other sockets bind too (SO_REUSEPORT: the kernel spreads senders over them by address and port). */
+  reusePort?: boolean;
   /** SO_RCVBUF to ask for (the kernel caps it at net.core.rmem_max). */
   recvBufferSize?: number;
   /** Bytes read but not yet taken by the main thread that the worker may hold; past it datagrams are dropped (counted). Default 64 MiB. */
@@ -66,7 +68,7 @@ const WORKER_SOURCE = `
 const { parentPort, workerData: o } = require("node:worker_threads");
 const dgram = require("node:dgram");
 const CHUNK = 1 << 20;
-const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only === true });
+const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only === true, reusePort: o.reusePort === true });
 let buf = new ArrayBuffer(CHUNK), view = new DataView(buf), bytes = new Uint8Array(buf), off = 0, count = 0;
 let addrs = [], addrIndex = new Map(), inFlight = 0, dropped = 0, reported = 0, scheduled = false, lastFlush = 0;
 // A batch goes out at the end of the turn, or, when the previous one left less than COALESCE_MS ago, that much later:
@@ -187,6 +189,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
       host: o.host,
       port: o.port,
       ipv6Only: o.ipv6Only,
+      reusePort: o.reusePort,
       recvBufferSize: o.recvBufferSize,
       maxBacklogBytes: o.maxBacklogBytes ?? 64 << 20,
     },

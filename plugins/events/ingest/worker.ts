@@ -10,7 +10,6 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { Journal, RECORD_HEADER_BYTES, type JournalRecord, type JournalReader } from "../../../core/worker.js";
-import { UdpMirror } from "../../../core/util/udpMirror.js";
 import { toRow } from "../lib/row.js";
 import type { BoundListener, Inbound, Transport } from "../lib/types.js";
 import { eventCopyHead, UNMATCHED_TAIL } from "../repositories/eventCopy.js";
@@ -286,7 +285,8 @@ function settle(p: Part): void {
 
 // ---- listeners ---------------------------------------------------------------------------------------------------
 const bound: BoundListener[] = [];
-const mirror = new UdpMirror();
+/** The relay fast path's targets: every UDP listener's reader thread relays to them as it reads (UdpReader.mirror). */
+let mirrorTargets: { id: string; address: string; port: number }[] = [];
 
 function warn(message: string, fields?: Record<string, unknown>): void {
   post({ t: "warn", message, fields });
@@ -303,9 +303,6 @@ async function bind(ports: { udp: number | null; tcp: number | null; tls: number
     onMessage: () => false,
     onFrame,
     reusePort: true,
-    udpTap: (msg: Buffer) => {
-      if (mirror.active) mirror.send(msg);
-    },
     log: { warn },
   };
   const off = { udp: null, tcp: null, tls: null };
@@ -313,13 +310,27 @@ async function bind(ports: { udp: number | null; tcp: number | null; tls: number
     const port = ports[protocol];
     if (port === null) continue;
     try {
-      bound.push(...(await startSyslogListeners({ ...common, ...off, [protocol]: port, tlsCert: l.tlsCert, tlsKey: l.tlsKey })));
+      for (const b of await startSyslogListeners({ ...common, ...off, [protocol]: port, tlsCert: l.tlsCert, tlsKey: l.tlsKey })) {
+        if (mirrorTargets.length) b.mirror?.(mirrorTargets);
+        bound.push(b);
+      }
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       post({ t: "bind-error", name: `syslog.${protocol}`, port, code: e.code, message: e.message });
     }
   }
   post({ t: "bound", listeners: bound.map((b) => ({ name: b.name, protocol: b.protocol, address: b.address, port: b.port })) });
+}
+
+/** Per mirror target id: [id, sent, errors] summed over this worker's UDP listeners. */
+function mirrorSnapshot(): [string, number, number][] {
+  const sum = new Map<string, [number, number]>();
+  for (const b of bound)
+    for (const [id, c] of b.mirrorCounts?.() ?? []) {
+      const t = sum.get(id) ?? [0, 0];
+      sum.set(id, [t[0] + c.sent, t[1] + c.errors]);
+    }
+  return [...sum].map(([id, [sent, errors]]) => [id, sent, errors]);
 }
 
 // ---- stats, checkpoints, the age bound ----------------------------------------------------------------------------
@@ -342,7 +353,7 @@ function stats(): void {
         skipped: p.reader?.skipped ?? 0,
       };
     }),
-    mirror: mirror.snapshot(),
+    mirror: mirrorSnapshot(),
     lost,
   });
 }
@@ -400,7 +411,8 @@ parent.on("message", (m: ToWorker) => {
       live = m.live;
       return;
     case "mirror":
-      mirror.set(m.targets);
+      mirrorTargets = m.targets;
+      for (const b of bound) b.mirror?.(m.targets);
       return;
     case "close":
       // Stop receiving and handing over; what is journaled and not stored waits for the next start.
@@ -413,14 +425,14 @@ parent.on("message", (m: ToWorker) => {
       });
       return;
     case "drain":
-      // After what the sockets hold now is read (a turn of the loop): everything received is journaled and handed over,
-      // or as much as maxInFlight allows (the journal keeps the rest).
+      // After what the sockets hold now is read (the UDP reader threads hand their batches over within a few ms):
+      // everything received is journaled and handed over, or as much as maxInFlight allows (the journal keeps the rest).
       setTimeout(() => {
         appendPending();
         processSome(true);
         stats();
         post({ t: "drained" });
-      }, 1);
+      }, 10);
       return;
     case "exit":
       exit();
@@ -432,7 +444,6 @@ parent.on("message", (m: ToWorker) => {
 function exit(): void {
   clearInterval(statsTimer);
   clearInterval(checkpointTimer);
-  mirror.close();
   for (const p of parts) {
     p.reader?.close();
     p.journal.close();

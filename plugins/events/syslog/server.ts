@@ -6,7 +6,6 @@
  * at once and counted as dropped), oversized messages are skipped and counted, and a message that
  * does not parse is still handed on (malformed, with its text as `raw`) so nothing vanishes silently.
  */
-import { createSocket } from "node:dgram";
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import { startUdpReader, type UdpReader } from "../../../core/worker.js";
@@ -41,8 +40,7 @@ export interface SyslogListenerOptions {
   onMessage: (m: Inbound) => unknown;
   /**
    * Receive on a port other threads bind too (SO_REUSEPORT: the kernel spreads senders over the sockets, one sender's
-   * address and port always to the same one): the ingest workers each bind every listener this way. The UDP socket is
-   * then read on this thread (a worker's own), not through a UdpReader.
+   * address and port always to the same one): the ingest workers each bind every listener this way.
    */
   reusePort?: boolean;
   /**
@@ -51,8 +49,6 @@ export interface SyslogListenerOptions {
    * when it refused the message (counted as dropped).
    */
   onFrame?: (data: Buffer, sourceIp: string, transport: Transport, truncated: boolean) => boolean;
-  /** Called with every UDP datagram as read, before anything else (the forwarding relay's fast path). */
-  udpTap?: (msg: Buffer) => void;
   log?: SyslogListenerLog;
 }
 
@@ -237,13 +233,13 @@ function bindError(protocol: string, host: string, port: number, err: unknown): 
  * main thread has not taken yet, up to 64 MiB, and counts what it drops past that.
  */
 async function startUdp(host: string, port: number, core: ListenerCore, opts: SyslogListenerOptions): Promise<BoundListener> {
-  if (opts.reusePort) return startUdpShared(host, port, core, opts.udpTap);
   let reader: UdpReader;
   try {
     reader = await startUdpReader({
       type: host.includes(":") ? "udp6" : "udp4",
       host,
       port,
+      reusePort: opts.reusePort,
       recvBufferSize: UDP_RECV_BUFFER,
       onDatagram: (msg, address) => onDatagram(core, msg, address),
       onError: (err) => core.warn("syslog udp socket error", { error: err.message }),
@@ -267,40 +263,6 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
     mirrorCounts: () => reader.mirrorCounts(),
     close: () => reader.close(),
   };
-}
-
-/** A UDP socket on a port shared with other threads (SO_REUSEPORT), read on this thread. */
-function startUdpShared(host: string, port: number, core: ListenerCore, tap: ((msg: Buffer) => void) | undefined): Promise<BoundListener> {
-  const socket = createSocket({ type: host.includes(":") ? "udp6" : "udp4", reusePort: true });
-  return new Promise<BoundListener>((resolve, reject) => {
-    socket.once("error", (err) => {
-      socket.close();
-      reject(bindError("udp", host, port, err));
-    });
-    socket.bind({ port, address: host }, () => {
-      socket.removeAllListeners("error");
-      socket.on("error", (err) => core.warn("syslog udp socket error", { error: err.message }));
-      try {
-        socket.setRecvBufferSize(UDP_RECV_BUFFER);
-      } catch {
-        // capped by the kernel (net.core.rmem_max): the socket keeps what it got
-      }
-      socket.on("message", (msg, rinfo) => {
-        if (tap) tap(msg);
-        onDatagram(core, msg, rinfo.address);
-      });
-      let closed: Promise<void> | null = null;
-      resolve({
-        name: core.name,
-        stream: "syslog",
-        protocol: "udp",
-        address: host,
-        port: socket.address().port,
-        counters: core.counters,
-        close: () => (closed ??= new Promise<void>((done) => socket.close(() => done()))),
-      });
-    });
-  });
 }
 
 /** One datagram: an RFC 6587 octet count in front ("123 <13>...", some senders add it over UDP too) is stripped. */
