@@ -101,7 +101,11 @@ describe("verbatim relay", () => {
       return mine.length >= lines.length ? mine : null;
     });
     expect(got).toEqual(lines);
-    const s = await status(id);
+    // Over UDP the ingest workers' reader threads relay (the fast path) and report their counts every 250 ms.
+    const s = await until("the relay counted", async () => {
+      const st = await status(id);
+      return st.forwarded === lines.length ? st : null;
+    });
     expect(s).toMatchObject({ forwarded: lines.length, send_errors: 0, dropped_filter: 0, dropped_queue: 0 });
     expect(s.connection).toBe(protocol === "udp" ? "ready" : "connected");
     await remove(id);
