@@ -261,22 +261,21 @@ export class IngestWorkers {
   }
 
   /** Resolves once every worker journaled and handed over what it had received (as much as maxInFlight lets it). */
-  async drain(): Promise<void> {
-    await Promise.all(
-      this.handles.map((h) => {
-        const done = this.next(h, "drained").catch(() => undefined);
-        h.worker.postMessage({ t: "drain" } satisfies ToWorker);
-        return done;
-      }),
-    );
+  drain(): Promise<void> {
+    return this.askAll({ t: "drain" }, "drained");
   }
 
   /** Stops receiving and handing over (what is journaled and not stored waits for the next start). */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    return this.askAll({ t: "close" }, "closed");
+  }
+
+  /** Sends `m` to every worker and resolves once each answered `reply` (or exited). */
+  private async askAll(m: ToWorker, reply: FromWorker["t"]): Promise<void> {
     await Promise.all(
       this.handles.map((h) => {
-        const done = this.next(h, "closed").catch(() => undefined);
-        h.worker.postMessage({ t: "close" } satisfies ToWorker);
+        const done = this.next(h, reply).catch(() => undefined);
+        h.worker.postMessage(m);
         return done;
       }),
     );
