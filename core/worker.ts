@@ -11,3 +11,6 @@ export { startUdpReader } from "./util/udpReader.js";
 export type { UdpReader, UdpReaderOptions, MirrorTarget, MirrorCount } from "./util/udpReader.js";
 export { compiledModuleUrl } from "./util/workerModule.js";
 export { copyText } from "./store/copyText.js";
+export { ipv4Number } from "./util/net.js";
+export { JournalPart, journalDirs } from "./journal/JournalPart.js";
+export type { JournalPartState } from "./journal/JournalPart.js";

@@ -504,6 +504,12 @@ export class Journal {
     return { base: s.base, count: s.count, startOffset: s.base + startRel, position, bytes: s.bytes };
   }
 
+  /** The newest segment's first offset and size in bytes. */
+  tail(): { base: number; bytes: number } {
+    const s = this.segments[this.segments.length - 1];
+    return { base: s.base, bytes: s.bytes };
+  }
+
   /** Flushes, writes the checkpoint and closes the files. */
   close(): void {
     if (this.closed) return;
@@ -547,6 +553,21 @@ export class JournalReader {
   /** Offset of the next record next() returns. */
   get nextOffset(): number {
     return this.offset;
+  }
+
+  /**
+   * Moves past records the caller just appended and processes from its own copy: `count` records of `bytes` in all,
+   * the first at offset `first`. Only when the reader was caught up (at `first`); answers false otherwise (read them).
+   * Spares a writer that keeps up the read back of what it wrote.
+   */
+  skipAppended(first: number, count: number, bytes: number): boolean {
+    if (this.offset !== first || count === 0) return false;
+    const tail = this.journal.tail();
+    if (tail.base === this.segBase && this.position + bytes === tail.bytes) this.position += bytes;
+    else this.closeSegment(); // the batch began a segment (or the reader had none open): found again at the next read
+    this.offset += count;
+    this.journal.noteRead(this.offset);
+    return true;
   }
 
   /** Up to `max` records (fewer at the end of what is appended); [] when the reader is caught up. */

@@ -1,5 +1,5 @@
 /** The events plugin's configuration schema (the one source of its config type) and its context token. */
-import { pluginContextToken, type ConfigOf, type PluginContext } from "../../core/index.js";
+import { journalConfigSchema, pluginContextToken, type ConfigOf, type PluginContext } from "../../core/index.js";
 
 /** A listener port: 0 = any free port (tests), null = off. Production defaults are the IANA ports (docs/events.md: binding them without root). */
 const port = (fallback: number | null) => ({ type: ["integer", "null"], minimum: 0, maximum: 65535, default: fallback }) as const;
@@ -61,21 +61,7 @@ export const eventsConfigSchema = {
         workers: { type: ["integer", "null"], minimum: 1, maximum: 64, default: null },
         /** Records a worker hands over and the store has not yet taken, before it stops reading its journal (the journal holds the rest). */
         maxInFlight: { type: "integer", minimum: 1000, maximum: 10000000, default: 50000 },
-        journal: {
-          type: "object",
-          additionalProperties: false,
-          default: {},
-          properties: {
-            /** The most the journal holds on disk; past it the oldest segments go, stored or not (counted as dropped). */
-            maxMB: { type: "integer", minimum: 16, maximum: 1048576, default: 2048 },
-            /** A segment whose newest message is older than this goes, stored or not (counted as dropped). */
-            maxAgeHours: { type: "number", minimum: 0.01, maximum: 8760, default: 12 },
-            segmentMB: { type: "integer", minimum: 1, maximum: 1024, default: 64 },
-            /** always: every write reaches the disk before the next; interval: every fsyncIntervalMs; never: the kernel decides (docs/operations.md says what each can lose). */
-            fsync: { enum: ["always", "interval", "never"], default: "interval" },
-            fsyncIntervalMs: { type: "integer", minimum: 10, maximum: 60000, default: 1000 },
-          },
-        },
+        journal: journalConfigSchema,
       },
     },
     /** Received events waiting for the store; past this they are dropped and counted (the receivers never wait). */

@@ -5,10 +5,11 @@
  * unprocessed; a process killed with SIGKILL right after appending loses nothing it appended.
  */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Journal, RECORD_HEADER_BYTES, type JournalRecord } from "../../core/journal/Journal.js";
+import { JournalPart, journalDirs } from "../../core/journal/JournalPart.js";
 
 const root = mkdtempSync(join(tmpdir(), "nms-journal-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -236,4 +237,73 @@ test("a checkpoint file with garbage, or none, starts the journal at its oldest 
   expect(again.committed).toBe(0);
   expect(readAll(again)).toHaveLength(2);
   again.close();
+});
+
+test("a caught-up reader moves past records its writer processes from its own copy, within a segment and across a new one", () => {
+  const j = Journal.open({ dir: freshDir(), segmentBytes: 4096, fsync: "never" });
+  const r = j.reader(0);
+  const framed = (from: number, count: number) => {
+    const parts = Array.from({ length: count }, (_, i) => payload(from + i, 100));
+    const buf = Buffer.alloc(parts.reduce((n, p) => n + RECORD_HEADER_BYTES + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      buf.writeUInt32BE(p.length, at);
+      p.copy(buf, at + RECORD_HEADER_BYTES);
+      at += RECORD_HEADER_BYTES + p.length;
+    }
+    return buf;
+  };
+  let next = 0;
+  // 10 batches of 8 records of 116 bytes: segments of 4 KiB roll every few batches; every batch is skipped by the reader.
+  for (let b = 0; b < 10; b++) {
+    const buf = framed(next, 8);
+    const first = j.appendFramed(buf, buf.length, 8, 1_700_000_000_000);
+    expect(first).toBe(next);
+    expect(r.skipAppended(first, 8, buf.length)).toBe(true);
+    next += 8;
+  }
+  expect(r.nextOffset).toBe(80);
+  expect(r.next(100)).toEqual([]);
+  // A reader that is behind is refused (it reads them), and then reads exactly what follows.
+  const buf = framed(next, 3);
+  const first = j.appendFramed(buf, buf.length, 3, 1_700_000_000_001);
+  expect(r.skipAppended(first + 1, 2, buf.length)).toBe(false);
+  expect(r.next(100).map((x) => x.payload.toString())).toEqual([80, 81, 82].map((i) => payload(i, 100).toString()));
+  r.close();
+  j.close();
+});
+
+test("a journal part skips what PostgreSQL holds and commits the ranges handed over in order, whatever order they are stored in", () => {
+  const dir = freshDir();
+  const part = new JournalPart(0, { dir, fsync: "never" });
+  part.journal.append(
+    Array.from({ length: 10 }, (_, i) => payload(i)),
+    1,
+  );
+  part.resume([
+    [2, 4],
+    [6, 7],
+  ]);
+  expect([...Array(10).keys()].filter((i) => part.isStored(i))).toEqual([2, 3, 6]);
+  part.handOver(0, 4);
+  part.handOver(4, 5, true); // nothing to store in it
+  part.handOver(5, 10);
+  expect(part.inFlight).toBe(9);
+  part.stored(5);
+  expect(part.journal.committed).toBe(0); // the first range is not stored yet
+  part.stored(0);
+  expect(part.journal.committed).toBe(10);
+  expect(part.inFlight).toBe(0);
+  expect(part.state()).toMatchObject({ partition: 0, committed: 10, next: 10 });
+  part.close();
+});
+
+test("a worker reads its own journal and those of a larger worker count before", () => {
+  const root = freshDir();
+  for (const k of [0, 1, 2, 3, 4]) mkdirSync(join(root, `syslog-${k}`), { recursive: true });
+  mkdirSync(join(root, "flows-7"));
+  expect(journalDirs(root, "syslog", 0, 2)).toEqual([0, 2, 4].map((k) => join(root, `syslog-${k}`)));
+  expect(journalDirs(root, "syslog", 1, 2)).toEqual([1, 3].map((k) => join(root, `syslog-${k}`)));
+  expect(journalDirs(root, "flows", 1, 2)).toEqual([1, 7].map((k) => join(root, `flows-${k}`)));
+  expect(journalDirs(join(root, "none"), "flows", 0, 4)).toEqual([join(root, "none", "flows-0")]);
 });

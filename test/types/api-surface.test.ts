@@ -23,7 +23,8 @@ describe("the nms-core package's exported values", () => {
         ...["isTimeZone", "localParts", "nextRun", "zonedTimeToUtc", "runAsSystem", "parseRfc3339", "isRfc3339", "MAX_TIMESTAMP_MS"],
         ...["InvalidBundleRow", "bundleField", "existingIds", "importRows", "keysetRows", "pruneRows", "sqlBundleTable"],
         ...["copyRows", "copyWithDeadLetters", "copyLinesWithDeadLetters", "encodeCopyText", "isRowDataError", "pruneDeadLetters", "copyText"],
-        ...["Journal", "JournalReader", "RECORD_HEADER_BYTES", "compiledModuleUrl"],
+        ...["Journal", "JournalReader", "RECORD_HEADER_BYTES", "compiledModuleUrl", "journalConfigSchema", "workerJournalOptions"],
+        ...["insertJournalRanges", "storedJournalRanges", "pruneJournalRanges", "JournalPart", "journalDirs"],
       ].sort(),
     );
   });
@@ -32,7 +33,7 @@ describe("the nms-core package's exported values", () => {
     expect(await names("nms-core/worker")).toEqual(
       [
         ...["Journal", "JournalReader", "RECORD_HEADER_BYTES", "timeOrderedUuid", "compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT"],
-        ...["REGEX_MAX_GROUP_REPEAT", "startUdpReader", "compiledModuleUrl", "copyText"],
+        ...["REGEX_MAX_GROUP_REPEAT", "startUdpReader", "compiledModuleUrl", "copyText", "ipv4Number", "JournalPart", "journalDirs"],
       ].sort(),
     );
   });

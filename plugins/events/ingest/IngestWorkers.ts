@@ -5,10 +5,9 @@
  * batches they produce to the pipeline, acknowledging each once it is stored. To the rest of the plugin the workers
  * look like the listeners they replace (BoundListener, counters summed over the workers).
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
 import { Worker } from "node:worker_threads";
-import { compiledModuleUrl, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
+import { compiledModuleUrl, journalDirs, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
 import type { BoundListener, ListenerCounters } from "../lib/types.js";
 import type { FromWorker, IngestJournalConfig, IngestListenerConfig, IngestState, IngestWorkerData, ToWorker } from "./protocol.js";
 
@@ -66,20 +65,13 @@ export class IngestWorkers {
   async start(state: IngestState): Promise<BoundListener[]> {
     const n = Math.max(1, this.o.workers);
     mkdirSync(this.o.journalRoot, { recursive: true, mode: 0o700 });
-    // Journals of a larger worker count before are read (not appended to) by worker k % n, so nothing they hold is left behind.
-    const existing = existsSync(this.o.journalRoot)
-      ? readdirSync(this.o.journalRoot)
-          .map((f) => /^syslog-(\d+)$/.exec(f))
-          .filter((m): m is RegExpExecArray => m !== null)
-          .map((m) => Number(m[1]))
-      : [];
     const url = compiledModuleUrl("./worker.js", import.meta.url);
     for (let i = 0; i < n; i++) {
-      const orphans = existing.filter((k) => k >= n && k % n === i).sort((a, b) => a - b);
       const data: IngestWorkerData = {
         index: i,
         listeners: this.o.listeners,
-        journal: { ...this.o.journal, dirs: [i, ...orphans].map((k) => join(this.o.journalRoot, `syslog-${k}`)) },
+        // Journals of a larger worker count before are read (not appended to) too, so nothing they hold is left behind.
+        journal: { ...this.o.journal, dirs: journalDirs(this.o.journalRoot, "syslog", i, n) },
         batchSize: this.o.batchSize,
         maxInFlight: this.o.maxInFlight,
       };

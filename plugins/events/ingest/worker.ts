@@ -9,7 +9,7 @@
  * the main thread sends), so a replay after a crash stores each message once.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { Journal, RECORD_HEADER_BYTES, type JournalRecord, type JournalReader } from "../../../core/worker.js";
+import { JournalPart, RECORD_HEADER_BYTES, type JournalRecord } from "../../../core/worker.js";
 import { toRow } from "../lib/row.js";
 import type { BoundListener, Inbound, Transport } from "../lib/types.js";
 import { eventCopyHead, UNMATCHED_TAIL } from "../repositories/eventCopy.js";
@@ -52,35 +52,9 @@ let feed = false;
 let live = true;
 
 // ---- journals ----------------------------------------------------------------------------------------------------
-interface Part {
-  index: number;
-  journal: Journal;
-  reader: JournalReader | null;
-  /** Ranges [first, end) PostgreSQL already holds (from the main thread at start): records in them are not stored again. */
-  skip: [number, number][];
-  skipAt: number;
-  /** Batches handed over, oldest first; the journal commits up to the first one not yet stored. */
-  pending: { first: number; end: number; done: boolean }[];
-  inFlight: number;
-}
-
-const parts: Part[] = o.journal.dirs.map((dir, index) => ({
-  index,
-  journal: Journal.open({
-    dir,
-    maxBytes: o.journal.maxBytes,
-    maxAgeMs: o.journal.maxAgeMs,
-    segmentBytes: o.journal.segmentBytes,
-    fsync: o.journal.fsync,
-    fsyncIntervalMs: o.journal.fsyncIntervalMs,
-    onDrop: (records, why) => post({ t: "drop", partition: index, records, why }),
-  }),
-  reader: null,
-  skip: [],
-  skipAt: 0,
-  pending: [],
-  inFlight: 0,
-}));
+const parts: JournalPart[] = o.journal.dirs.map(
+  (dir, index) => new JournalPart(index, { ...o.journal, dir, onDrop: (records, why) => post({ t: "drop", partition: index, records, why }) }),
+);
 const own = parts[0];
 post({ t: "journals", list: parts.map((p) => ({ partition: p.index, id: p.journal.id, committed: p.journal.committed, next: p.journal.nextOffset })) });
 
@@ -169,14 +143,9 @@ function processSome(all = false): void {
   }
 }
 
-function inSkip(p: Part, offset: number): boolean {
-  while (p.skipAt < p.skip.length && p.skip[p.skipAt][1] <= offset) p.skipAt++;
-  return p.skipAt < p.skip.length && p.skip[p.skipAt][0] <= offset;
-}
-
 const listenerOf = (transport: Transport) => bound.find((l) => l.protocol === transport);
 
-function handOver(p: Part, recs: JournalRecord[]): void {
+function handOver(p: JournalPart, recs: JournalRecord[]): void {
   const first = recs[0].offset;
   const end = recs[recs.length - 1].offset + 1;
   let text = "";
@@ -190,7 +159,7 @@ function handOver(p: Part, recs: JournalRecord[]): void {
   let liveLeftOut = 0;
   const fed: Inbound[] = [];
   for (const rec of recs) {
-    if (p.skip.length && inSkip(p, rec.offset)) continue;
+    if (p.isStored(rec.offset)) continue;
     const m = inbound(rec);
     if (!m) continue;
     // The forwarding tee takes every message received, stored or not (a disabled source's too).
@@ -232,14 +201,12 @@ function handOver(p: Part, recs: JournalRecord[]): void {
   }
   if (rows === 0 && fed.length === 0) {
     // Nothing to store (all already stored, disabled or empty): the range is done here.
-    p.pending.push({ first, end, done: true });
+    p.handOver(first, end, true);
     if (disabled)
       post({ t: "batch", partition: p.index, journalId: p.journal.id, first, end, text: "", rows: 0, minMs: 0, maxMs: 0, hits: [], disabled: disabledBy });
-    settle(p);
     return;
   }
-  p.pending.push({ first, end, done: false });
-  p.inFlight += end - first;
+  p.handOver(first, end);
   post({
     t: "batch",
     partition: p.index,
@@ -275,12 +242,6 @@ function inbound(rec: JournalRecord): Inbound | null {
   if (l) l.counters.malformed++;
   if (r.raw === null) return null;
   return { ...base, syslog: null, raw: r.raw, malformed: true, bytes };
-}
-
-function settle(p: Part): void {
-  let committed = -1;
-  while (p.pending.length && p.pending[0].done) committed = p.pending.shift()!.end;
-  if (committed >= 0) p.journal.commit(committed);
 }
 
 // ---- listeners ---------------------------------------------------------------------------------------------------
@@ -340,29 +301,14 @@ function stats(): void {
   post({
     t: "stats",
     listeners,
-    journals: parts.map((p) => {
-      const s = p.journal.stats();
-      return {
-        partition: p.index,
-        id: s.id,
-        committed: s.committed,
-        checkpointed: p.journal.checkpointed,
-        next: s.nextOffset,
-        bytes: s.bytes,
-        dropped: s.dropped,
-        skipped: p.reader?.skipped ?? 0,
-      };
-    }),
+    journals: parts.map((p) => p.state()),
     mirror: mirrorSnapshot(),
     lost,
   });
 }
 const statsTimer = setInterval(stats, 250);
 const checkpointTimer = setInterval(() => {
-  for (const p of parts) {
-    p.journal.enforceAge();
-    p.journal.checkpoint();
-  }
+  for (const p of parts) p.housekeeping();
 }, 1000);
 
 // ---- messages from the main thread ---------------------------------------------------------------------------------
@@ -388,21 +334,12 @@ parent.on("message", (m: ToWorker) => {
       return;
     }
     case "resume": {
-      const p = parts[m.partition];
-      p.skip = m.ranges;
-      p.skipAt = 0;
-      p.reader = p.journal.reader(p.journal.committed);
+      parts[m.partition].resume(m.ranges);
       pump();
       return;
     }
     case "ack": {
-      const p = parts[m.partition];
-      const b = p.pending.find((x) => x.first === m.first && !x.done);
-      if (b) {
-        b.done = true;
-        p.inFlight -= b.end - b.first;
-      }
-      settle(p);
+      parts[m.partition].stored(m.first);
       pump();
       return;
     }
@@ -444,9 +381,6 @@ parent.on("message", (m: ToWorker) => {
 function exit(): void {
   clearInterval(statsTimer);
   clearInterval(checkpointTimer);
-  for (const p of parts) {
-    p.reader?.close();
-    p.journal.close();
-  }
+  for (const p of parts) p.close();
   post({ t: "exited" });
 }

@@ -2,11 +2,15 @@ import { Inject, Injectable } from "@tsed/di";
 import {
   ApiError,
   copyLinesWithDeadLetters,
+  insertJournalRanges,
   isoTimestamp,
   isPgError,
   PG_ERROR,
+  pruneJournalRanges,
+  storedJournalRanges,
   type CopyOutcome,
   type CopyWithDeadLettersOptions,
+  type JournalRange,
 } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { REPORT_FLOWS_1H_VIEW, REPORT_FLOWS_1M_VIEW } from "../../flows/contract.js";
@@ -14,12 +18,7 @@ import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { CountBucket, EventView, TimeBucket } from "../models/EventModels.js";
 import { EVENT_COPY_COLUMNS } from "./eventCopy.js";
 
-/** Journal offsets [first, end) of one ingest batch. */
-export interface JournalRange {
-  journalId: string;
-  first: number;
-  end: number;
-}
+export type { JournalRange };
 
 /** One event as the pipeline writes it. */
 export interface EventRow {
@@ -95,29 +94,19 @@ export class EventRepository {
       const outcome = text.length
         ? await copyLinesWithDeadLetters(client, { table: this.t, columns: EVENT_COPY_COLUMNS, target: "events.events" }, text, opts)
         : { stored: 0, deadLettered: 0 };
-      if (ranges.length)
-        await client.query(
-          `INSERT INTO ${this.ctx.store.table("journal_commits")} (journal_id, first_offset, end_offset)
-           SELECT * FROM unnest($1::uuid[], $2::int8[], $3::int8[])`,
-          [ranges.map((r) => r.journalId), ranges.map((r) => r.first), ranges.map((r) => r.end)],
-        );
+      await insertJournalRanges(client, this.ctx.store.table("journal_commits"), ranges);
       return outcome;
     });
   }
 
   /** The ranges [first, end) of journal `id` stored at or past offset `from`, in order (a replay skips them). */
-  async storedRanges(id: string, from: number): Promise<[number, number][]> {
-    const { rows } = await this.ctx.store.query<{ first: string; end: string }>(
-      `SELECT first_offset AS first, end_offset AS end FROM ${this.ctx.store.table("journal_commits")}
-        WHERE journal_id = $1 AND end_offset > $2 ORDER BY first_offset`,
-      [id, from],
-    );
-    return rows.map((r) => [Number(r.first), Number(r.end)]);
+  storedRanges(id: string, from: number): Promise<[number, number][]> {
+    return storedJournalRanges(this.ctx.store, this.ctx.store.table("journal_commits"), id, from);
   }
 
   /** Forgets the ranges of journal `id` wholly below `below` (its checkpoint file holds that much). */
-  async pruneRanges(id: string, below: number): Promise<void> {
-    await this.ctx.store.query(`DELETE FROM ${this.ctx.store.table("journal_commits")} WHERE journal_id = $1 AND end_offset <= $2`, [id, below]);
+  pruneRanges(id: string, below: number): Promise<void> {
+    return pruneJournalRanges(this.ctx.store, this.ctx.store.table("journal_commits"), id, below);
   }
 
   /** The WHERE clause of a filter, its parameters appended to `params`. */

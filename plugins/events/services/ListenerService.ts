@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import type { MirrorCount, MirrorTarget } from "../../../core/index.js";
+import { workerJournalOptions, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
 import { CredentialService } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { availableParallelism } from "node:os";
@@ -65,13 +65,7 @@ export class ListenerService {
       this.workers = new IngestWorkers({
         workers,
         journalRoot: join(this.ctx.kernelConfig.dataDir, "journal"),
-        journal: {
-          maxBytes: Math.floor((j.maxMB * 1024 * 1024) / workers),
-          maxAgeMs: j.maxAgeHours * 3_600_000,
-          segmentBytes: j.segmentMB * 1024 * 1024,
-          fsync: j.fsync,
-          fsyncIntervalMs: j.fsyncIntervalMs,
-        },
+        journal: workerJournalOptions(j, workers),
         listeners: {
           host: s.bindAddress,
           udp: s.udp,
