@@ -1,5 +1,5 @@
 /** The flows plugin's configuration schema (the one source of its config type) and its context token. */
-import { pluginContextToken, type ConfigOf, type PluginContext } from "../../core/index.js";
+import { journalConfigSchema, pluginContextToken, type ConfigOf, type PluginContext } from "../../core/index.js";
 
 export const flowsConfigSchema = {
   type: "object",
@@ -18,6 +18,20 @@ export const flowsConfigSchema = {
     flushMs: { type: "integer", minimum: 100, maximum: 60000, default: 5000 },
     /** Most distinct aggregation keys held in memory between flushes; past it records are dropped (counted). */
     maxKeys: { type: "integer", minimum: 1000, maximum: 10000000, default: 500000 },
+    /**
+     * The listener's ingest: reader threads (one SO_REUSEPORT socket each) and decoder threads that journal every
+     * datagram, decode and aggregate (docs/operations.md, "The ingest journal"). Each decoder's journal holds its part of maxMB.
+     */
+    ingest: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        /** Decoder threads (and as many readers); null = one per core. */
+        workers: { type: ["integer", "null"], minimum: 1, maximum: 64, default: null },
+        journal: journalConfigSchema,
+      },
+    },
     /** Days of minute rollups and of hour rollups kept (whole daily partitions are dropped). */
     minuteRetentionDays: { type: "integer", minimum: 1, maximum: 365, default: 7 },
     hourRetentionDays: { type: "integer", minimum: 1, maximum: 3650, default: 90 },

@@ -180,12 +180,18 @@ describe("plugin metrics move with real traffic", () => {
     const pcap = join(flowTempDir(), "m.pcap");
     writePcap(pcap, traffic.packets);
     await runSoftflowd({ version: 9, pcap, port: ports["flows.udp"]! });
-    await until("the datagrams and records counted", async () => {
-      const f = await scrape(k.url);
-      return (
-        sampleSum(f, "nms_flows_datagrams_received_total") > 0 && sampleSum(f, "nms_flows_records_total") > 0 && sampleSum(f, "nms_flows_templates_known") > 0
-      );
-    });
+    const counted = ["nms_flows_datagrams_received_total", "nms_flows_records_total", "nms_flows_templates_known"];
+    let seen: number[] = [];
+    await until(
+      "the datagrams and records counted",
+      async () => {
+        const f = await scrape(k.url);
+        seen = counted.map((n) => sampleSum(f, n));
+        return seen.every((v) => v > 0);
+      },
+      25_000,
+      () => `${counted.join(", ")}: ${seen.join(", ")}`,
+    );
     const f = await scrape(k.url);
     expect(sampleValue(f, "nms_flows_decode_errors_total")).toBe(0);
   });

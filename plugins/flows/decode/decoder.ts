@@ -144,6 +144,8 @@ export class FlowDecoder {
   private sink: RecordSink = () => undefined;
   private emitted = 0;
   private dropped = 0;
+  /** This datagram is read for its templates and options data only. */
+  private learnOnly = false;
 
   constructor(opts: FlowDecoderOptions) {
     this.templates = opts.templates;
@@ -155,8 +157,11 @@ export class FlowDecoder {
   /**
    * Decodes one datagram. Without `sink` the records are copied into result.records; with it, result.records stays empty
    * and the sink is called once per record with a scratch record that is overwritten by the next one (copy what is kept).
+   * With `learnOnly` only templates and options data are read (the datagram's flow records are another decoder's: the
+   * ingest spreads one exporter over several); nothing is emitted or held.
    */
-  decode(buf: Buffer, exporter: string, nowMs: number, sink?: RecordSink): DecodeResult {
+  decode(buf: Buffer, exporter: string, nowMs: number, sink?: RecordSink, learnOnly = false): DecodeResult {
+    this.learnOnly = learnOnly;
     this.counters.datagrams++;
     this.dropped = 0;
     const result: DecodeResult = { records: [], templatesLearned: [], templatesWithdrawn: [], malformed: false, dropped: 0, pending: 0, version: null };
@@ -465,6 +470,7 @@ export class FlowDecoder {
   private dataSet(v: DataView, q: number, end: number, id: number, nowMs: number, result: DecodeResult): boolean {
     const key = templateKeyText(this.cExporter, this.cVersion, this.cDomain, id);
     const t = this.templates.getByText(key);
+    if (this.learnOnly) return t?.json.options ? this.records(v, q, end, t) : true;
     if (!t) {
       this.hold(key, v, q, end, nowMs);
       result.pending++;

@@ -1,4 +1,4 @@
-import { ipv4Number } from "../../../core/index.js";
+import { ipv4Number } from "../../../core/worker.js";
 import { ipv4Text } from "../decode/ip.js";
 import type { FlowRecord } from "../decode/types.js";
 import type { ExporterDelta, RollupRow } from "../repositories/FlowRepository.js";

@@ -1,8 +1,26 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isoTimestamp, type Queryable } from "../../../core/index.js";
+import {
+  copyLinesWithDeadLetters,
+  insertJournalRanges,
+  isoTimestamp,
+  pruneJournalRanges,
+  storedJournalRanges,
+  type CopyOutcome,
+  type CopyWithDeadLettersOptions,
+  type JournalRange,
+  type Queryable,
+} from "../../../core/index.js";
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
 import type { TemplateJson } from "../decode/types.js";
 import type { FlowQuery } from "../lib/query.js";
+import { STAGING_COLUMNS } from "./rollupCopy.js";
+
+/** The node an exporter address stands for, as the rollups file it. */
+export interface ExporterAttribution {
+  exporter: string;
+  node_id: string;
+  folder_path: readonly string[];
+}
 
 /** One minute-rollup row to add (the aggregator's output). */
 export interface RollupRow {
@@ -125,6 +143,53 @@ export class FlowRepository {
     );
   }
 
+  /**
+   * Adds the ingest decoders' minute rollups (COPY text, rollupCopy.ts) to rollup_1m inside the caller's transaction:
+   * copied into a staging table (a row PostgreSQL refuses goes to the dead letters; the rest are stored), summed per
+   * key (several decoders hold parts of one key), filed under the node each exporter stands for, and added to what is
+   * there; the journal ranges they came from are recorded with them, so a replay skips exactly these.
+   */
+  async storeTaken(
+    db: import("pg").ClientBase,
+    text: string,
+    nodes: readonly ExporterAttribution[],
+    ranges: readonly JournalRange[],
+    opts: CopyWithDeadLettersOptions,
+  ): Promise<CopyOutcome> {
+    let outcome: CopyOutcome = { stored: 0, deadLettered: 0 };
+    if (text.length) {
+      await db.query(
+        `CREATE TEMP TABLE IF NOT EXISTS flows_staging (ms float8, exporter inet, src inet, dst inet, proto int2, src_port int4, dst_port int4,
+           src_as int8, dst_as int8, bytes int8, packets int8, flows int8) ON COMMIT DELETE ROWS`,
+      );
+      outcome = await copyLinesWithDeadLetters(db, { table: "flows_staging", columns: STAGING_COLUMNS, target: "flows.rollup_1m" }, text, opts);
+      await db.query(
+        `INSERT INTO ${this.t("rollup_1m")} AS r (at, exporter, node_id, folder_path, src, dst, proto, src_port, dst_port, src_as, dst_as, bytes, packets, flows)
+         SELECT timestamptz 'epoch' + s.ms * interval '1 millisecond', s.exporter, n.node_id, COALESCE(n.folder_path::uuid[], '{}'), s.src, s.dst, s.proto,
+                s.src_port, s.dst_port, s.src_as, s.dst_as, s.bytes, s.packets, s.flows
+           FROM (SELECT ms, exporter, src, dst, proto, src_port, dst_port, src_as, dst_as, sum(bytes) AS bytes, sum(packets) AS packets, sum(flows) AS flows
+                   FROM flows_staging GROUP BY ms, exporter, src, dst, proto, src_port, dst_port, src_as, dst_as) s
+           LEFT JOIN unnest($1::inet[], $2::uuid[], $3::text[]) AS n(exporter, node_id, folder_path) ON n.exporter = s.exporter
+         ON CONFLICT (at, exporter, src, dst, proto, src_port, dst_port, src_as, dst_as) DO UPDATE
+           SET bytes = r.bytes + EXCLUDED.bytes, packets = r.packets + EXCLUDED.packets, flows = r.flows + EXCLUDED.flows,
+               node_id = EXCLUDED.node_id, folder_path = EXCLUDED.folder_path`,
+        [nodes.map((n) => n.exporter), nodes.map((n) => n.node_id), nodes.map((n) => `{${n.folder_path.join(",")}}`)],
+      );
+    }
+    await insertJournalRanges(db, this.t("journal_commits"), ranges);
+    return outcome;
+  }
+
+  /** The ranges of journal `id` stored at or past `from` (a decoder's replay skips them). */
+  storedRanges(id: string, from: number): Promise<[number, number][]> {
+    return storedJournalRanges(this.ctx.store, this.t("journal_commits"), id, from);
+  }
+
+  /** Forgets the ranges of journal `id` wholly below `below` (its checkpoint holds that much). */
+  pruneRanges(id: string, below: number): Promise<void> {
+    return pruneJournalRanges(this.ctx.store, this.t("journal_commits"), id, below);
+  }
+
   async addExporters(deltas: readonly ExporterDelta[], db: Queryable = this.ctx.store): Promise<void> {
     if (!deltas.length) return;
     const col = <K extends keyof ExporterDelta>(k: K) => deltas.map((d) => d[k]);
@@ -138,9 +203,9 @@ export class FlowRepository {
     );
   }
 
-  async saveTemplates(templates: readonly TemplateJson[]): Promise<void> {
+  async saveTemplates(templates: readonly TemplateJson[], db: Queryable = this.ctx.store): Promise<void> {
     if (!templates.length) return;
-    await this.ctx.store.query(
+    await db.query(
       `INSERT INTO ${this.t("templates")} (exporter, version, domain, template_id, template, updated_at)
        SELECT u.exporter::inet, u.version, u.domain, u.id, u.template, now()
          FROM unnest($1::text[], $2::int2[], $3::int8[], $4::int4[], $5::jsonb[]) AS u(exporter, version, domain, id, template)
@@ -155,9 +220,9 @@ export class FlowRepository {
     );
   }
 
-  async deleteTemplates(keys: readonly { exporter: string; version: number; domain: number; id: number }[]): Promise<void> {
+  async deleteTemplates(keys: readonly { exporter: string; version: number; domain: number; id: number }[], db: Queryable = this.ctx.store): Promise<void> {
     if (!keys.length) return;
-    await this.ctx.store.query(
+    await db.query(
       `DELETE FROM ${this.t("templates")} t USING unnest($1::text[], $2::int2[], $3::int8[], $4::int4[]) AS u(exporter, version, domain, id)
         WHERE t.exporter = u.exporter::inet AND t.version = u.version AND t.domain = u.domain AND t.template_id = u.id`,
       [keys.map((k) => k.exporter), keys.map((k) => k.version), keys.map((k) => k.domain), keys.map((k) => k.id)],

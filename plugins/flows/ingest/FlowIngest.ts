@@ -1,0 +1,284 @@
+/**
+ * The main thread's side of the flows ingest (protocol.ts): starts a decoder thread per core (or ingest.workers) and
+ * as many reader threads, each reader on its own SO_REUSEPORT socket of the flows port with a MessagePort to every
+ * decoder; resumes the decoders' journals past what PostgreSQL holds; and every flush takes the decoders' aggregates
+ * for the collector to store. To the collector it is one listener (counters summed over the threads).
+ */
+import { mkdirSync } from "node:fs";
+import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
+import { compiledModuleUrl, journalDirs } from "../../../core/index.js";
+import type { TemplateJson } from "../decode/types.js";
+import type { DecoderCounters, DecoderData, FromDecoder, FromReader, JournalConfig, JournalState, ReaderData, ToDecoder } from "./protocol.js";
+
+export type Taken = Extract<FromDecoder, { t: "taken" }>;
+export type FeedItem = Extract<FromDecoder, { t: "feed" }>["items"][number];
+
+export interface FlowIngestOptions {
+  workers: number;
+  /** The data directory's journal folder; decoder n's journal is `flows-<n>` in it. */
+  journalRoot: string;
+  journal: JournalConfig;
+  listen: { type: "udp4" | "udp6"; host: string; port: number; ipv6Only: boolean; recvBufferSize: number; maxBacklogBytes: number };
+  maxKeys: number;
+  pendingMaxMs: number;
+  overrides: Record<string, number>;
+  templates: TemplateJson[];
+  storedRanges(id: string, from: number): Promise<[number, number][]>;
+  /** A decoder holds data for a template it lacks from this exporter. */
+  onLookup(exporter: string): void;
+  /** Datagrams and their records, while the feed is on. */
+  onFeed(items: FeedItem[]): void;
+  log: { info(msg: string, f?: object): void; warn(msg: string, f?: object): void; error(msg: string, f?: object): void };
+}
+
+interface Thread<S> {
+  index: number;
+  worker: Worker;
+  stats: S | null;
+  waiters: Map<string, ((m: { t: string }) => void)[]>;
+}
+
+export interface IngestTotals {
+  received: number;
+  /** Dropped by the readers (decoders behind), held too long for a template, lost by the journal (a failed write or its bounds). */
+  dropped: number;
+  malformed: number;
+  records: number;
+  droppedRecords: number;
+  templates: number;
+}
+
+export class FlowIngest {
+  private decoders: Thread<Extract<FromDecoder, { t: "stats" }>>[] = [];
+  private readers: Thread<Extract<FromReader, { t: "stats" }>>[] = [];
+  private seq = 0;
+  private journalDrops = 0;
+  private dropsThisMinute = 0;
+  private dropTimer: NodeJS.Timeout | null = null;
+  private feedOn = false;
+
+  constructor(private readonly o: FlowIngestOptions) {}
+
+  /** Starts the threads and binds the port; rejects (errno `code` kept) when the port cannot be bound. */
+  async start(): Promise<{ address: string; port: number }> {
+    try {
+      return await this.startThreads();
+    } catch (err) {
+      await this.exit();
+      throw err;
+    }
+  }
+
+  private async startThreads(): Promise<{ address: string; port: number }> {
+    const n = Math.max(1, this.o.workers);
+    mkdirSync(this.o.journalRoot, { recursive: true, mode: 0o700 });
+    const decoderUrl = compiledModuleUrl("./worker.js", import.meta.url);
+    for (let i = 0; i < n; i++) {
+      const data: DecoderData = {
+        index: i,
+        // Journals of a larger decoder count before are read too, so nothing they hold is left behind.
+        dirs: journalDirs(this.o.journalRoot, "flows", i, n),
+        journal: this.o.journal,
+        maxKeys: Math.max(4096, Math.floor(this.o.maxKeys / n)),
+        pendingMaxMs: this.o.pendingMaxMs,
+        overrides: this.o.overrides,
+        templates: this.o.templates,
+      };
+      this.decoders.push(this.thread<Extract<FromDecoder, { t: "stats" }>>(i, new Worker(decoderUrl, { workerData: data }), "decoder"));
+    }
+    await Promise.all(
+      this.decoders.map(async (d) => {
+        const j = (await this.next(d, "journals")) as Extract<FromDecoder, { t: "journals" }>;
+        for (const p of j.list) {
+          const ranges = await this.o.storedRanges(p.id, p.committed);
+          d.worker.postMessage({ t: "resume", partition: p.partition, ranges } satisfies ToDecoder);
+          if (p.next > p.committed) this.o.log.info("flows: journal replayed from its last commit", { journal: p.id, datagrams: p.next - p.committed });
+        }
+      }),
+    );
+    // A channel from every reader to every decoder.
+    const toDecoder: MessagePort[][] = this.decoders.map(() => []);
+    const readerUrl = compiledModuleUrl("./reader.js", import.meta.url);
+    let port = this.o.listen.port;
+    let address = "";
+    for (let j = 0; j < n; j++) {
+      const ends: MessagePort[] = [];
+      for (let i = 0; i < n; i++) {
+        const ch = new MessageChannel();
+        ends.push(ch.port1);
+        toDecoder[i].push(ch.port2);
+      }
+      const data: ReaderData = { ...this.o.listen, port, decoders: ends };
+      const r = this.thread<Extract<FromReader, { t: "stats" }>>(j, new Worker(readerUrl, { workerData: data, transferList: ends }), "reader");
+      this.readers.push(r);
+      const bound = await new Promise<Extract<FromReader, { t: "bound" }>>((resolve, reject) => {
+        r.worker.on("message", (m: FromReader) => {
+          if (m.t === "bound") resolve(m);
+          else if (m.t === "bind-error") reject(Object.assign(new Error(m.message), { code: m.code }));
+        });
+        r.worker.once("error", reject);
+      });
+      // The others bind the port the first got (port 0: any free one).
+      port = bound.port;
+      address = bound.address;
+    }
+    this.decoders.forEach((d, i) => d.worker.postMessage({ t: "ports", ports: toDecoder[i] } satisfies ToDecoder, toDecoder[i]));
+    this.dropTimer = setInterval(() => this.reportDrops(), 60_000);
+    this.dropTimer.unref();
+    return { address, port };
+  }
+
+  private thread<S>(index: number, worker: Worker, kind: "decoder" | "reader"): Thread<S> {
+    const t: Thread<S> = { index, worker, stats: null, waiters: new Map() };
+    worker.unref();
+    worker.on("message", (m: { t: string }) => {
+      const waiting = t.waiters.get(m.t);
+      if (waiting) {
+        t.waiters.delete(m.t);
+        for (const w of waiting) w(m);
+      }
+      if (m.t === "stats") t.stats = m as S;
+      else if (kind === "decoder") this.fromDecoder(m as FromDecoder);
+      else if (m.t === "error") this.o.log.warn("flows: socket error", { error: (m as unknown as { message: string }).message });
+    });
+    worker.on("error", (err) => this.o.log.error(`flows: ingest ${kind} thread failed`, { thread: index, error: err }));
+    return t;
+  }
+
+  private fromDecoder(m: FromDecoder): void {
+    switch (m.t) {
+      case "lookup":
+        return this.o.onLookup(m.exporter);
+      case "feed":
+        return this.o.onFeed(m.items);
+      case "drop":
+        if (this.dropsThisMinute === 0) this.o.log.warn("flows: journal full or too old: undecoded datagrams dropped", { datagrams: m.records, bound: m.why });
+        this.dropsThisMinute += m.records;
+        this.journalDrops += m.records;
+        return;
+      case "warn":
+        return this.o.log.warn(m.message, m.fields);
+    }
+  }
+
+  private reportDrops(): void {
+    if (this.dropsThisMinute > 0) this.o.log.warn("flows: journal dropped undecoded datagrams in the last minute", { datagrams: this.dropsThisMinute });
+    this.dropsThisMinute = 0;
+  }
+
+  /** Resolves with the thread's next message of type `t`. */
+  private next<S>(t: Thread<S>, type: string): Promise<{ t: string }> {
+    return new Promise((resolve, reject) => {
+      const onExit = () => reject(new Error(`flows ingest thread ${t.index} exited`));
+      t.worker.once("exit", onExit);
+      const list = t.waiters.get(type) ?? [];
+      list.push((m) => {
+        t.worker.off("exit", onExit);
+        resolve(m);
+      });
+      t.waiters.set(type, list);
+    });
+  }
+
+  /** Sends `m` to every decoder and resolves with each one's `reply`. */
+  private askAll(m: ToDecoder, reply: FromDecoder["t"]): Promise<FromDecoder[]> {
+    return Promise.all(
+      this.decoders.map((d) => {
+        const done = this.next(d, reply) as Promise<FromDecoder>;
+        d.worker.postMessage(m);
+        return done;
+      }),
+    );
+  }
+
+  /** Every decoder's aggregates since its last take, with the journal ranges they cover. */
+  async take(): Promise<Taken[]> {
+    const seq = ++this.seq;
+    return (await this.askAll({ t: "take", seq }, "taken")) as Taken[];
+  }
+
+  /** PostgreSQL holds the takes of these sequence numbers: their journal ranges are committed. */
+  stored(seqs: readonly number[]): void {
+    for (const seq of seqs) for (const d of this.decoders) d.worker.postMessage({ t: "stored", seq } satisfies ToDecoder);
+  }
+
+  /** Templates read from the store: to every decoder (their held data is decoded at once). */
+  templates(list: TemplateJson[]): void {
+    for (const d of this.decoders) d.worker.postMessage({ t: "templates", list } satisfies ToDecoder);
+  }
+
+  /** Whether the decoders copy every datagram and its records for flows.received (the forwarding tee). */
+  setFeed(on: boolean): void {
+    if (on === this.feedOn) return;
+    this.feedOn = on;
+    for (const d of this.decoders) d.worker.postMessage({ t: "feed", on } satisfies ToDecoder);
+  }
+
+  /** Resolves once every decoder decoded what it had journaled (stats updated). */
+  async drain(): Promise<void> {
+    await this.askAll({ t: "drain" }, "drained");
+  }
+
+  totals(): IngestTotals {
+    const t: IngestTotals = { received: 0, dropped: this.journalDrops, malformed: 0, records: 0, droppedRecords: 0, templates: 0 };
+    for (const r of this.readers) {
+      t.received += r.stats?.received ?? 0;
+      t.dropped += r.stats?.dropped ?? 0;
+    }
+    for (const d of this.decoders) {
+      const c: DecoderCounters | undefined = d.stats?.counters;
+      if (!c) continue;
+      t.dropped += c.dropped + c.lost;
+      t.malformed += c.malformed;
+      t.records += c.records;
+      t.droppedRecords += c.droppedRecords;
+      t.templates = Math.max(t.templates, c.templates);
+    }
+    return t;
+  }
+
+  /** Datagrams the journals' bounds dropped before they were stored. */
+  journalDropped(): number {
+    return this.journalDrops;
+  }
+
+  /** Records each decoder aggregated (its latest stats). */
+  recordsPerDecoder(): number[] {
+    return this.decoders.map((d) => d.stats?.counters.records ?? 0);
+  }
+
+  journals(): JournalState[] {
+    return this.decoders.flatMap((d) => d.stats?.journals ?? []);
+  }
+
+  /** Stops receiving: the readers close their sockets (what they held goes to the decoders first). */
+  async stopReceiving(): Promise<void> {
+    await Promise.all(
+      this.readers.map(async (r) => {
+        const done = this.next(r, "closed").catch(() => undefined);
+        r.worker.postMessage({ t: "close" });
+        await done;
+        await r.worker.terminate();
+      }),
+    );
+    this.readers = [];
+  }
+
+  /** After the last take is stored: journals closed (checkpoints written), threads ended. */
+  async exit(): Promise<void> {
+    if (this.dropTimer) clearInterval(this.dropTimer);
+    for (const r of this.readers) await r.worker.terminate();
+    this.readers = [];
+    await Promise.all(
+      this.decoders.map(async (d) => {
+        const done = this.next(d, "closed").catch(() => undefined);
+        d.worker.postMessage({ t: "close" } satisfies ToDecoder);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([done, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+        clearTimeout(timer);
+        await d.worker.terminate();
+      }),
+    );
+    this.decoders = [];
+  }
+}

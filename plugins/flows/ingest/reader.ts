@@ -1,0 +1,153 @@
+/**
+ * A flows reader thread (FlowIngest starts one per decoder, each on its own SO_REUSEPORT socket of the flows port). It
+ * only receives: each datagram is laid out as a journal record in a batch, and the batch goes, once per turn of this
+ * thread's loop (at most every millisecond under a flood), to the decoder with the least in hand. So one exporter's
+ * datagrams, which the kernel always puts on the same socket, are decoded on every core. A datagram every decoder
+ * must see (templates, options data) ends the batch, goes whole to one decoder and as a learn-only copy to the
+ * others, before any later batch. Past maxBacklogBytes not yet journaled by the decoders, datagrams are dropped and
+ * counted.
+ */
+import dgram from "node:dgram";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
+import { RECORD_HEADER_BYTES } from "../../../core/worker.js";
+import { TemplateSpread } from "./classify.js";
+import { FLAG_LEARN_ONLY, metaBytes, writeMeta, type DecoderAck, type FromReader, type ReaderBatch, type ReaderData } from "./protocol.js";
+
+const o = workerData as ReaderData;
+const parent = parentPort!;
+const post = (m: FromReader) => parent.postMessage(m);
+const CHUNK = 1 << 20;
+const COALESCE_MS = 1;
+/** Most exporter domains whose options template ids are remembered (past it, forgotten and learned again). */
+const MAX_DOMAINS = 100_000;
+
+interface Target {
+  port: MessagePort;
+  /** Bytes sent and not yet journaled. */
+  inHand: number;
+}
+const targets: Target[] = o.decoders.map((port) => ({ port, inHand: 0 }));
+let backlog = 0;
+for (const t of targets) {
+  t.port.on("message", (m: DecoderAck) => {
+    t.inHand -= m.bytes;
+    backlog -= m.bytes;
+  });
+}
+
+const buf = new Uint8Array(CHUNK);
+const view = new DataView(buf.buffer);
+let off = 0;
+let count = 0;
+let scheduled = false;
+let lastFlush = 0;
+let received = 0;
+let dropped = 0;
+let spread = new TemplateSpread();
+const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
+const texts = new Map<string, string>();
+
+/** The exporter's address as the collector keys it (an IPv4 sender on a dual-stack socket as IPv4). */
+function exporterOf(address: string): string {
+  let t = texts.get(address);
+  if (t === undefined) {
+    if (texts.size >= 10_000) texts.clear();
+    t = v4mapped.exec(address)?.[1] ?? address.toLowerCase();
+    texts.set(address, t);
+  }
+  return t;
+}
+
+let turn = 0;
+/** The decoder with the least in hand; among equals, each in turn. */
+function leastLoaded(): Target {
+  turn = (turn + 1) % targets.length;
+  let best = targets[turn];
+  for (let k = 1; k < targets.length; k++) {
+    const t = targets[(turn + k) % targets.length];
+    if (t.inHand < best.inHand) best = t;
+  }
+  return best;
+}
+
+function send(t: Target, b: Uint8Array, bytes: number, n: number): void {
+  // An exact-size copy, transferred: the scratch buffer is reused.
+  const out = b.buffer.slice(0, bytes) as ArrayBuffer;
+  t.inHand += bytes;
+  backlog += bytes;
+  t.port.postMessage({ t: "batch", buf: out, bytes, count: n } satisfies ReaderBatch, [out]);
+}
+
+function flush(): void {
+  scheduled = false;
+  lastFlush = performance.now();
+  if (count === 0) return;
+  send(leastLoaded(), buf, off, count);
+  off = 0;
+  count = 0;
+}
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  if (performance.now() - lastFlush < COALESCE_MS) setTimeout(flush, COALESCE_MS);
+  else setImmediate(flush);
+}
+
+/** Lays one datagram out as a record at `at` of `into`; answers the record's length. */
+function frame(into: Uint8Array, intoView: DataView, at: number, msg: Buffer, exporter: string, flags: number): number {
+  const payload = metaBytes(exporter) + msg.length;
+  intoView.setUint32(at, payload);
+  into.set(msg, writeMeta(into, at + RECORD_HEADER_BYTES, flags, exporter));
+  return RECORD_HEADER_BYTES + payload;
+}
+
+const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only, reusePort: true });
+socket.on("message", (msg, rinfo) => {
+  received++;
+  const exporter = exporterOf(rinfo.address);
+  const need = RECORD_HEADER_BYTES + metaBytes(exporter) + msg.length;
+  if (backlog + off + need > o.maxBacklogBytes || need > CHUNK) {
+    dropped++;
+    return;
+  }
+  if (targets.length > 1 && spread.everyDecoder(msg, msg.length, exporter)) {
+    // Whatever came before goes first; then the whole datagram to one decoder and its templates to every other.
+    flush();
+    if (spread.size > MAX_DOMAINS) spread = new TemplateSpread();
+    const one = new Uint8Array(need);
+    const oneView = new DataView(one.buffer);
+    const whole = leastLoaded();
+    for (const t of targets) {
+      frame(one, oneView, 0, msg, exporter, t === whole ? 0 : FLAG_LEARN_ONLY);
+      send(t, one, need, 1);
+    }
+    return;
+  }
+  if (off + need > CHUNK) flush();
+  off += frame(buf, view, off, msg, exporter, 0);
+  count++;
+  schedule();
+});
+
+const statsTimer = setInterval(() => post({ t: "stats", received, dropped }), 250);
+parent.on("message", (m: { t: "close" }) => {
+  if (m.t !== "close") return;
+  flush();
+  clearInterval(statsTimer);
+  post({ t: "stats", received, dropped });
+  // The ports stay open: the decoders close their ends once they have read what was sent.
+  socket.close(() => post({ t: "closed" }));
+});
+socket.once("error", (err: NodeJS.ErrnoException) => post({ t: "bind-error", code: err.code, message: err.message }));
+socket.bind(o.port, o.host, () => {
+  socket.removeAllListeners("error");
+  socket.on("error", (err: NodeJS.ErrnoException) => post({ t: "error", code: err.code, message: err.message }));
+  try {
+    socket.setRecvBufferSize(o.recvBufferSize);
+  } catch {
+    // The kernel grants what net.core.rmem_max allows; a refusal leaves the default.
+  }
+  const a = socket.address();
+  post({ t: "bound", address: a.address, port: a.port });
+});
