@@ -55,8 +55,9 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
   const counters = ctx.get(HostCounters);
   counters.register("events_queue_dropped", () => pipeline.stats().dropped_queue_full);
   const listeners = ctx.get(ListenerService);
-  counters.register("events_journal_dropped", () => listeners.journalStats()?.dropped ?? 0);
-  counters.register("events_journal_backlog", () => listeners.journalStats()?.backlog ?? 0);
+  // The syslog workers' journals and the queue journal (traps, HTTP ingest, forwarded events) together.
+  counters.register("events_journal_dropped", () => (listeners.journalStats()?.dropped ?? 0) + (pipeline.queueJournalStats()?.dropped ?? 0));
+  counters.register("events_journal_backlog", () => (listeners.journalStats()?.backlog ?? 0) + (pipeline.queueJournalStats()?.backlog ?? 0));
   const repo = ctx.get(EventRepository);
   await listeners.start(
     (m) => {
@@ -71,7 +72,9 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
   );
   const book = ctx.get(NodeAddressBook);
   const prune = setInterval(() => {
-    for (const [id, below] of listeners.ingest?.checkpoints() ?? [])
+    const q = pipeline.queueJournalStats();
+    const checkpoints = [...(listeners.ingest?.checkpoints() ?? []), ...(q ? ([[q.id, q.checkpointed]] as const) : [])];
+    for (const [id, below] of checkpoints)
       repo.pruneRanges(id, below).catch((err: unknown) => ctx.log.warn("events: journal ranges not pruned", { error: err }));
   }, PRUNE_RANGES_MS);
   prune.unref();

@@ -3601,7 +3601,7 @@ export interface components {
       used_bytes: number;
     };
     HostEntry: {
-      /** @description What the host received and lost since it started, by counter name: on the core events_queue_dropped (the events plugin's queue overflow), events_journal_dropped and events_journal_backlog (its syslog journal), on a poller events_forward_lost (events the core did not take); {} when none */
+      /** @description What the host received and lost since it started, by counter name: on the core events_queue_dropped (the events plugin's queue overflow), events_journal_dropped and events_journal_backlog (its ingest journals), on a poller events_forward_lost (events the core did not take); {} when none */
       counters: number;
       /** @description 0 to 100 */
       cpu_pct: number | null;

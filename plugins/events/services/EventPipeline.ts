@@ -1,5 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { DayPartitions, type MetricCounter } from "../../../core/index.js";
+import { join } from "node:path";
+import { availableParallelism } from "node:os";
+import { DayPartitions, JournalPart, workerJournalOptions, type MetricCounter } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
 import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
@@ -44,6 +46,9 @@ interface TextBatch {
   live: EventRow[];
 }
 
+/** Journal records the queue journal's pump reads at a time. */
+const QUEUE_READ_CHUNK = 1000;
+
 /** Days of partitions kept ready ahead of today. */
 const DAYS_AHEAD = 2;
 /** How often rule edits made on another replica are looked for. */
@@ -58,11 +63,12 @@ const MAX_RETRY_WAIT_MS = 5000;
 /**
  * From receiver to store: every received message is attributed to the node at its sender's address
  * (inventory's NodeAddressBook), given its source, matched against the rules (which may fire or clear an
- * alert through the alerts plugin's contract), queued, and written in batches (one multi-row insert
- * per flush, daily partitions made ahead). `accept` never waits: the receivers call it for every
- * message, and past `queueSize` waiting events it drops and counts. At most WRITE_LANES batches are being
- * written at a time (PostgreSQL inserts one while the next is built); what waits for a lane stays in the
- * queue, so `queueSize` bounds the memory however slow the store is. Each batch written also goes out on the
+ * alert through the alerts plugin's contract), journaled (the queue journal; the syslog ingest workers journal and
+ * match theirs before acceptBatch), and written in batches with COPY (daily partitions made ahead), each with the
+ * journal ranges it covers. `accept` never waits: the receivers call it for every message. At most WRITE_LANES
+ * batches are being written at a time (PostgreSQL inserts one while the next is built); the queue journal is read
+ * back only while fewer than `queueSize` of its events are in memory, so `queueSize` bounds the memory however slow
+ * the store is (without a journal, past it events are dropped and counted). Each batch written also goes out on the
  * live channel, grouped by folder so scoped subscribers only get what they may see.
  */
 @Injectable()
@@ -118,6 +124,20 @@ export class EventPipeline {
   private matchCounts: Record<RuleAction, number> = { unmatched: 0, counted: 0, suppressed: 0, cleared: 0, fired: 0 };
   private metricsRegistered = false;
   private deadLetters: MetricCounter<"target"> | undefined;
+  /**
+   * The journal of what the receivers on this thread take (traps, HTTP ingest, forwarded events): each accepted
+   * event's COPY line is appended (once per turn, or at once by persist()) before it is queued for the store, and
+   * read back in batches committed with their journal range, as the ingest workers' are. Null when it could not be
+   * opened (the events then wait in memory, as before).
+   */
+  private qjournal: JournalPart | null = null;
+  private qPayloads: Buffer[] = [];
+  private qTimes: number[] = [];
+  private qRows: EventRow[] = [];
+  /** Rows appended and not yet read back, by journal offset, for the live channel (at most queueSize). */
+  private qLive = new Map<number, EventRow>();
+  private qAppendScheduled = false;
+  private qLost = 0;
   // What accept() reads for every message, as plain fields: an @Inject property is a getter that resolves its
   // token again on each read (Ts.ED's metadata look-ups), a few per cent of the main thread at ten thousand events a second.
   private config: EventsContext["config"];
@@ -146,9 +166,110 @@ export class EventPipeline {
     await this.reloadRules();
     // Open alerts of the rules resume (their TTL counts from now: the last match before the restart is not known).
     if (alerts) this.engine.restore(alerts.open().map((a) => ({ rule_id: a.check_id, node_id: a.node_id, last_ms: Date.now() })));
+    await this.openQueueJournal();
     this.running = true;
+    this.pumpQueue();
     this.ticker = setInterval(() => this.tick(), 1000);
     this.ticker.unref();
+  }
+
+  /** Opens the queue journal and resumes it past what PostgreSQL holds (what it holds unstored is stored once running). */
+  private async openQueueJournal(): Promise<void> {
+    const cfg = this.ctx.config.ingest;
+    try {
+      const part = new JournalPart(0, {
+        ...workerJournalOptions(cfg.journal, cfg.workers ?? availableParallelism()),
+        dir: join(this.ctx.kernelConfig.dataDir, "journal", "events-queue"),
+        onDrop: (records) => this.ctx.log.warn("events: queue journal full or too old: unstored events dropped", { events: records }),
+      });
+      part.resume(await this.events.storedRanges(part.journal.id, part.journal.committed));
+      const backlog = part.journal.nextOffset - part.journal.committed;
+      if (backlog > 0) this.ctx.log.info("events: queue journal replayed from its last commit", { journal: part.journal.id, events: backlog });
+      this.qjournal = part;
+    } catch (err) {
+      this.ctx.log.error("events: queue journal not opened: traps and ingested events wait in memory", { error: err });
+    }
+  }
+
+  /** Appends what was accepted since the last append (the HTTP ingest calls it before answering). */
+  persist(): void {
+    this.qAppendScheduled = false;
+    const part = this.qjournal;
+    if (!part || this.qPayloads.length === 0) return;
+    const payloads = this.qPayloads;
+    const times = this.qTimes;
+    const rows = this.qRows;
+    this.qPayloads = [];
+    this.qTimes = [];
+    this.qRows = [];
+    try {
+      part.journal.append(payloads, times);
+    } catch (err) {
+      // A full disk: the events wait in memory instead (the queue's bound applies).
+      this.qLost += payloads.length;
+      this.ctx.log.warn("events: queue journal append failed: events kept in memory", { error: err, events: payloads.length });
+      for (const r of rows) this.queue.push(r);
+      for (let i = 0; i < rows.length; i++) this.qLive.delete(part.journal.nextOffset + i);
+    }
+    this.pumpQueue();
+  }
+
+  /** Reads the queue journal into batches for the store while fewer than queueSize of its events are in flight. */
+  private pumpQueue(all = false): void {
+    const part = this.qjournal;
+    if (!part?.reader || !this.running) return;
+    const size = this.config.batchSize;
+    while (all || part.inFlight < this.config.queueSize) {
+      const recs = part.reader.next(Math.min(size, QUEUE_READ_CHUNK));
+      if (recs.length === 0) break;
+      let text = "";
+      let rows = 0;
+      let minMs = Infinity;
+      let maxMs = -Infinity;
+      const live: EventRow[] = [];
+      for (const r of recs) {
+        const row = this.qLive.get(r.offset);
+        if (row) {
+          this.qLive.delete(r.offset);
+          live.push(row);
+        }
+        if (part.isStored(r.offset)) continue;
+        text += r.payload.toString("utf8");
+        rows++;
+        if (r.ts < minMs) minMs = r.ts;
+        if (r.ts > maxMs) maxMs = r.ts;
+      }
+      const first = recs[0].offset;
+      const end = recs[recs.length - 1].offset + 1;
+      if (rows === 0) {
+        part.handOver(first, end, true);
+        continue;
+      }
+      part.handOver(first, end);
+      this.texts.push({
+        text,
+        rows,
+        minMs,
+        maxMs,
+        range: { journalId: part.journal.id, first, end },
+        ack: () => {
+          part.stored(first);
+          this.pumpQueue();
+        },
+        live,
+      });
+      this.textRows += rows;
+    }
+    if (this.queue.length + this.textRows >= size) this.take(false);
+    else if (this.textRows > 0 || this.queue.length > 0) this.flushSoon(this.config.flushMs);
+  }
+
+  /** The queue journal's stats (backlog: events appended and not yet stored). */
+  queueJournalStats(): { id: string; backlog: number; bytes: number; dropped: number; checkpointed: number; lost: number } | null {
+    const part = this.qjournal;
+    if (!part) return null;
+    const st = part.state();
+    return { id: st.id, backlog: st.next - st.committed, bytes: st.bytes, dropped: st.dropped, checkpointed: st.checkpointed, lost: this.qLost };
   }
 
   async stop(): Promise<void> {
@@ -157,6 +278,10 @@ export class EventPipeline {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
     await this.flushQueue();
+    // What was not stored (the store down) stays in the journal for the next start.
+    this.qjournal?.close();
+    this.qjournal = null;
+    this.qLive.clear();
   }
 
   /** Partitions for today and the days ahead; whole days past the retention go. */
@@ -284,7 +409,8 @@ export class EventPipeline {
       tally.source_disabled++;
       return false;
     }
-    if (this.queue.length >= this.config.queueSize) {
+    // Journaled events wait on disk (the journal's bounds apply); only those kept in memory count against queueSize.
+    if (!this.qjournal && this.queue.length >= this.config.queueSize) {
       this.counters.dropped_queue_full++;
       tally.queue_full++;
       return false;
@@ -302,12 +428,31 @@ export class EventPipeline {
     });
     this.matchCounts[verdict.action]++;
     for (const a of verdict.alerts) this.alert(a);
-    this.queue.push(toRow(m, node, src.id, verdict.action, verdict.rule_id));
+    const row = toRow(m, node, src.id, verdict.action, verdict.rule_id);
     this.counters.accepted++;
+    if (this.qjournal) {
+      this.journalRow(row);
+      return true;
+    }
+    this.queue.push(row);
     // A full batch goes at once when a lane is free (else the write finishing next takes it); a partial one waits flushMs.
     if (this.queue.length >= this.config.batchSize) this.take(false);
     else this.flushSoon(this.config.flushMs);
     return true;
+  }
+
+  /** Queues a row's COPY line for the journal's next append (at the end of this turn). */
+  private journalRow(row: EventRow): void {
+    const offset = this.qjournal!.journal.nextOffset + this.qPayloads.length;
+    this.qPayloads.push(Buffer.from(eventCopyLine(row), "utf8"));
+    this.qTimes.push(row.received_at_ms);
+    this.qRows.push(row);
+    if (this.live && this.qLive.size < this.config.queueSize) this.qLive.set(offset, row);
+    else this.liveLeftOut++;
+    if (!this.qAppendScheduled) {
+      this.qAppendScheduled = true;
+      setImmediate(() => this.persist());
+    }
   }
 
   /** The per-listener tallies of a message (the HTTP ingest's sources all count as listener `http`). */
@@ -398,18 +543,18 @@ export class EventPipeline {
     m.gauge({ name: "queue_depth", help: "Events waiting for the next batched write.", collect: (g) => g.set({}, this.queue.length + this.textRows) });
     m.gauge({
       name: "journal_backlog",
-      help: "Syslog messages in the ingest journal not yet stored (received faster than the store takes them, or the store is down).",
-      collect: (g) => g.set({}, this.listeners.journalStats()?.backlog ?? 0),
+      help: "Events in the ingest journals (syslog workers' and the queue journal) not yet stored (received faster than the store takes them, or the store is down).",
+      collect: (g) => g.set({}, (this.listeners.journalStats()?.backlog ?? 0) + (this.queueJournalStats()?.backlog ?? 0)),
     });
     m.gauge({
       name: "journal_bytes",
-      help: "Bytes the syslog ingest journal holds on disk.",
-      collect: (g) => g.set({}, this.listeners.journalStats()?.bytes ?? 0),
+      help: "Bytes the events ingest journals hold on disk.",
+      collect: (g) => g.set({}, (this.listeners.journalStats()?.bytes ?? 0) + (this.queueJournalStats()?.bytes ?? 0)),
     });
     m.counter({
       name: "journal_dropped_total",
-      help: "Received syslog messages the ingest journal dropped unstored (past its size or age bound: pluginConfig.events.ingest.journal).",
-      collect: (report) => report({}, this.listeners.journalStats()?.dropped ?? 0),
+      help: "Received events the ingest journals dropped unstored (past their size or age bound: pluginConfig.events.ingest.journal).",
+      collect: (report) => report({}, (this.listeners.journalStats()?.dropped ?? 0) + (this.queueJournalStats()?.dropped ?? 0)),
     });
   }
 
@@ -425,6 +570,8 @@ export class EventPipeline {
   private flushQueue(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.persist();
+    this.pumpQueue(true);
     const through = this.taken + this.queue.length + this.textRows;
     const done = new Promise<void>((resolve) => this.waiters.push({ through, done: resolve }));
     this.take(true);

@@ -39,6 +39,7 @@ export class IngestService {
         this.ctx.log.warn("events: a forwarded record was dropped", { poller_id: body.poller_id, error: (err as Error).message });
       }
     }
+    this.pipeline.persist();
     return { accepted, dropped: body.events.length - accepted };
   }
 
@@ -83,6 +84,8 @@ export class IngestService {
     const entry = { id: source.id, kind: "http", node_id: source.node_id, enabled: true };
     let accepted = 0;
     for (const e of inbound) if (this.pipeline.accept(e, entry)) accepted++;
+    // On disk before the answer says accepted.
+    this.pipeline.persist();
     return { accepted, dropped: inbound.length - accepted };
   }
 }

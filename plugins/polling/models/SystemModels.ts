@@ -22,7 +22,7 @@ export class HostEntry {
   @Required()
   @CollectionOf(Number)
   @Description(
-    "What the host received and lost since it started, by counter name: on the core events_queue_dropped (the events plugin's queue overflow), events_journal_dropped and events_journal_backlog (its syslog journal), on a poller events_forward_lost (events the core did not take); {} when none",
+    "What the host received and lost since it started, by counter name: on the core events_queue_dropped (the events plugin's queue overflow), events_journal_dropped and events_journal_backlog (its ingest journals), on a poller events_forward_lost (events the core did not take); {} when none",
   )
   counters: Record<string, number>;
 }
