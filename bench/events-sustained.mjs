@@ -1,6 +1,8 @@
 // Sustained syslog ingest of the events plugin, with its memory over time (`npm run bench:events-sustained`; needs
 // `npm run build` first).
 //
+// UDP from BENCH_UDP_CONNS loggen sockets (default 4), the rate split among them.
+//
 // The service as in bench/events-syslog.mjs (kernel in this process, embedded PostgreSQL, default pipeline settings,
 // node 127.0.0.1, 100 event rules). loggen sends RFC 5424 200-byte messages over UDP for BENCH_DURATION_SECS (default
 // 600) at BENCH_RATE msg/s; without BENCH_RATE the rate is 80 % of the UDP lossless rate that the last
@@ -91,7 +93,10 @@ try {
   const pg0 = descendantsCpuSecs("postgres");
   const samples = [];
   const t0 = performance.now();
-  const sending = runLoggen({ proto: "udp", port, perConn: rate * DURATION, ratePerConn: rate, maxSecs: DURATION + 60 });
+  // BENCH_UDP_CONNS senders (default 4, as bench/events-syslog.mjs): one sender's datagrams all land on one ingest worker.
+  const conns = Math.max(1, Number(process.env.BENCH_UDP_CONNS ?? 4));
+  const perConnRate = Math.ceil(rate / conns);
+  const sending = runLoggen({ proto: "udp", port, perConn: perConnRate * DURATION, ratePerConn: perConnRate, conns, maxSecs: DURATION + 60 });
   let done = false;
   void sending.finally(() => (done = true));
   const sampler = (async () => {
