@@ -108,7 +108,7 @@ export class FlowIngest {
         ends.push(ch.port1);
         toDecoder[i].push(ch.port2);
       }
-      const data: ReaderData = { ...this.o.listen, port, decoders: ends };
+      const data: ReaderData = { ...this.o.listen, index: j, port, decoders: ends };
       const r = this.thread<Extract<FromReader, { t: "stats" }>>(j, new Worker(readerUrl, { workerData: data, transferList: ends }), "reader");
       this.readers.push(r);
       const bound = await new Promise<Extract<FromReader, { t: "bound" }>>((resolve, reject) => {
@@ -212,6 +212,8 @@ export class FlowIngest {
     if (on === this.feedOn) return;
     this.feedOn = on;
     for (const d of this.decoders) d.worker.postMessage({ t: "feed", on } satisfies ToDecoder);
+    // In order for the tee: each reader keeps to one decoder while it takes flows (reader.ts).
+    for (const r of this.readers) r.worker.postMessage({ t: "feed", on });
   }
 
   /** Resolves once every decoder decoded what it had journaled (stats updated). */

@@ -33,6 +33,8 @@ export function readMeta(payload: Buffer): { flags: number; exporter: string; da
 }
 
 export interface ReaderData {
+  /** This reader's number (which decoder it keeps to while the feed is on). */
+  index: number;
   type: "udp4" | "udp6";
   host: string;
   port: number;

@@ -59,8 +59,14 @@ function exporterOf(address: string): string {
 }
 
 let turn = 0;
+/**
+ * While the forwarding tee takes flows (the feed), everything goes to one decoder (each reader its own): the tee relays
+ * datagrams in the order the decoders hand them over, and a collector behind it needs a template before its data.
+ */
+let feed = false;
 /** The decoder with the least in hand; among equals, each in turn. */
 function leastLoaded(): Target {
+  if (feed) return targets[o.index % targets.length];
   turn = (turn + 1) % targets.length;
   let best = targets[turn];
   for (let k = 1; k < targets.length; k++) {
@@ -131,8 +137,12 @@ socket.on("message", (msg, rinfo) => {
 });
 
 const statsTimer = setInterval(() => post({ t: "stats", received, dropped }), 250);
-parent.on("message", (m: { t: "close" }) => {
-  if (m.t !== "close") return;
+parent.on("message", (m: { t: "close" } | { t: "feed"; on: boolean }) => {
+  if (m.t === "feed") {
+    flush();
+    feed = m.on;
+    return;
+  }
   flush();
   clearInterval(statsTimer);
   post({ t: "stats", received, dropped });
