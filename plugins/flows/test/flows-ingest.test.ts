@@ -138,7 +138,8 @@ describe("a crash", () => {
       NMS__pluginConfig__polling__embeddedPoller: "false",
       NMS__pluginConfig__flows__udp: "0",
       NMS__pluginConfig__flows__bindAddress: "127.0.0.1",
-      NMS__pluginConfig__flows__flushMs: "500",
+      // Two seconds of datagrams at most are journaled and not yet stored at the kill: the replay has something to do.
+      NMS__pluginConfig__flows__flushMs: "2000",
       NMS__pluginConfig__flows__ingest__workers: "2",
       NMS_BOOTSTRAP_TOKEN: token,
     };
@@ -171,7 +172,7 @@ describe("a crash", () => {
     stop = true;
     await sender;
     const storedAtKill = (await totals(databaseUrl, 23)).flows;
-    const second = await spawnKernel({ env, dataDir });
+    const second = await spawnKernel({ env: { ...env, NMS__pluginConfig__flows__flushMs: "200" }, dataDir });
     try {
       const t = await until("replayed", async () => ((await journalBacklog(second.url)) === 0 ? totals(databaseUrl, 23) : null), 60_000);
       // Each record its own key: a datagram counted twice would make a row of 2 flows.
