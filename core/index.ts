@@ -44,7 +44,7 @@ export {
 } from "./auth/decorators.js";
 export { callerScope, requireCaller, runAsSystem } from "./auth/scope.js";
 export { currentCaller } from "./http/requestContext.js";
-export { scopeCovers, hasPermission, ROLES, PERMISSIONS, ROLE_PERMISSIONS } from "./auth/Caller.js";
+export { scopeCovers, scopeFolders, hasPermission, ROLES, PERMISSIONS, ROLE_PERMISSIONS } from "./auth/Caller.js";
 export type { Caller, Role, Scope, PermissionName } from "./auth/Caller.js";
 export { ApiError, badRequest, conflict, forbidden, notFound, notImplemented, storeUnavailable, unauthorized } from "./http/errors.js";
 export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";

@@ -33,6 +33,11 @@ export function isUnrestricted(scope: Scope): scope is "All" {
   return scope === "All";
 }
 
+/** The folders a list is filtered by: null for scope All, else the scope's folders (everything beneath them is visible). */
+export function scopeFolders(scope: Scope): string[] | null {
+  return scope === "All" ? null : scope.folders;
+}
+
 /** Whether a scope covers an item filed under `folderPath` (the folder and its ancestors; empty = tree root). */
 export function scopeCovers(scope: Scope, folderPath: readonly string[]): boolean {
   if (scope === "All") return true;

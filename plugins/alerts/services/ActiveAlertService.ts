@@ -1,12 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { callerScope, notFound, scopeCovers, type Scope } from "../../../core/index.js";
+import { callerScope, notFound, scopeCovers, type Scope, scopeFolders } from "../../../core/index.js";
 import type { ActiveAlertView } from "../models/AlertModels.js";
 import { ActiveAlertRepository } from "../repositories/ActiveAlertRepository.js";
-
-/** The folders a list is filtered by: null for scope All, else the scope's folders (everything beneath them is visible). */
-export function scopeFolders(scope: Scope): string[] | null {
-  return scope === "All" ? null : scope.folders;
-}
 
 /**
  * Active alerts, and the folder-scope checks the alert routes share. A node is

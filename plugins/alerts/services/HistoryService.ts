@@ -1,9 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, parseRfc3339, type Scope } from "../../../core/index.js";
+import { badRequest, callerScope, parseRfc3339, type Scope, scopeFolders } from "../../../core/index.js";
 import { NODE_STATES, SEVERITIES } from "../models/AlertModels.js";
 import type { AlertHistoryRow, AlertTransitionView, CalendarBucket, HistoryFilter, TopAlertNodes } from "../models/HistoryModels.js";
 import { HistoryRepository } from "../repositories/HistoryRepository.js";
-import { ActiveAlertService, scopeFolders } from "./ActiveAlertService.js";
+import { ActiveAlertService } from "./ActiveAlertService.js";
 
 /** The query of GET /alerts/history as received (limit, ids and booleans already typed by the route). */
 export interface HistoryQuery {

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope } from "../../../core/index.js";
+import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope, scopeFolders } from "../../../core/index.js";
 import { isValidTimeZone, occurrenceAt, windowFromRow, type Recurrence } from "../lib/maintenanceTime.js";
 import type { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceRepository, type MaintenanceRecord } from "../repositories/MaintenanceRepository.js";
 import { ActiveAlertRepository } from "../repositories/ActiveAlertRepository.js";
-import { scopeFolders } from "./ActiveAlertService.js";
 
 const invalid = (message: string) => badRequest("validation_failed", message);
 

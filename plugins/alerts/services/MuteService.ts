@@ -1,8 +1,8 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, scopeCovers } from "../../../core/index.js";
+import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, scopeCovers, scopeFolders } from "../../../core/index.js";
 import type { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
 import { MuteRepository } from "../repositories/MuteRepository.js";
-import { ActiveAlertService, scopeFolders } from "./ActiveAlertService.js";
+import { ActiveAlertService } from "./ActiveAlertService.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /**

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, isUuid, notFound, requireCaller } from "../../../core/index.js";
+import { badRequest, callerScope, isUuid, notFound, requireCaller, scopeFolders } from "../../../core/index.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
 import { tokenList, timestampParam } from "../lib/time.js";
 import { SEVERITIES, type FindingDraft, type Severity } from "../lib/tools/types.js";
 import type { FindingView, JobCreate, JobView } from "../models/AnalysisModels.js";
 import { AnalysisRepository, type JobRow } from "../repositories/AnalysisRepository.js";
-import { ScopeTargets, scopeFolders, visibleTo } from "./ScopeTargets.js";
+import { ScopeTargets, visibleTo } from "./ScopeTargets.js";
 import { ToolRegistry } from "./ToolRegistry.js";
 
 export interface FindingQuery {

@@ -10,11 +10,12 @@ import {
   type BundleImportResult,
   type Frequency,
   type Queryable,
+  scopeFolders,
 } from "../../../core/index.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
 import { FREQUENCIES, SCOPE_KINDS, type ScheduleBody, type ScheduleView, type ScopeKind } from "../models/AnalysisModels.js";
 import { AnalysisRepository, type ScheduleRow, type ScheduleWrite } from "../repositories/AnalysisRepository.js";
-import { ScopeTargets, scopeFolders, visibleTo } from "./ScopeTargets.js";
+import { ScopeTargets, visibleTo } from "./ScopeTargets.js";
 import { ToolRegistry } from "./ToolRegistry.js";
 
 /** The bundle's analysis_schedule record (spec: Configuration bundle). */

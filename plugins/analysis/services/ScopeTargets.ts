@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, notFound, scopeCovers, type Queryable, type Scope } from "../../../core/index.js";
+import { badRequest, notFound, scopeCovers, type Queryable, type Scope, scopeFolders } from "../../../core/index.js";
 import type { ScopeKind } from "../models/AnalysisModels.js";
 import { AnalysisRepository } from "../repositories/AnalysisRepository.js";
 
@@ -14,8 +14,6 @@ export interface ResolvedTarget {
   /** Who may see the job or schedule (scoped callers whose folders meet these); '{}' = unrestricted callers only. */
   visible_folders: string[];
 }
-
-export const scopeFolders = (scope: Scope): string[] | null => (scope === "All" ? null : scope.folders);
 
 /** Whether a scoped caller may see a job or schedule with these visible folders. */
 export function visibleTo(scope: Scope, visibleFolders: readonly string[]): boolean {

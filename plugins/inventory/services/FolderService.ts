@@ -15,6 +15,7 @@ import {
   requireCaller,
   type Queryable,
   type Scope,
+  scopeFolders,
 } from "../../../core/index.js";
 import type { FolderEvent } from "../contract.js";
 import { normaliseTags } from "../lib/validation.js";
@@ -38,8 +39,6 @@ export function normaliseRanges(ranges: readonly string[] | undefined): string[]
   });
   return [...out];
 }
-
-const scopeFolders = (scope: Scope): string[] | null => (scope === "All" ? null : scope.folders);
 
 export interface FolderListQuery {
   parent_id?: string;

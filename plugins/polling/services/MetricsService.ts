@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, notFound } from "../../../core/index.js";
+import { badRequest, callerScope, notFound, scopeFolders } from "../../../core/index.js";
 import {
   HISTORY_DEFAULT_SECS,
   HISTORY_MAX_POINTS,
@@ -41,12 +41,6 @@ function clampLimit(limit: number | undefined): number {
   return Math.min(INTERFACE_TOP_LIMIT.max, Math.max(INTERFACE_TOP_LIMIT.min, Math.trunc(limit)));
 }
 
-/** The folders a restricted caller may see, or null for scope All. */
-function scopeFolders(): string[] | null {
-  const scope = callerScope();
-  return scope === "All" ? null : scope.folders;
-}
-
 /** Metric reads for dashboards: interface top-N, a node's interfaces, a node's metric history. */
 @Injectable()
 export class MetricsService {
@@ -55,7 +49,7 @@ export class MetricsService {
 
   /** `metric` and `agg` come checked by the route's enums (a value outside them is 400 validation_failed there). */
   async interfaceTop(metric: InterfaceTopMetric, agg: InterfaceTopAgg | undefined, limit: number | undefined): Promise<InterfaceTopResult> {
-    const folders = scopeFolders();
+    const folders = scopeFolders(callerScope());
     const entries = await this.repo.interfaceTop({
       metrics: INTERFACE_TOP_METRICS[metric],
       window: INTERFACE_TOP_AGGS[agg ?? "latest"],
@@ -113,6 +107,6 @@ export class MetricsService {
 
   /** 404 for a node that is missing or outside the caller's scope (the same answer for both). */
   private async requireNode(nodeId: string): Promise<void> {
-    if (!(await this.repo.nodeVisible(nodeId, scopeFolders()))) throw notFound("No such node.");
+    if (!(await this.repo.nodeVisible(nodeId, scopeFolders(callerScope())))) throw notFound("No such node.");
   }
 }
