@@ -304,18 +304,6 @@ export class FlowCollector {
     return kept ?? NONE;
   }
 
-  /** canonicalIp of a datagram's source, remembered: an exporter sends thousands a second from one address. */
-  private canonical(address: string): string {
-    let text = this.canonicalTexts.get(address);
-    if (text === undefined) {
-      if (this.canonicalTexts.size >= 10_000) this.canonicalTexts.clear();
-      this.canonicalTexts.set(address, (text = canonicalIp(address)));
-    }
-    return text;
-  }
-
-  private canonicalTexts = new Map<string, string>();
-
   // The record sink's state: the exporter of the records last aggregated, its node and override, the arrival time.
   // Reset per datagram (the node of an address may change between two), read per record.
   private aggExporter = "";
