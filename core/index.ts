@@ -28,6 +28,7 @@ export type {
   ListenerReport,
   CommandDeclaration,
   ProviderToken,
+  ContractExport,
 } from "./pluginhost/manifest.js";
 export type { ConfigOf, ConfigSchema } from "./pluginhost/configSchema.js";
 export type { PluginMetrics, MetricCounter, MetricGauge, MetricHistogram, MetricLabels, MetricDefinition } from "./metrics/PluginMetrics.js";

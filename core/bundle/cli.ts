@@ -6,7 +6,7 @@ import { commandEnvironment } from "../kernel/Kernel.js";
 import { JsonLogger } from "../logging/Logger.js";
 import { kernelVersion } from "../paths.js";
 import { injector } from "@tsed/di";
-import { pluginContextToken, type ExtensionRegistry, type PluginContext } from "../pluginhost/manifest.js";
+import { exportBinding, pluginContextToken, type ExtensionRegistry, type PluginContext, type PluginManifest } from "../pluginhost/manifest.js";
 import { Secrets } from "../secrets/Secrets.js";
 import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
@@ -25,7 +25,7 @@ class UsageError extends Error {}
  */
 function offlineContexts(
   config: KernelConfig,
-  plugins: { manifest: { id: string; version: string } }[],
+  plugins: { manifest: Pick<PluginManifest, "id" | "version" | "exports"> }[],
   store: Store,
   pluginConfig: (id: string) => unknown,
   extensions: ExtensionRegistry,
@@ -67,6 +67,12 @@ function offlineContexts(
     } as unknown as PluginContext);
   }
   for (const [id, ctx] of contexts) injector().addProvider(pluginContextToken(id), { useValue: ctx });
+  for (const p of plugins) {
+    for (const entry of p.manifest.exports ?? []) {
+      const { provide, use } = exportBinding(entry);
+      if (provide !== use) injector().addProvider(provide, { useFactory: () => injector().invoke(use) });
+    }
+  }
   injector().addProvider(Store, { useValue: store });
   injector().addProvider(Secrets, { useValue: secrets });
   return { contexts, log };

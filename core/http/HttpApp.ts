@@ -22,7 +22,8 @@ export const API_PREFIX = "/api/v1";
 
 export interface HttpAppOptions {
   controllers: { owner: string; token: Type<unknown> }[];
-  providers: { token: unknown; use: unknown }[];
+  /** Instances the container holds as they are (`use`), or as another provider's instance (`alias`: a contract token). */
+  providers: ({ token: unknown; use: unknown } | { token: unknown; alias: unknown })[];
   bodyLimit: string;
   /** Plugins' static files (manifest `staticAssets`), served outside /api/v1 before the API's routes. */
   staticAssets?: (StaticAssetsDeclaration & { owner: string })[];
@@ -100,7 +101,7 @@ export class HttpApp {
       logger: { level: "off", disableRoutesSummary: true, disableBootstrapLog: true },
       disableComponentsScan: true,
       mount: { [API_PREFIX]: all.map((c) => c.token) },
-      imports: [...providers, EnvelopeErrorFilter] as never,
+      imports: [...providers.map(containerImport), EnvelopeErrorFilter] as never,
       middlewares: [
         (req: Request, res: Response, next: NextFunction) => {
           const started = process.hrtime.bigint();
@@ -162,4 +163,9 @@ export class HttpApp {
     await this.platform?.stop();
     this.platform = undefined;
   }
+}
+
+/** A provider entry as Ts.ED imports it: an alias resolves to the aliased provider's one instance, built on first use. */
+function containerImport(p: HttpAppOptions["providers"][number]) {
+  return "alias" in p ? { token: p.token, useFactory: () => injector().get(p.alias as never) } : p;
 }

@@ -409,6 +409,7 @@ async function buildHttp(
       { token: KernelRuntime, use: new KernelRuntime(config) },
       { token: BundleService, use: new BundleService({ store, config, version, log: log.child("bundle"), tables: declaredBundleTables(plugins, contexts) }) },
       ...plugins.map((p) => ({ token: pluginContextToken(p.manifest.id), use: contexts.get(p.manifest.id) })),
+      ...found.owners.bindings.map((b) => ({ token: b.token, alias: b.provider })),
     ],
     bodyLimit: config.http.bodyLimit,
     staticAssets: plugins.flatMap((p) => (p.manifest.staticAssets ?? []).map((s) => ({ owner: p.manifest.id, ...s }))),

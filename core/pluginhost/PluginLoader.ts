@@ -3,7 +3,8 @@ import { register } from "node:module";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import semver from "semver";
-import { isManifest, MANIFEST_KEYS, type PluginManifest } from "./manifest.js";
+import type { Type } from "@tsed/core";
+import { exportBinding, isManifest, MANIFEST_KEYS, type PluginManifest } from "./manifest.js";
 
 export class PluginLoadError extends Error {
   constructor(message: string) {
@@ -141,11 +142,14 @@ export function validateManifest(m: PluginManifest, source: string, kernelVersio
   if (!semver.satisfies(kernelVersion, m.kernel, { includePrerelease: true })) fail(m, source, `needs kernel ${m.kernel}, this kernel is ${kernelVersion}`);
   const arrays = ["controllers", "providers", "exports", "migrations", "jobs", "channels", "listeners", "extensionPoints"] as const;
   for (const key of arrays) if (m[key] !== undefined && !Array.isArray(m[key])) fail(m, source, `${key} must be an array`);
-  if (m.dependsOn !== undefined) {
-    if (typeof m.dependsOn !== "object" || m.dependsOn === null || Array.isArray(m.dependsOn))
-      fail(m, source, 'dependsOn must map plugin ids to semver ranges, e.g. { inventory: "^0.1.0" }');
-    for (const [dep, range] of Object.entries(m.dependsOn)) {
-      if (typeof range !== "string" || !semver.validRange(range)) fail(m, source, `dependsOn "${dep}": "${String(range)}" is not a semver range`);
+  for (const key of ["dependsOn", "optionalDependsOn"] as const) {
+    const deps = m[key];
+    if (deps === undefined) continue;
+    if (typeof deps !== "object" || deps === null || Array.isArray(deps))
+      fail(m, source, `${key} must map plugin ids to semver ranges, e.g. { inventory: "^0.1.0" }`);
+    for (const [dep, range] of Object.entries(deps)) {
+      if (typeof range !== "string" || !semver.validRange(range)) fail(m, source, `${key} "${dep}": "${String(range)}" is not a semver range`);
+      if (key === "optionalDependsOn" && Object.hasOwn(m.dependsOn ?? {}, dep)) fail(m, source, `"${dep}" is in both dependsOn and optionalDependsOn`);
     }
   }
   for (const fn of ["start", "stop"] as const) if (m[fn] !== undefined && typeof m[fn] !== "function") fail(m, source, `${fn} must be a function`);
@@ -165,7 +169,17 @@ export function validateManifest(m: PluginManifest, source: string, kernelVersio
   for (const job of m.jobs ?? []) if (typeof job.handler !== "function") fail(m, source, `job "${job.name}" has no handler`);
   for (const ch of m.channels ?? [])
     if (typeof ch.scoped !== "boolean" || typeof ch.permission !== "string") fail(m, source, `channel "${ch.name}" needs permission and scoped`);
-  for (const exp of m.exports ?? []) if (!(m.providers ?? []).includes(exp)) fail(m, source, `exports a provider it does not list in providers`);
+  const tokens = new Set<unknown>();
+  for (const entry of m.exports ?? []) {
+    if (typeof entry !== "function" && (typeof entry?.provide !== "function" || typeof entry.use !== "function"))
+      fail(m, source, "an exports entry must be a provider class or { provide: ContractToken, use: ProviderClass }");
+    const { provide, use } = exportBinding(entry);
+    if (!(m.providers ?? []).includes(use)) fail(m, source, `exports ${use.name}, a provider it does not list in providers`);
+    if (provide !== use && (m.providers ?? []).includes(provide as Type<unknown>))
+      fail(m, source, `exports the token ${provide.name}, which is itself a provider: a contract token is an abstract class of its contract.ts`);
+    if (tokens.has(provide)) fail(m, source, `exports the token ${provide.name} twice`);
+    tokens.add(provide);
+  }
   if (m.config !== undefined && (typeof m.config !== "object" || m.config === null)) fail(m, source, "config must be a JSON schema object");
   for (const [name, cmd] of Object.entries(m.commands ?? {})) {
     if (!/^[a-z][a-z0-9-]*$/.test(name) || typeof cmd?.run !== "function") fail(m, source, `command "${name}" needs a kebab-case name and a run function`);
@@ -174,6 +188,11 @@ export function validateManifest(m: PluginManifest, source: string, kernelVersio
 
 export function dependsOn(m: PluginManifest, id: string): boolean {
   return Object.hasOwn(m.dependsOn ?? {}, id);
+}
+
+/** Whether `m` lists `id` in dependsOn or optionalDependsOn. */
+export function usesPlugin(m: PluginManifest, id: string): boolean {
+  return dependsOn(m, id) || Object.hasOwn(m.optionalDependsOn ?? {}, id);
 }
 
 /**
@@ -196,6 +215,11 @@ export function orderPlugins(plugins: LoadedPlugin[], kernelVersion: string): Lo
       if (!semver.satisfies(found.manifest.version, range, { includePrerelease: true }))
         throw new PluginLoadError(`plugin "${p.manifest.id}": needs "${dep}" ${range}, but "${dep}" ${found.manifest.version} is loaded`);
     }
+    for (const [dep, range] of Object.entries(p.manifest.optionalDependsOn ?? {})) {
+      const found = byId.get(dep);
+      if (found && !semver.satisfies(found.manifest.version, range, { includePrerelease: true }))
+        throw new PluginLoadError(`plugin "${p.manifest.id}": works with "${dep}" ${range} (optional), but "${dep}" ${found.manifest.version} is loaded`);
+    }
     for (const point of Object.keys(p.manifest.contributes ?? {})) {
       const [owner, ...rest] = point.split(".");
       const ownerPlugin = byId.get(owner);
@@ -216,7 +240,9 @@ export function orderPlugins(plugins: LoadedPlugin[], kernelVersion: string): Lo
       throw new PluginLoadError(`plugin "${id}": dependency cycle ${cycle.join(" -> ")}`);
     }
     state.set(id, "visiting");
-    for (const dep of Object.keys(byId.get(id)!.manifest.dependsOn ?? {}).sort()) visit(dep, [...path, id]);
+    const m = byId.get(id)!.manifest;
+    const deps = [...Object.keys(m.dependsOn ?? {}), ...Object.keys(m.optionalDependsOn ?? {}).filter((dep) => byId.has(dep))];
+    for (const dep of deps.sort()) visit(dep, [...path, id]);
     state.set(id, "done");
     ordered.push(byId.get(id)!);
   };

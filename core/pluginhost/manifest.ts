@@ -157,12 +157,21 @@ export interface PluginManifest<C = unknown> {
   description?: string;
   /** Plugins it needs, with the semver range of each it works with: `{ inventory: "^0.1.0" }`. */
   dependsOn?: Readonly<Record<string, string>>;
+  /**
+   * Plugins it uses when they are loaded and does without otherwise (a published view it reads only if present),
+   * with the semver range of each: started after them when present, their range checked; absent is no error.
+   */
+  optionalDependsOn?: Readonly<Record<string, string>>;
   /** Ts.ED controllers, mounted under /api/v1. Every route must carry an access decorator. */
   controllers?: Type<unknown>[];
   /** Ts.ED injectables it registers (importing the module registers them; listing them documents and checks it). */
   providers?: Type<unknown>[];
-  /** The subset of providers that form its public contract for dependants. */
-  exports?: Type<unknown>[];
+  /**
+   * Its public services for dependants: each a contract token (an abstract class in its contract.ts) bound to the
+   * provider that implements it, `{ provide: NodeFacts, use: NodeService }`. Dependants inject the token and get the
+   * provider's one instance; the implementing class stays private. A bare provider class exports itself as its token.
+   */
+  exports?: (Type<unknown> | ContractExport)[];
   migrations?: Migration[];
   jobs?: JobDeclaration<C>[];
   channels?: ChannelDeclaration[];
@@ -190,6 +199,7 @@ export const MANIFEST_KEYS: ReadonlySet<string> = new Set([
   "kernel",
   "description",
   "dependsOn",
+  "optionalDependsOn",
   "controllers",
   "providers",
   "exports",
@@ -261,6 +271,17 @@ export interface ListenerReport {
 
 /** A class a plugin registers as a provider (an `@Injectable()`), used as its own DI token. */
 export type ProviderToken<T> = abstract new (...args: never[]) => T;
+
+/** A contract token and the provider (one of the plugin's `providers`) whose instance dependants get for it. */
+export interface ContractExport<T = unknown> {
+  provide: ProviderToken<T>;
+  use: Type<T>;
+}
+
+/** The token and the implementing provider of an `exports` entry. */
+export function exportBinding(entry: Type<unknown> | ContractExport): ContractExport {
+  return typeof entry === "function" ? { provide: entry, use: entry } : entry;
+}
 
 /** Everything the kernel gives a plugin: its store, the bus, jobs, secrets, realtime, its config, a logger, its metrics, and its services. */
 export interface PluginContext<C = unknown> {

@@ -1,23 +1,37 @@
 /**
- * The rules between plugins, for services: a plugin may use its own providers, and those a plugin it
- * lists in `dependsOn` names in `exports`. Nothing else. Checked twice: at boot over every injection
+ * The rules between plugins, for services: a plugin may use its own providers, and the contract tokens a plugin
+ * it lists in `dependsOn` (or `optionalDependsOn`) names in `exports`. Nothing else: a dependant never gets the
+ * implementing class by its own name. Checked twice: at boot over every injection
  * TypeScript describes (constructor parameters and `@Inject()` properties, by their declared class), and
  * at run time by `ctx.get()`.
  */
 import { Metadata } from "@tsed/core";
 import { DI_INJECTABLE_PROPS, getConstructorDependencies } from "@tsed/di";
-import type { PluginManifest } from "./manifest.js";
-import { dependsOn, PluginLoadError, type LoadedPlugin } from "./PluginLoader.js";
+import { exportBinding, type PluginManifest } from "./manifest.js";
+import { PluginLoadError, usesPlugin, type LoadedPlugin } from "./PluginLoader.js";
 
 type Token = abstract new (...args: never[]) => unknown;
 
-/** Which plugin registered each provider and controller class. */
+/** Which plugin registered each provider and controller class, and which plugin exports each contract token. */
 export class ProviderOwners {
   private readonly owners = new Map<unknown, PluginManifest>();
+  private readonly exported = new Set<unknown>();
+  /** Each exported contract token with the provider whose instance it stands for. */
+  readonly bindings: { token: Token; provider: Token }[] = [];
 
   constructor(plugins: LoadedPlugin[]) {
     for (const { manifest } of plugins) {
       for (const token of [...(manifest.providers ?? []), ...(manifest.controllers ?? [])]) this.owners.set(token, manifest);
+    }
+    for (const { manifest } of plugins) {
+      for (const entry of manifest.exports ?? []) {
+        const { provide, use } = exportBinding(entry);
+        const prior = provide !== use ? this.owners.get(provide) : undefined;
+        if (prior) throw new PluginLoadError(`plugin "${manifest.id}": exports the token ${provide.name}, which plugin "${prior.id}" already owns`);
+        this.owners.set(provide, manifest);
+        this.exported.add(provide);
+        if (provide !== use) this.bindings.push({ token: provide, provider: use });
+      }
     }
   }
 
@@ -30,8 +44,8 @@ export class ProviderOwners {
     const owner = this.owners.get(token);
     if (!owner) return `${token.name} is not a provider of any loaded plugin`;
     if (owner === user) return null;
-    if (!dependsOn(user, owner.id)) return `${token.name} belongs to plugin "${owner.id}", which it does not list in dependsOn`;
-    if (!(owner.exports ?? []).includes(token as never)) return `${token.name} is not exported by plugin "${owner.id}" (its manifest's exports)`;
+    if (!usesPlugin(user, owner.id)) return `${token.name} belongs to plugin "${owner.id}", which it does not list in dependsOn`;
+    if (!this.exported.has(token)) return `${token.name} is not exported by plugin "${owner.id}" (inject the contract token its manifest's exports name)`;
     return null;
   }
 }
