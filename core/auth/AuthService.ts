@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { KernelConfig } from "../config/Config.js";
-import { ApiError, badRequest, conflict, notFound, unauthorized } from "../http/errors.js";
+import { ApiError, badRequest, conflict, notFound, unauthorized } from "../errors.js";
 import type { Logger } from "../logging/Logger.js";
 import { isPgError, PG_ERROR } from "../store/pgErrors.js";
 import type { Store } from "../store/Store.js";

@@ -1,5 +1,5 @@
 import { Inject, Interceptor, type InterceptorContext, type InterceptorMethods, type InterceptorNext } from "@tsed/di";
-import { KernelRuntime } from "../kernel/KernelRuntime.js";
+import { KernelRuntime } from "../config/KernelRuntime.js";
 
 /** Answers a route's declared skeleton read without calling it when there is no store. */
 @Interceptor()

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DIContext, getAsyncStore } from "@tsed/di";
-import { unauthorized } from "../http/errors.js";
+import { unauthorized } from "../errors.js";
 import { currentCaller, setCaller } from "../http/requestContext.js";
 import type { Caller, Scope } from "./Caller.js";
 

@@ -4,7 +4,7 @@ import { Context, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Description, Get, Post, Returns, Summary } from "@tsed/schema";
 import { Permission, ScopeUnsupported } from "../auth/decorators.js";
-import { badRequest } from "../http/errors.js";
+import { badRequest } from "../errors.js";
 import { ErrorEnvelope } from "../http/models.js";
 import { BundleService } from "./BundleService.js";
 import { BundleDocument, BundleImportOutcome } from "./models.js";

@@ -1,5 +1,5 @@
 import type { KernelConfig } from "../config/Config.js";
-import { ApiError, badRequest } from "../http/errors.js";
+import { ApiError, badRequest } from "../errors.js";
 import type { Logger } from "../logging/Logger.js";
 import type {
   BundleExportContext,

@@ -2,11 +2,18 @@ import { createReadStream, createWriteStream, readFileSync } from "node:fs";
 import { once } from "node:events";
 import { parseArgs } from "node:util";
 import type { KernelConfig } from "../config/Config.js";
-import { commandEnvironment } from "../kernel/Kernel.js";
 import { JsonLogger } from "../logging/Logger.js";
 import { kernelVersion } from "../paths.js";
 import { injector } from "@tsed/di";
-import { exportBinding, pluginContextToken, type ExtensionRegistry, type PluginContext, type PluginManifest } from "../pluginhost/manifest.js";
+import {
+  exportBinding,
+  pluginContextToken,
+  type CommandEnvironment,
+  type ExtensionRegistry,
+  type PluginContext,
+  type PluginManifest,
+} from "../pluginhost/manifest.js";
+import type { LoadedPlugin } from "../pluginhost/PluginLoader.js";
 import { Secrets } from "../secrets/Secrets.js";
 import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
@@ -78,8 +85,11 @@ function offlineContexts(
   return { contexts, log };
 }
 
+/** The loaded plugins and their command environment (the CLI gets them from the kernel; the bundle layer lies below it). */
+export type CommandPlugins = { plugins: LoadedPlugin[]; env: CommandEnvironment };
+
 /** `nms bundle export|import`: offline, on the configured store (the service must not run on an embedded data dir). */
-export async function bundleCommand(config: KernelConfig, argv: string[]): Promise<number> {
+export async function bundleCommand(config: KernelConfig, argv: string[], loadPlugins: () => Promise<CommandPlugins>): Promise<number> {
   const [verb, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -94,7 +104,7 @@ export async function bundleCommand(config: KernelConfig, argv: string[]): Promi
   if (config.mode === "skeleton") throw new UsageError("skeleton mode has no store: there is no configuration to export or import");
   const file = positionals[0];
 
-  const { plugins, env } = await commandEnvironment(config);
+  const { plugins, env } = await loadPlugins();
   const stderrLog = new JsonLogger("warn", "cli", (line) => process.stderr.write(line + "\n"));
   let embedded: EmbeddedServer | null = null;
   let url = config.databaseUrl;

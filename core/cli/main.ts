@@ -5,7 +5,7 @@ import { AuthService, validateScope } from "../auth/AuthService.js";
 import { ROLES, type Role, type Scope } from "../auth/Caller.js";
 import { randomPassword } from "../auth/passwords.js";
 import { ConfigError, loadConfig } from "../config/Config.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import { commandEnvironment } from "../kernel/Kernel.js";
 import type { CommandDeclaration, CommandEnvironment } from "../pluginhost/manifest.js";
 import { JsonLogger } from "../logging/Logger.js";
@@ -106,7 +106,8 @@ async function main(argv: string[]): Promise<void> {
   }
   if (noun === "bundle") {
     try {
-      process.exitCode = await bundleCommand(loadConfig(), argv.slice(1));
+      const config = loadConfig();
+      process.exitCode = await bundleCommand(config, argv.slice(1), () => commandEnvironment(config));
     } catch (err) {
       if (err instanceof BundleUsageError) fail(err.message);
       throw err;

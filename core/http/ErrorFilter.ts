@@ -2,7 +2,7 @@ import { Catch, type ExceptionFilterMethods } from "@tsed/platform-exceptions";
 import type { BaseContext } from "@tsed/di";
 import { Exception } from "@tsed/exceptions";
 import { findPgError, pgErrorEnvelope } from "../store/pgErrors.js";
-import { ApiError } from "./errors.js";
+import { ApiError } from "../errors.js";
 import { kernelLogger } from "./requestContext.js";
 import { routeTable } from "./routeTable.js";
 

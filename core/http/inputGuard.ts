@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
-import { badRequest } from "./errors.js";
+import { badRequest } from "../errors.js";
 
 /**
  * The kernel's boundary check on every request's text, before any handler runs.

@@ -1,6 +1,6 @@
 import type { Type } from "@tsed/core";
 import { Returns } from "@tsed/schema";
-import { badRequest, type ApiError } from "./errors.js";
+import { badRequest, type ApiError } from "../errors.js";
 
 /**
  * Keyset cursors for growing lists: an opaque token carrying the sort key of the

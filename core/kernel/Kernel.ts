@@ -40,7 +40,7 @@ import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
 import { migratePlugin } from "../store/Migrator.js";
 import { createPool, Store } from "../store/Store.js";
-import { KernelRuntime } from "./KernelRuntime.js";
+import { KernelRuntime } from "../config/KernelRuntime.js";
 import { StopStack } from "./StopStack.js";
 
 export interface StartOptions {

@@ -5,7 +5,7 @@ import { createAdapter } from "@socket.io/postgres-adapter";
 import type pg from "pg";
 import type { AuthService } from "../auth/AuthService.js";
 import { ANONYMOUS_VIEWER, hasPermission, type Caller, type PermissionName } from "../auth/Caller.js";
-import { ApiError, unauthorized } from "../http/errors.js";
+import { ApiError, unauthorized } from "../errors.js";
 import type { Logger } from "../logging/Logger.js";
 import { closePool, type Queryable } from "../store/Store.js";
 import type { ChannelFilter, PluginRealtime, PublishOptions } from "../pluginhost/manifest.js";

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { storeUnavailable } from "../http/errors.js";
+import { storeUnavailable } from "../errors.js";
 
 /** Anything that runs a parameterised query: the store, a plugin store, or a transaction's client. */
 export interface Queryable {

@@ -1,4 +1,4 @@
-import { badRequest, type ApiError } from "../http/errors.js";
+import { badRequest, type ApiError } from "../errors.js";
 
 /** Poller pool names (spec: pool-name rules): 1 to 63 letters, digits, `_` or `-`. */
 export const POOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,63}$/;

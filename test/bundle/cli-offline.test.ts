@@ -7,11 +7,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundleCommand } from "../../core/bundle/cli.js";
-import { loadConfig } from "../../core/config/Config.js";
+import { bundleCommand as command } from "../../core/bundle/cli.js";
+import { commandEnvironment } from "../../core/kernel/Kernel.js";
+import { loadConfig, type KernelConfig } from "../../core/config/Config.js";
 import { createTestDatabase, rawQuery } from "../support/db.js";
 import { ROOT } from "../support/spawnKernel.js";
 import { bundleOf } from "./support.js";
+
+/** The command as the CLI runs it, with the plugins the kernel loads for `config`. */
+const bundleCommand = (config: KernelConfig, args: string[]) => command(config, args, () => commandEnvironment(config));
 
 const PLUGIN_DIRS = ["inventory", "polling", "alerts", "events", "analysis"].map((p) => join(ROOT, "plugins", p));
 const dir = mkdtempSync(join(tmpdir(), "nms-bundle-offline-"));

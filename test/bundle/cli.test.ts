@@ -5,13 +5,17 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BundleUsageError, bundleCommand } from "../../core/bundle/cli.js";
+import { BundleUsageError, bundleCommand as command } from "../../core/bundle/cli.js";
+import { commandEnvironment } from "../../core/kernel/Kernel.js";
 import { loadConfig, type KernelConfig } from "../../core/config/Config.js";
 import { ApiError } from "../../core/index.js";
 import { analysisPlugin } from "../../plugins/analysis/index.js";
 import { ROOT } from "../support/spawnKernel.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
 import { BUNDLE_PLUGINS, exportBundle, must, tableCounts, type Bundle, type Outcome } from "./support.js";
+
+/** The command as the CLI runs it, with the plugins the kernel loads for `config`. */
+const bundleCommand = (config: KernelConfig, args: string[]) => command(config, args, () => commandEnvironment(config));
 
 const PLUGIN_DIRS = ["inventory", "polling", "alerts", "events", "notifications", "flows", "forwarding", "analysis"].map((p) => join(ROOT, "plugins", p));
 const dir = mkdtempSync(join(tmpdir(), "nms-bundle-cli-"));

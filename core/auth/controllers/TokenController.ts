@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Format, Get, Integer, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { badRequest } from "../../http/errors.js";
+import { badRequest } from "../../errors.js";
 import { Body } from "../../http/params.js";
 import { ErrorEnvelope } from "../../http/models.js";
 import { AuthService } from "../AuthService.js";

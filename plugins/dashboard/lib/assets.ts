@@ -1,19 +1,18 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { projectRoot } from "../../../core/paths.js";
 
 /**
  * The folder of the built web app (vite writes it to dist/plugins/dashboard/web, with .vite/manifest.json): beside this
- * module when it runs from dist/, else under the project's dist/ (the plugin running from its TypeScript sources, in
- * tests). NMS_DASHBOARD_DIR overrides both.
+ * module when it runs from dist/, else in the project's dist/ three folders up (the plugin running from its TypeScript
+ * sources, in tests). NMS_DASHBOARD_DIR overrides both.
  */
 export function webAppDir(): string {
   const override = process.env.NMS_DASHBOARD_DIR;
   if (override) return override;
   const beside = fileURLToPath(new URL("../web/", import.meta.url));
   if (existsSync(join(beside, ".vite", "manifest.json"))) return beside;
-  return join(projectRoot(), "dist", "plugins", "dashboard", "web");
+  return join(fileURLToPath(new URL("../../../dist/", import.meta.url)), "plugins", "dashboard", "web");
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { KernelConfig } from "../config/Config.js";
+import type { KernelConfig } from "./Config.js";
 
 /** What the request pipeline needs to know about this deployment (injected into Ts.ED by class token). */
 export class KernelRuntime {
