@@ -1,7 +1,8 @@
 /**
  * `nms plugin new <id>`: writes a third-party plugin package with the layout of examples/alert-relay and
- * docs/plugins.md: its own package.json, tsconfig and build, a context, a table, a service, a repository, a
- * controller with list and create, and a test on nms-core/testing. It builds and its test passes as written.
+ * docs/plugins.md (its anatomy): its own package.json, tsconfig and build, a context, a contract (a token other plugins
+ * inject), a table, a service, a repository, a controller with list and create, and a test on nms-core/testing. It
+ * builds and its test passes as written.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -145,15 +146,26 @@ export class NoteRepository {
   }
 }
 `,
+    "contract.ts": `/**
+ * What a plugin that lists "${id}" in dependsOn may use: this file owns the plugin's public types and tokens and imports
+ * none of its services. A token is an abstract class; the manifest's exports bind it to the service that implements it.
+ */
+
+/** \`create(text)\`: adds a note and answers its id (400 note_too_long past the configured length). */
+export abstract class ${P}Notes {
+  abstract create(text: string): Promise<string>;
+}
+`,
     "services/NoteService.ts": `import { badRequest, decodeCursor, isRfc3339, isUuid } from "nms-core";
 import { Inject, Injectable } from "nms-core/tsed";
 import { ${C}_CONTEXT, type ${P}Context } from "../context.js";
+import type { ${P}Notes } from "../contract.js";
 import type { NoteView } from "../models/NoteModels.js";
 import { NoteRepository } from "../repositories/NoteRepository.js";
 
 /** The logic: the configured length limit, and cursors checked before they reach SQL. */
 @Injectable()
-export class NoteService {
+export class NoteService implements ${P}Notes {
   @Inject(${C}_CONTEXT)
   private ctx: ${P}Context;
 
@@ -212,7 +224,9 @@ import { ${c}ConfigSchema } from "./context.js";
 import { NoteController } from "./controllers/NoteController.js";
 import { NoteRepository } from "./repositories/NoteRepository.js";
 import { NoteService } from "./services/NoteService.js";
+import { ${P}Notes } from "./contract.js";
 
+export * from "./contract.js";
 export type { ${P}Config } from "./context.js";
 
 export const ${c}Plugin = definePlugin({
@@ -222,19 +236,25 @@ export const ${c}Plugin = definePlugin({
   description: "Notes, as a starting point",
   controllers: [NoteController],
   providers: [NoteService, NoteRepository],
+  // Dependants inject the contract's token; the class that implements it stays private.
+  exports: [{ provide: ${P}Notes, use: NoteService }],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   config: ${c}ConfigSchema,
 });
 `,
     "test/plugin.test.ts": `import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { definePlugin } from "nms-core";
 import { startTestKernel, type TestKernel } from "nms-core/testing";
-import { ${c}Plugin } from "../index.js";
+import { ${P}Notes, ${c}Plugin } from "../index.js";
+
+// A plugin that depends on this one, as a neighbour would: it reaches the notes through the contract's token.
+const neighbour = definePlugin({ id: "${id}-neighbour", version: "0.1.0", kernel: "^${kernel}", dependsOn: { "${id}": "^0.1.0" } });
 
 let k: TestKernel;
 
 before(async () => {
-  k = await startTestKernel({ plugins: [${c}Plugin], overrides: { pluginConfig: { "${id}": { maxLength: 20 } } } });
+  k = await startTestKernel({ plugins: [${c}Plugin, neighbour], overrides: { pluginConfig: { "${id}": { maxLength: 20 } } } });
 });
 
 after(async () => {
@@ -258,6 +278,13 @@ describe("${id}", () => {
     assert.equal((blank.body as { error: { code: string } }).error.code, "validation_failed");
     const cursor = await k.request("GET", "/${id}/notes?cursor=bm9wZQ");
     assert.equal((cursor.body as { error: { code: string } }).error.code, "invalid_cursor");
+  });
+
+  it("lets a plugin that depends on it add notes through its contract", async () => {
+    const notes = k.kernel.context("${id}-neighbour")!.get(${P}Notes);
+    const noteId = await notes.create("from next door");
+    const listed = await k.request("GET", "/${id}/notes?limit=1");
+    assert.deepEqual((listed.body as { id: string; text: string }[]).map((n) => [n.id, n.text]), [[noteId, "from next door"]]);
   });
 
   it("asks for a token, and ManageConfig to write", async () => {

@@ -39,7 +39,8 @@ describe("nms plugin new", () => {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_TEST_ADMIN_DATABASE_URL: process.env.NMS_TEST_ADMIN_DATABASE_URL },
       timeout: 120000,
     });
-    expect(test.stdout).toMatch(/# pass 3\n# fail 0/);
+    expect(test.stdout).toMatch(/# pass 4\n# fail 0/);
+    expect(test.stdout).toContain("ok 3 - lets a plugin that depends on it add notes through its contract");
     expect(test.status).toBe(0);
   }, 180000);
 

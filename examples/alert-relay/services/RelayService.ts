@@ -1,17 +1,11 @@
 import type { AlertTransition } from "nms-core/contracts/alerts";
 import { Inject, Injectable } from "nms-core/tsed";
 import { ALERT_RELAY_CONTEXT, type AlertRelayContext } from "../context.js";
+import type { ChatRelay, PostOutcome } from "../contract.js";
 import type { DeliveryKind } from "../models/DeliveryModels.js";
 import { DeliveryRepository } from "../repositories/DeliveryRepository.js";
 
 const RANK = { info: 0, warning: 1, critical: 2 } as const;
-
-export interface PostOutcome {
-  ok: boolean;
-  http_status: number | null;
-  /** An HTTP status or an error class: never the URL, which may hold a secret. */
-  error: string | null;
-}
 
 /**
  * Relays alert transitions (the alerts plugin's contract events) to a chat webhook as `{"text": …}`, the body
@@ -19,7 +13,7 @@ export interface PostOutcome {
  * post runs on its own, and stop() waits for those in flight.
  */
 @Injectable()
-export class RelayService {
+export class RelayService implements ChatRelay {
   @Inject(ALERT_RELAY_CONTEXT)
   private ctx: AlertRelayContext;
 

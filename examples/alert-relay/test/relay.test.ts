@@ -5,8 +5,12 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import type { Sample } from "nms-core/contracts/polling";
+import { definePlugin } from "nms-core";
 import { startTestKernel, type TestKernel } from "nms-core/testing";
-import { alertRelayPlugin } from "../index.js";
+import { alertRelayPlugin, ChatRelay } from "../index.js";
+
+// A plugin that depends on this one: it reaches the relay through the contract's token, never RelayService.
+const neighbour = definePlugin({ id: "relay-neighbour", version: "0.1.0", kernel: "^0.1.0", dependsOn: { "alert-relay": "^0.1.0" } });
 
 interface Received {
   path: string;
@@ -60,7 +64,7 @@ before(async () => {
   const { port } = hook.address() as AddressInfo;
   hookUrl = `http://127.0.0.1:${port}`;
   k = await startTestKernel({
-    plugins: [alertRelayPlugin],
+    plugins: [alertRelayPlugin, neighbour],
     overrides: {
       pluginConfig: { "alert-relay": { webhookUrl: `http://127.0.0.1:${port}/hooks/secret-part`, minSeverity: "warning" }, alerts: { flushMs: 20 } },
     },
@@ -161,5 +165,13 @@ describe("alert-relay", () => {
     const scoped = await k.token("viewer", { folders: ["00000000-0000-4000-8000-000000000001"] });
     assert.equal((await k.request("GET", "/alert-relay/deliveries", { token: scoped })).status, 403);
     assert.equal((await k.request("POST", "/alert-relay/test", { token: await k.token("viewer"), body: {} })).status, 403);
+  });
+
+  it("lets a plugin that depends on it post through its contract token", async () => {
+    const relay = k.kernel.context("relay-neighbour")!.get(ChatRelay);
+    assert.deepEqual(await relay.test("from next door"), { ok: true, http_status: 200, error: null });
+    assert.equal(received.at(-1)?.body.text, "from next door");
+    const [latest] = (await k.request("GET", "/alert-relay/deliveries?limit=1")).body as { kind: string }[];
+    assert.equal(latest.kind, "test");
   });
 });
