@@ -1,8 +1,12 @@
+import type { Readiness } from "../config/KernelRuntime.js";
 import type { ListenerStatus } from "../pluginhost/manifest.js";
 import type { Store } from "../store/Store.js";
 
 export interface HealthReportData {
-  status: "ok" | "degraded";
+  /** ok: ready and the store answers; degraded: the store is down; starting / stopping: not taking API requests. */
+  status: "ok" | "degraded" | "starting" | "stopping";
+  /** Whether the API takes requests (every boot phase done, no stop begun) and the store answers. */
+  ready: boolean;
   mode: "full" | "skeleton";
   public_dashboard: boolean;
   version: string;
@@ -25,12 +29,23 @@ export class HealthService {
       storeKind: "external" | "embedded" | "none";
       plugins: () => { id: string; version: string }[];
       listeners: () => ListenerStatus[];
+      readiness: () => Readiness;
     },
   ) {}
 
   /** Every declared listener of every plugin, with its address and live counters. */
   listeners(): ListenerStatus[] {
     return this.info.listeners();
+  }
+
+  /** Seconds since the kernel began to boot. */
+  uptimeSecs(): number {
+    return Math.round((Date.now() - this.startedAt) / 1000);
+  }
+
+  /** Where the kernel is in its life (starting, ready, stopping). */
+  phase(): Readiness {
+    return this.info.readiness();
   }
 
   async report(): Promise<HealthReportData> {
@@ -43,15 +58,18 @@ export class HealthService {
         status = "down";
       }
     }
+    const phase = this.info.readiness();
+    const overall = phase !== "ready" ? phase : status === "down" ? "degraded" : "ok";
     return {
-      status: status === "down" ? "degraded" : "ok",
+      status: overall,
+      ready: overall === "ok",
       mode: this.info.mode,
       public_dashboard: this.info.publicDashboard,
       version: this.info.version,
       store: { kind: this.info.storeKind, status },
       plugins: this.info.plugins(),
       listeners: this.info.listeners().map(({ plugin, name, protocol, bound, port }) => ({ plugin, name, protocol, bound, port })),
-      uptime_secs: Math.round((Date.now() - this.startedAt) / 1000),
+      uptime_secs: this.uptimeSecs(),
     };
   }
 }

@@ -9,6 +9,9 @@ import { getOperationsRoutes } from "@tsed/schema";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { RULE } from "../auth/rules.js";
 import type { Logger } from "../logging/Logger.js";
+import { ApiError } from "../errors.js";
+import type { Readiness } from "../config/KernelRuntime.js";
+import { METRICS_PATH } from "../metrics/metricsEndpoint.js";
 import { EnvelopeErrorFilter } from "./ErrorFilter.js";
 import { inputGuard } from "./inputGuard.js";
 import { OpenApiController, OPENAPI_INFO, setOpenApiControllers } from "./OpenApiController.js";
@@ -25,6 +28,8 @@ export interface HttpAppOptions {
   /** Instances the container holds as they are (`use`), or as another provider's instance (`alias`: a contract token). */
   providers: ({ token: unknown; use: unknown } | { token: unknown; alias: unknown })[];
   bodyLimit: string;
+  /** Where the kernel is in its life; anything but `ready` answers 503 outside the health routes and /metrics. */
+  readiness?: () => Readiness;
   /** Plugins' static files (manifest `staticAssets`), served outside /api/v1 before the API's routes. */
   staticAssets?: (StaticAssetsDeclaration & { owner: string })[];
   /** Routes with their own JSON body limit (e.g. the bundle import), parsed before the general one. */
@@ -118,6 +123,7 @@ export class HttpApp {
           });
           next();
         },
+        ...(this.options.readiness ? [admission(this.options.readiness)] : []),
         ...(metrics ? [metrics.endpoint] : []),
         ...(this.options.bodyLimits ?? []).map(routeBodyParser),
         ...(this.options.staticAssets?.length ? [staticAssetsMiddleware(this.options.staticAssets)] : []),
@@ -168,4 +174,28 @@ export class HttpApp {
 /** A provider entry as Ts.ED imports it: an alias resolves to the aliased provider's one instance, built on first use. */
 function containerImport(p: HttpAppOptions["providers"][number]) {
   return "alias" in p ? { token: p.token, useFactory: () => injector().get(p.alias as never) } : p;
+}
+
+/** What still answers while the kernel is starting or stopping: the health routes (a balancer's probes) and /metrics. */
+const OPEN_WHILE_NOT_READY = new Set([`${API_PREFIX}/health`, `${API_PREFIX}/health/live`, `${API_PREFIX}/health/ready`, METRICS_PATH]);
+
+/**
+ * Refuses requests until every boot phase is done and from the moment a stop begins: 503 with the envelope and
+ * Retry-After, code `service_starting` or `service_stopping`. A handler never runs against plugins or jobs not yet
+ * started or already stopped (which used to answer 500 and could leave half-made rows).
+ */
+function admission(readiness: () => Readiness) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const phase = readiness();
+    if (phase === "ready" || OPEN_WHILE_NOT_READY.has(req.path.replace(/\/+$/, "") || "/")) return next();
+    const starting = phase === "starting";
+    res.status(503).set("Retry-After", "1");
+    res.json(
+      new ApiError(
+        503,
+        starting ? "service_starting" : "service_stopping",
+        starting ? "The service is starting; try again in a moment." : "This replica is stopping; send the request to another, or try again shortly.",
+      ).toEnvelope(),
+    );
+  };
 }

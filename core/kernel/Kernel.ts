@@ -379,6 +379,7 @@ async function buildHttp(
   opened: OpenedStore,
   core: CoreServices,
   contexts: Map<string, PluginContext>,
+  runtime: KernelRuntime,
   version: string,
   log: Logger,
   stops: StopStack,
@@ -392,6 +393,7 @@ async function buildHttp(
     storeKind: opened.kind,
     plugins: () => plugins.map((p) => ({ id: p.manifest.id, version: p.manifest.version })),
     listeners: () => [...core.listeners.values()].map(listenerStatus),
+    readiness: () => runtime.phase,
   });
   const http = new HttpApp({
     controllers: [
@@ -406,12 +408,13 @@ async function buildHttp(
       { token: Realtime, use: core.realtime },
       { token: JobScheduler, use: core.jobs },
       { token: HealthService, use: health },
-      { token: KernelRuntime, use: new KernelRuntime(config) },
+      { token: KernelRuntime, use: runtime },
       { token: BundleService, use: new BundleService({ store, config, version, log: log.child("bundle"), tables: declaredBundleTables(plugins, contexts) }) },
       ...plugins.map((p) => ({ token: pluginContextToken(p.manifest.id), use: contexts.get(p.manifest.id) })),
       ...found.owners.bindings.map((b) => ({ token: b.token, alias: b.provider })),
     ],
     bodyLimit: config.http.bodyLimit,
+    readiness: () => runtime.phase,
     staticAssets: plugins.flatMap((p) => (p.manifest.staticAssets ?? []).map((s) => ({ owner: p.manifest.id, ...s }))),
     bodyLimits: [{ path: `${API_PREFIX}/config/bundle/import`, limit: BUNDLE_IMPORT_BODY_LIMIT }],
     log,
@@ -487,7 +490,8 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       return built.http.resolve(token);
     });
     checkpoint();
-    const http = (built.http = await buildHttp(config, found, opened, core, contexts, version, log, stops));
+    const runtime = new KernelRuntime(config);
+    const http = (built.http = await buildHttp(config, found, opened, core, contexts, runtime, version, log, stops));
     const server = http.server!;
     await attachRealtime(config, opened, core, server, log, stops);
     await listen(config, server);
@@ -497,6 +501,8 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
     stops.push("jobs", () => core.jobs.drain(config.jobs.drainMs));
     // Pushed last, so undone first: no new requests or sockets while the rest stops (requests in flight finish).
     stops.push("traffic", async () => {
+      // Not ready from here on: what still arrives on open connections answers 503, and the health routes say so.
+      runtime.phase = "stopping";
       core.realtime.disconnectAll();
       await http.stopAccepting();
     });
@@ -514,6 +520,7 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       server,
       stops,
     });
+    runtime.phase = "ready";
     const names = found.plugins.map((p) => p.manifest.id).join(", ") || "none";
     const bound = [...core.listeners.values()].map(listenerStatus).filter((l) => l.bound);
     const listening = bound.length ? ` listening: ${bound.map((l) => `${l.stream} ${l.protocol} ${hostPort(l.address, l.port)}`).join(", ")}` : "";

@@ -14,7 +14,7 @@ export function responseProblems(spec: { paths: Record<string, Record<string, Op
       if (!codes.some((c) => /^2\d\d$/.test(c))) problems.push(`${where}: no success response`);
       if (!codes.includes("500")) problems.push(`${where}: no 500`);
       if (op.security && !codes.includes("401")) problems.push(`${where}: secured without 401`);
-      for (const c of codes.filter((c) => /^[45]\d\d$/.test(c) && !(path === "/api/v1/health" && c === "503"))) {
+      for (const c of codes.filter((c) => /^[45]\d\d$/.test(c) && !((path === "/api/v1/health" || path === "/api/v1/health/ready") && c === "503"))) {
         const ref = op.responses[c].content?.["application/json"]?.schema?.$ref;
         if (ref !== "#/components/schemas/ErrorEnvelope") problems.push(`${where}: ${c} is not the envelope`);
       }

@@ -969,8 +969,42 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness and store status (no auth) */
+    /** Readiness, store status, plugins and listeners (no auth) */
     get: operations["healthControllerGet"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/health/live": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Liveness (no auth): 200 while the process serves HTTP, starting and stopping included; for a supervisor's restart probe */
+    get: operations["healthControllerLive"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/health/ready": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Readiness (no auth): 200 when this replica takes API requests, else 503; for a balancer's health check */
+    get: operations["healthControllerReady"];
     put?: never;
     post?: never;
     delete?: never;
@@ -3558,9 +3592,21 @@ export interface components {
       /** @enum {string} */
       protocol: "udp" | "tcp" | "tls";
     };
+    HealthLiveness: {
+      /** @enum {string} */
+      phase: "starting" | "ready" | "stopping";
+      /** @enum {string} */
+      status: "alive";
+      uptime_secs: number;
+    };
     HealthPlugin: {
       id: string;
       version: string;
+    };
+    HealthReadiness: {
+      ready: boolean;
+      /** @enum {string} */
+      status: "ok" | "degraded" | "starting" | "stopping";
     };
     HealthReport: {
       listeners: components["schemas"]["HealthListener"][];
@@ -3568,8 +3614,13 @@ export interface components {
       mode: "full" | "skeleton";
       plugins: components["schemas"]["HealthPlugin"][];
       public_dashboard: boolean;
-      /** @enum {string} */
-      status: "ok" | "degraded";
+      /** @description Whether this replica takes API requests: every boot phase done, no stop begun, the store answering */
+      ready: boolean;
+      /**
+       * @description ok: ready and the store answers; degraded: the store is down; starting or stopping: the API answers 503 service_starting / service_stopping
+       * @enum {string}
+       */
+      status: "ok" | "degraded" | "starting" | "stopping";
       store: components["schemas"]["HealthStore"];
       uptime_secs: number;
       version: string;
@@ -10836,6 +10887,82 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["HealthReport"];
+        };
+      };
+    };
+  };
+  healthControllerLive: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["HealthLiveness"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  healthControllerReady: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["HealthReadiness"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["HealthReadiness"];
         };
       };
     };
