@@ -1,10 +1,10 @@
-// tsc compiles only TypeScript: copy the files plugins read at run time (SQL migrations) into dist/.
+// tsc compiles only TypeScript: copy the files read at run time (SQL migrations, the API docs page template) into dist/.
 import { cpSync, existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const ASSET = /\.sql$/;
+const ASSET = /\.(sql|ejs)$/;
 
 function walk(dir) {
   for (const name of readdirSync(dir)) {

@@ -1,6 +1,7 @@
 import "@tsed/ajv";
 import "@tsed/swagger";
 import { createServer, type Server as HttpServer } from "node:http";
+import { fileURLToPath } from "node:url";
 import type { Type } from "@tsed/core";
 import { Configuration, injector } from "@tsed/di";
 import { PlatformExpress } from "@tsed/platform-express";
@@ -22,6 +23,9 @@ import { staticAssetsMiddleware, type StaticAssetsDeclaration } from "./staticAs
 class NmsHttpModule {}
 
 export const API_PREFIX = "/api/v1";
+
+/** The API docs page (Swagger UI): this project's template, which loads nothing from another origin (copied into dist/ by the build). */
+const SWAGGER_VIEW = fileURLToPath(new URL("./swagger-ui.ejs", import.meta.url));
 
 export interface HttpAppOptions {
   controllers: { owner: string; token: Type<unknown> }[];
@@ -131,7 +135,7 @@ export class HttpApp {
         inputGuard(routes.filter((r) => r.protocolInput)),
       ],
       ajv: { returnsCoercedValues: true, allErrors: true, coerceTypes: false },
-      swagger: [{ path: "/api/docs", specVersion: "3.0.3", spec: OPENAPI_INFO as never }],
+      swagger: [{ path: "/api/docs", specVersion: "3.0.3", spec: OPENAPI_INFO as never, viewPath: SWAGGER_VIEW }],
       jsonMapper: { additionalProperties: false, disableUnsecureConstructor: true },
     } as never);
     (this.platform.app.rawApp as unknown as { disable(setting: string): void }).disable("x-powered-by");
