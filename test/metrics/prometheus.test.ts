@@ -3,7 +3,7 @@
  * with the bearer token of metrics.access "token" (the scrape config docs/metrics.md shows): `up` is 1, and counters
  * move in Prometheus's own storage as HTTP requests are made and syslog reaches the events listener.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -117,6 +117,17 @@ describe("scraped by the real Prometheus", () => {
     await until("12 more messages counted", async () => (await query(series)) === before + 12, 20_000);
     await until("the events written", async () => ((await query("nms_events_written_total")) ?? 0) >= 12, 20_000);
   }, 45_000);
+
+  it("serves an exposition promtool check metrics accepts (names, suffixes, help texts)", async () => {
+    const res = await fetch(`${k.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const text = await res.text();
+    expect(text).toContain("nodejs_active_handles{");
+    const check = spawnSync("/usr/bin/promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+    expect({ status: check.status, out: check.stdout + check.stderr }).toEqual({ status: 0, out: "" });
+    // The check can fail: a gauge named like a counter is refused.
+    const bad = spawnSync("/usr/bin/promtool", ["check", "metrics"], { input: "# HELP x_total a gauge\n# TYPE x_total gauge\nx_total 1\n", encoding: "utf8" });
+    expect(bad.status).not.toBe(0);
+  });
 
   it("accepts every query of the shipped Grafana dashboard, each naming a metric docs/metrics.md documents", async () => {
     const dashboard = JSON.parse(readFileSync(new URL("../../docs/grafana/nms-core.json", import.meta.url), "utf8")) as {
