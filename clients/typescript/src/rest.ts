@@ -1,6 +1,6 @@
 /**
  * The REST half of the typed client: requests, responses and error envelopes typed from the service's own OpenAPI
- * document (schema.d.ts), and the keyset-pagination iterators. It needs only openapi-fetch (the Socket.IO half,
+ * document (schema.ts), and the keyset-pagination iterators. It needs only openapi-fetch (the Socket.IO half,
  * realtime.ts, needs socket.io-client), so server-side code can import it alone.
  */
 import createFetchClient, { type Client, type Middleware } from "openapi-fetch";
