@@ -67,6 +67,15 @@ export class TransitionQueue {
     this.schedule();
   }
 
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flushNow();
+    }, this.host.flushMs());
+    this.timer.unref?.();
+  }
+
   /** A node seen for the first time since start: its state is evaluated at the next write, transition or not. */
   nodeSeen(node: { id: string; folder_path: readonly string[] }): void {
     this.nodes.set(node.id, { id: node.id, folder_path: node.folder_path });
@@ -88,15 +97,6 @@ export class TransitionQueue {
     }
     this.chain = this.chain.then(() => this.flushOnce());
     return this.chain;
-  }
-
-  private schedule(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.flushNow();
-    }, this.host.flushMs());
-    this.timer.unref?.();
   }
 
   private async flushOnce(): Promise<void> {

@@ -23,21 +23,11 @@ export function registerEngineMetrics(m: PluginMetrics, r: EngineReadings): { tr
     name: "engine_transitions_dropped_total",
     help: "Transitions dropped because the queue was full (the store did not take them for long).",
   });
-  m.counter({
-    name: "engine_samples_received_total",
-    help: "Live samples the alert engine received from the bus.",
-    collect: (report) => report({}, r.samplesReceived()),
-  });
-  m.counter({
-    name: "engine_evaluations_total",
-    help: "Samples the alert engine evaluated against a threshold rule.",
-    collect: (report) => report({}, r.samplesEvaluated()),
-  });
-  m.counter({
-    name: "engine_flush_failures_total",
-    help: "Writes of the engine's transitions that failed (retried, then dropped).",
-    collect: (report) => report({}, r.flushFailures()),
-  });
+  // Counters the engine keeps as numbers, read at scrape time.
+  const scraped = (name: string, help: string, value: () => number) => m.counter({ name, help, collect: (report) => report({}, value()) });
+  scraped("engine_samples_received_total", "Live samples the alert engine received from the bus.", r.samplesReceived);
+  scraped("engine_evaluations_total", "Samples the alert engine evaluated against a threshold rule.", r.samplesEvaluated);
+  scraped("engine_flush_failures_total", "Writes of the engine's transitions that failed (retried, then dropped).", r.flushFailures);
   m.gauge({
     name: "engine_queue_depth",
     help: "Transitions waiting for the engine's next write.",
