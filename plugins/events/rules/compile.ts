@@ -188,111 +188,114 @@ export function compilePattern(kind: MatchKind, pattern: string): PatternResult 
 
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
 
-/** Validates a rule body (the API's create/replace body) and compiles it. `id` is the rule's id, when it has one. */
-export function compileRule(body: unknown, id = ""): CompileResult {
-  const fail = (field: string, message: string): CompileResult => ({ ok: false, field, message });
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return fail("body", "must be an object");
-  const b = body as Record<string, unknown>;
+/** The first invalid field of a rule body, thrown by the steps of compileRule and answered as its failure. */
+class RuleInvalid extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
-  const text = (field: "name" | "pattern", v: unknown): string | CompileResult => {
-    const { min, max } = RULE_BOUNDS[field];
-    if (v === undefined || v === null) return fail(field, "is required");
-    if (typeof v !== "string") return fail(field, "must be a string");
-    if (v.length < min || v.length > max || (field === "name" && v.trim() === ""))
-      return fail(field, `must be ${min} to ${max} characters${field === "name" ? ", not all blanks" : ""}`);
-    return v;
-  };
-  const name = text("name", b.name);
-  if (typeof name !== "string") return name;
-  const pattern = text("pattern", b.pattern);
-  if (typeof pattern !== "string") return pattern;
+/** A required name or pattern within its bounds. */
+function requiredText(field: "name" | "pattern", v: unknown): string {
+  const { min, max } = RULE_BOUNDS[field];
+  if (v === undefined || v === null) throw new RuleInvalid(field, "is required");
+  if (typeof v !== "string") throw new RuleInvalid(field, "must be a string");
+  if (v.length < min || v.length > max || (field === "name" && v.trim() === ""))
+    throw new RuleInvalid(field, `must be ${min} to ${max} characters${field === "name" ? ", not all blanks" : ""}`);
+  return v;
+}
 
-  const kind = b.match_kind;
-  if (kind === undefined || kind === null) return fail("match_kind", "is required");
-  if (typeof kind !== "string" || !(MATCH_KINDS as readonly string[]).includes(kind)) return fail("match_kind", `must be one of ${MATCH_KINDS.join(", ")}`);
-  const match_kind = kind as MatchKind;
+/** A required value of a vocabulary. */
+function requiredOneOf<T extends string>(field: string, v: unknown, values: readonly T[]): T {
+  if (v === undefined || v === null) throw new RuleInvalid(field, "is required");
+  if (typeof v !== "string" || !(values as readonly string[]).includes(v)) throw new RuleInvalid(field, `must be one of ${values.join(", ")}`);
+  return v as T;
+}
 
-  const sev = b.severity;
-  if (sev === undefined || sev === null) return fail("severity", "is required");
-  if (typeof sev !== "string" || !(SEVERITIES as readonly string[]).includes(sev)) return fail("severity", `must be one of ${SEVERITIES.join(", ")}`);
+/** What the rule matches and raises: name, pattern, match kind, severity, clear pattern, enabled. */
+function ruleDefinition(b: Record<string, unknown>) {
+  const name = requiredText("name", b.name);
+  const pattern = requiredText("pattern", b.pattern);
+  const match_kind = requiredOneOf<MatchKind>("match_kind", b.match_kind, MATCH_KINDS);
+  const severity = requiredOneOf<Severity>("severity", b.severity, SEVERITIES);
 
   let clear_pattern: string | null = null;
   if (b.clear_pattern !== undefined && b.clear_pattern !== null) {
     const { min, max } = RULE_BOUNDS.pattern;
-    if (typeof b.clear_pattern !== "string") return fail("clear_pattern", "must be a string or null");
-    if (b.clear_pattern.length < min || b.clear_pattern.length > max) return fail("clear_pattern", `must be ${min} to ${max} characters`);
+    if (typeof b.clear_pattern !== "string") throw new RuleInvalid("clear_pattern", "must be a string or null");
+    if (b.clear_pattern.length < min || b.clear_pattern.length > max) throw new RuleInvalid("clear_pattern", `must be ${min} to ${max} characters`);
     clear_pattern = b.clear_pattern;
   }
 
   let enabled = true;
   if (b.enabled !== undefined && b.enabled !== null) {
-    if (typeof b.enabled !== "boolean") return fail("enabled", "must be a boolean");
+    if (typeof b.enabled !== "boolean") throw new RuleInvalid("enabled", "must be a boolean");
     enabled = b.enabled;
   }
+  return { name, pattern, match_kind, severity, clear_pattern, enabled };
+}
 
-  const int = (field: "min_count" | "window_secs" | "ttl_secs"): number | null | CompileResult => {
-    const v = b[field];
-    if (v === undefined || v === null) return null;
-    const { min, max } = RULE_BOUNDS[field];
-    if (!isInt(v)) return fail(field, "must be an integer or null");
-    if (v < min || v > max) return fail(field, `must be ${min} to ${max}`);
-    return v;
+/** An optional integer within its bounds (null when absent). */
+function optionalInt(b: Record<string, unknown>, field: "min_count" | "window_secs" | "ttl_secs"): number | null {
+  const v = b[field];
+  if (v === undefined || v === null) return null;
+  const { min, max } = RULE_BOUNDS[field];
+  if (!isInt(v)) throw new RuleInvalid(field, "must be an integer or null");
+  if (v < min || v > max) throw new RuleInvalid(field, `must be ${min} to ${max}`);
+  return v;
+}
+
+/** How matches are counted: min_count and window_secs with their defaults, ttl_secs as given. */
+function ruleCounting(b: Record<string, unknown>) {
+  const min_count = optionalInt(b, "min_count");
+  const window_secs = optionalInt(b, "window_secs");
+  const ttl_secs = optionalInt(b, "ttl_secs");
+  return {
+    min_count: min_count ?? RULE_BOUNDS.min_count.default,
+    window_secs: window_secs ?? RULE_BOUNDS.window_secs.default,
+    ttl_secs,
   };
-  const min_count = int("min_count");
-  if (typeof min_count === "object" && min_count !== null) return min_count;
-  const window_secs = int("window_secs");
-  if (typeof window_secs === "object" && window_secs !== null) return window_secs;
-  const ttl_secs = int("ttl_secs");
-  if (typeof ttl_secs === "object" && ttl_secs !== null) return ttl_secs;
+}
 
-  const uuid = (field: "node_id" | "source_id"): string | null | CompileResult => {
-    const v = b[field];
-    if (v === undefined || v === null) return null;
-    if (typeof v !== "string" || !UUID.test(v)) return fail(field, "must be a UUID or null");
-    return v.toLowerCase();
-  };
-  const node_id = uuid("node_id");
-  if (typeof node_id === "object" && node_id !== null) return node_id;
-  const source_id = uuid("source_id");
-  if (typeof source_id === "object" && source_id !== null) return source_id;
+/** An optional UUID, lowercased (null when absent). */
+function optionalUuid(b: Record<string, unknown>, field: "node_id" | "source_id"): string | null {
+  const v = b[field];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "string" || !UUID.test(v)) throw new RuleInvalid(field, "must be a UUID or null");
+  return v.toLowerCase();
+}
 
+/** Which events the rule sees: node, source, source kind (a trap-only match kind never sees the syslog source). */
+function ruleScope(b: Record<string, unknown>, match_kind: MatchKind) {
+  const node_id = optionalUuid(b, "node_id");
+  const source_id = optionalUuid(b, "source_id");
   let source_kind: SourceKind | null = null;
   if (b.source_kind !== undefined && b.source_kind !== null) {
     if (typeof b.source_kind !== "string" || !(SOURCE_KINDS as readonly string[]).includes(b.source_kind))
-      return fail("source_kind", `must be one of ${SOURCE_KINDS.join(", ")}, or null`);
+      throw new RuleInvalid("source_kind", `must be one of ${SOURCE_KINDS.join(", ")}, or null`);
     source_kind = b.source_kind as SourceKind;
   }
   const traps_only = TRAP_MATCH_KINDS.includes(match_kind);
-  if (traps_only && source_kind === "syslog") return fail("source_kind", `a ${match_kind} rule only sees traps, never the syslog source`);
+  if (traps_only && source_kind === "syslog") throw new RuleInvalid("source_kind", `a ${match_kind} rule only sees traps, never the syslog source`);
+  return { node_id, source_id, source_kind, traps_only };
+}
 
+/** The matchers of the pattern and the clear pattern. */
+function ruleMatchers(match_kind: MatchKind, pattern: string, clear_pattern: string | null): { match: Matcher; clear: Matcher | null } {
   const m = compilePattern(match_kind, pattern);
-  if (!m.ok) return fail("pattern", `${match_kind} pattern ${m.message}`);
-  let clear: Matcher | null = null;
-  if (clear_pattern !== null) {
-    const c = compilePattern(match_kind, clear_pattern);
-    if (!c.ok) return fail("clear_pattern", `${match_kind} pattern ${c.message}`);
-    clear = c.match;
-  }
+  if (!m.ok) throw new RuleInvalid("pattern", `${match_kind} pattern ${m.message}`);
+  if (clear_pattern === null) return { match: m.match, clear: null };
+  const c = compilePattern(match_kind, clear_pattern);
+  if (!c.ok) throw new RuleInvalid("clear_pattern", `${match_kind} pattern ${c.message}`);
+  return { match: m.match, clear: c.match };
+}
 
-  const rule: Omit<CompiledRule, "semantics"> = {
-    id,
-    name,
-    pattern,
-    match_kind,
-    severity: sev as Severity,
-    clear_pattern,
-    enabled,
-    min_count: (min_count as number | null) ?? RULE_BOUNDS.min_count.default,
-    window_secs: (window_secs as number | null) ?? RULE_BOUNDS.window_secs.default,
-    ttl_secs: ttl_secs as number | null,
-    node_id: node_id as string | null,
-    source_id: source_id as string | null,
-    source_kind,
-    traps_only,
-    match: m.match,
-    clear,
-  };
-  const semantics = JSON.stringify([
+/** The key under which two rules match and count alike. */
+function ruleSemantics(rule: Omit<CompiledRule, "semantics">): string {
+  return JSON.stringify([
     rule.pattern,
     rule.match_kind,
     rule.clear_pattern,
@@ -304,5 +307,38 @@ export function compileRule(body: unknown, id = ""): CompileResult {
     rule.source_id,
     rule.source_kind,
   ]);
-  return { ok: true, rule: { ...rule, semantics } };
+}
+
+/** Validates a rule body (the API's create/replace body) and compiles it. `id` is the rule's id, when it has one. */
+export function compileRule(body: unknown, id = ""): CompileResult {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { ok: false, field: "body", message: "must be an object" };
+  const b = body as Record<string, unknown>;
+  try {
+    const def = ruleDefinition(b);
+    const counting = ruleCounting(b);
+    const scope = ruleScope(b, def.match_kind);
+    const matchers = ruleMatchers(def.match_kind, def.pattern, def.clear_pattern);
+    const rule: Omit<CompiledRule, "semantics"> = {
+      id,
+      name: def.name,
+      pattern: def.pattern,
+      match_kind: def.match_kind,
+      severity: def.severity,
+      clear_pattern: def.clear_pattern,
+      enabled: def.enabled,
+      min_count: counting.min_count,
+      window_secs: counting.window_secs,
+      ttl_secs: counting.ttl_secs,
+      node_id: scope.node_id,
+      source_id: scope.source_id,
+      source_kind: scope.source_kind,
+      traps_only: scope.traps_only,
+      match: matchers.match,
+      clear: matchers.clear,
+    };
+    return { ok: true, rule: { ...rule, semantics: ruleSemantics(rule) } };
+  } catch (err) {
+    if (err instanceof RuleInvalid) return { ok: false, field: err.field, message: err.message };
+    throw err;
+  }
 }

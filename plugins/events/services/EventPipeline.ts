@@ -1,7 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { join } from "node:path";
-import { availableParallelism } from "node:os";
-import { DayPartitions, JournalPart, workerJournalOptions, type MetricCounter } from "../../../core/index.js";
+import { DayPartitions, type MetricCounter } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
 import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
@@ -11,15 +9,17 @@ import type { IngestState } from "../ingest/protocol.js";
 import { toRow } from "../lib/row.js";
 import type { Inbound } from "../lib/types.js";
 import type { EventView } from "../models/EventModels.js";
-import { EventRepository, type EventRow, type JournalRange } from "../repositories/EventRepository.js";
+import { EventRepository, type EventRow } from "../repositories/EventRepository.js";
 import { eventCopyLine, UNMATCHED_TAIL } from "../repositories/eventCopy.js";
 import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
 import { RuleEngine, type AlertAction } from "../rules/engine.js";
-import { RULE_ACTIONS, type RuleAction } from "../rules/vocab.js";
+import type { RuleAction } from "../rules/vocab.js";
 import { RuleRepository } from "../repositories/RuleRepository.js";
 import { SourceRepository } from "../repositories/SourceRepository.js";
 import { ListenerService } from "./ListenerService.js";
-import { BUILTIN_SOURCES, type SourceEntry } from "./sources.js";
+import { registerPipelineMetrics, type ListenerTally } from "./pipelineMetrics.js";
+import { QueueJournal, type TextBatch } from "./queueJournal.js";
+import { SourceCache, type SourceEntry } from "./sources.js";
 
 /** Counters of the pipeline (the listeners keep their own): exposed to benchmarks and host telemetry. */
 export interface PipelineStats {
@@ -34,20 +34,6 @@ export interface PipelineStats {
   dead_lettered: number;
   queued: number;
 }
-
-/** A batch an ingest worker made: its COPY lines, its journal range, acknowledged once stored. */
-interface TextBatch {
-  text: string;
-  rows: number;
-  minMs: number;
-  maxMs: number;
-  range: JournalRange;
-  ack: () => void;
-  live: EventRow[];
-}
-
-/** Journal records the queue journal's pump reads at a time. */
-const QUEUE_READ_CHUNK = 1000;
 
 /** Days of partitions kept ready ahead of today. */
 const DAYS_AHEAD = 2;
@@ -111,15 +97,13 @@ export class EventPipeline {
   private waiters: { through: number; done: () => void }[] = [];
   private running = false;
   private ruleVersion = "";
-  /** A node's own sources by kind, then node id (no key is built per message). */
-  private sourceByNode = new Map<string, Map<string, SourceEntry>>();
-  private sourceById = new Map<string, SourceEntry>();
+  private sourceCache = new SourceCache();
   private counters: PipelineStats = { accepted: 0, dropped_queue_full: 0, dropped_disabled: 0, written: 0, write_failures: 0, dead_lettered: 0, queued: 0 };
   private live: ((rows: readonly EventRow[]) => void) | null = null;
   /** The events.received feed (the forwarding tee) for what the ingest workers copy when it is wanted. */
   private feed: ((m: Inbound) => void) | null = null;
   /** Per listener (`http` for the HTTP ingest): what the pipeline dropped, and what the ingest received. */
-  private byListener = new Map<string, { http_received: number; queue_full: number; source_disabled: number }>();
+  private byListener = new Map<string, ListenerTally>();
   /** Events by the rules' outcome (rule_matches_total reads them at scrape time: a labelled inc per event costs more). */
   private matchCounts: Record<RuleAction, number> = { unmatched: 0, counted: 0, suppressed: 0, cleared: 0, fired: 0 };
   private metricsRegistered = false;
@@ -130,14 +114,7 @@ export class EventPipeline {
    * read back in batches committed with their journal range, as the ingest workers' are. Null when it could not be
    * opened (the events then wait in memory, as before).
    */
-  private qjournal: JournalPart | null = null;
-  private qPayloads: Buffer[] = [];
-  private qTimes: number[] = [];
-  private qRows: EventRow[] = [];
-  /** Rows appended and not yet read back, by journal offset, for the live channel (at most queueSize). */
-  private qLive = new Map<number, EventRow>();
-  private qAppendScheduled = false;
-  private qLost = 0;
+  private qjournal: QueueJournal | null = null;
   // What accept() reads for every message, as plain fields: an @Inject property is a getter that resolves its
   // token again on each read (Ts.ED's metadata look-ups), a few per cent of the main thread at ten thousand events a second.
   private config: EventsContext["config"];
@@ -166,99 +143,30 @@ export class EventPipeline {
     await this.reloadRules();
     // Open alerts of the rules resume (their TTL counts from now: the last match before the restart is not known).
     if (alerts) this.engine.restore(alerts.open().map((a) => ({ rule_id: a.check_id, node_id: a.node_id, last_ms: Date.now() })));
-    await this.openQueueJournal();
+    this.qjournal = await QueueJournal.open(this.ctx, this.events, () => this.persist());
     this.running = true;
     this.pumpQueue();
     this.ticker = setInterval(() => this.tick(), 1000);
     this.ticker.unref();
   }
 
-  /** Opens the queue journal and resumes it past what PostgreSQL holds (what it holds unstored is stored once running). */
-  private async openQueueJournal(): Promise<void> {
-    const cfg = this.ctx.config.ingest;
-    try {
-      const part = new JournalPart(0, {
-        ...workerJournalOptions(cfg.journal, cfg.workers ?? availableParallelism()),
-        dir: join(this.ctx.kernelConfig.dataDir, "journal", "events-queue"),
-        onDrop: (records) => this.ctx.log.warn("events: queue journal full or too old: unstored events dropped", { events: records }),
-      });
-      part.resume(await this.events.storedRanges(part.journal.id, part.journal.committed));
-      const backlog = part.journal.nextOffset - part.journal.committed;
-      if (backlog > 0) this.ctx.log.info("events: queue journal replayed from its last commit", { journal: part.journal.id, events: backlog });
-      this.qjournal = part;
-    } catch (err) {
-      this.ctx.log.error("events: queue journal not opened: traps and ingested events wait in memory", { error: err });
-    }
-  }
-
   /** Appends what was accepted since the last append (the HTTP ingest calls it before answering). */
   persist(): void {
-    this.qAppendScheduled = false;
-    const part = this.qjournal;
-    if (!part || this.qPayloads.length === 0) return;
-    const payloads = this.qPayloads;
-    const times = this.qTimes;
-    const rows = this.qRows;
-    this.qPayloads = [];
-    this.qTimes = [];
-    this.qRows = [];
-    try {
-      part.journal.append(payloads, times);
-    } catch (err) {
-      // A full disk: the events wait in memory instead (the queue's bound applies).
-      this.qLost += payloads.length;
-      this.ctx.log.warn("events: queue journal append failed: events kept in memory", { error: err, events: payloads.length });
-      for (const r of rows) this.queue.push(r);
-      for (let i = 0; i < rows.length; i++) this.qLive.delete(part.journal.nextOffset + i);
-    }
+    // Null: nothing was waiting; else the rows the journal could not take, which wait in memory instead (queueSize applies).
+    const spilled = this.qjournal?.append();
+    if (!spilled) return;
+    for (const r of spilled) this.queue.push(r);
     this.pumpQueue();
   }
 
   /** Reads the queue journal into batches for the store while fewer than queueSize of its events are in flight. */
   private pumpQueue(all = false): void {
-    const part = this.qjournal;
-    if (!part?.reader || !this.running) return;
+    const q = this.qjournal;
+    if (!q?.readable || !this.running) return;
     const size = this.config.batchSize;
-    while (all || part.inFlight < this.config.queueSize) {
-      const recs = part.reader.next(Math.min(size, QUEUE_READ_CHUNK));
-      if (recs.length === 0) break;
-      let text = "";
-      let rows = 0;
-      let minMs = Infinity;
-      let maxMs = -Infinity;
-      const live: EventRow[] = [];
-      for (const r of recs) {
-        const row = this.qLive.get(r.offset);
-        if (row) {
-          this.qLive.delete(r.offset);
-          live.push(row);
-        }
-        if (part.isStored(r.offset)) continue;
-        text += r.payload.toString("utf8");
-        rows++;
-        if (r.ts < minMs) minMs = r.ts;
-        if (r.ts > maxMs) maxMs = r.ts;
-      }
-      const first = recs[0].offset;
-      const end = recs[recs.length - 1].offset + 1;
-      if (rows === 0) {
-        part.handOver(first, end, true);
-        continue;
-      }
-      part.handOver(first, end);
-      this.texts.push({
-        text,
-        rows,
-        minMs,
-        maxMs,
-        range: { journalId: part.journal.id, first, end },
-        ack: () => {
-          part.stored(first);
-          this.pumpQueue();
-        },
-        live,
-      });
-      this.textRows += rows;
+    for (const t of q.pump(all, this.config.queueSize, size, () => this.pumpQueue())) {
+      this.texts.push(t);
+      this.textRows += t.rows;
     }
     if (this.queue.length + this.textRows >= size) this.take(false);
     else if (this.textRows > 0 || this.queue.length > 0) this.flushSoon(this.config.flushMs);
@@ -266,10 +174,7 @@ export class EventPipeline {
 
   /** The queue journal's stats (backlog: events appended and not yet stored). */
   queueJournalStats(): { id: string; backlog: number; bytes: number; dropped: number; checkpointed: number; lost: number } | null {
-    const part = this.qjournal;
-    if (!part) return null;
-    const st = part.state();
-    return { id: st.id, backlog: st.next - st.committed, bytes: st.bytes, dropped: st.dropped, checkpointed: st.checkpointed, lost: this.qLost };
+    return this.qjournal?.stats() ?? null;
   }
 
   async stop(): Promise<void> {
@@ -281,7 +186,6 @@ export class EventPipeline {
     // What was not stored (the store down) stays in the journal for the next start.
     this.qjournal?.close();
     this.qjournal = null;
-    this.qLive.clear();
   }
 
   /** Partitions for today and the days ahead; whole days past the retention go. */
@@ -311,25 +215,13 @@ export class EventPipeline {
   }
 
   async reloadSources(): Promise<void> {
-    const byNode = new Map<string, Map<string, SourceEntry>>();
-    const byId = new Map<string, SourceEntry>();
-    for (const s of await this.sources.all()) {
-      const entry: SourceEntry = { id: s.id, kind: s.kind, node_id: s.node_id, enabled: s.enabled };
-      byId.set(s.id, entry);
-      if (s.node_id && s.kind !== "http") {
-        let ofKind = byNode.get(s.kind);
-        if (!ofKind) byNode.set(s.kind, (ofKind = new Map()));
-        ofKind.set(s.node_id, entry);
-      }
-    }
-    this.sourceByNode = byNode;
-    this.sourceById = byId;
-    this.listeners.ingest?.setState({ sources: this.syslogSources() });
+    this.sourceCache.load(await this.sources.all());
+    this.listeners.ingest?.setState({ sources: this.sourceCache.syslog() });
   }
 
   /** What the ingest workers read to attribute and match: the rules, the embedded pool's addresses, the syslog sources. */
   ingestState(): IngestState {
-    return { rules: this.ruleRows, book: this.bookEntries(), sources: this.syslogSources() };
+    return { rules: this.ruleRows, book: this.bookEntries(), sources: this.sourceCache.syslog() };
   }
 
   /** The node address book changed: the workers get the new copy. */
@@ -339,12 +231,6 @@ export class EventPipeline {
 
   private bookEntries(): IngestState["book"] {
     return this.addresses.entries(EMBEDDED_POOL).map(([address, n]) => [address, { id: n.id, folder_path: n.folder_path }]);
-  }
-
-  private syslogSources(): NonNullable<IngestState["sources"]> {
-    const byNode = this.sourceByNode.get("syslog") ?? new Map<string, SourceEntry>();
-    const builtin = this.sourceById.get(BUILTIN_SOURCES.syslog) ?? { id: BUILTIN_SOURCES.syslog, kind: "syslog", node_id: null, enabled: true };
-    return { byNode: [...byNode], builtin };
   }
 
   /**
@@ -403,7 +289,7 @@ export class EventPipeline {
     if (!this.running) return false;
     const tally = this.tally(m);
     const node = this.attribute(m, source);
-    const src = source ?? this.sourceFor(m.kind, node);
+    const src = source ?? this.sourceCache.sourceFor(m.kind, node ? node.id : null);
     if (!src.enabled) {
       this.counters.dropped_disabled++;
       tally.source_disabled++;
@@ -443,118 +329,34 @@ export class EventPipeline {
 
   /** Queues a row's COPY line for the journal's next append (at the end of this turn). */
   private journalRow(row: EventRow): void {
-    const offset = this.qjournal!.journal.nextOffset + this.qPayloads.length;
-    this.qPayloads.push(Buffer.from(eventCopyLine(row), "utf8"));
-    this.qTimes.push(row.received_at_ms);
-    this.qRows.push(row);
-    if (this.live && this.qLive.size < this.config.queueSize) this.qLive.set(offset, row);
-    else this.liveLeftOut++;
-    if (!this.qAppendScheduled) {
-      this.qAppendScheduled = true;
-      setImmediate(() => this.persist());
-    }
+    if (!this.qjournal!.add(row, Boolean(this.live), this.config.queueSize)) this.liveLeftOut++;
   }
 
   /** The per-listener tallies of a message (the HTTP ingest's sources all count as listener `http`). */
-  private tally(m: Inbound): { http_received: number; queue_full: number; source_disabled: number } {
+  private tally(m: Inbound): ListenerTally {
     const t = this.tallyOf(m.transport === "http" ? "http" : m.listener);
     if (m.transport === "http") t.http_received++;
     return t;
   }
 
-  private tallyOf(key: string): { http_received: number; queue_full: number; source_disabled: number } {
+  private tallyOf(key: string): ListenerTally {
     let t = this.byListener.get(key);
     if (!t) this.byListener.set(key, (t = { http_received: 0, queue_full: 0, source_disabled: 0 }));
     return t;
   }
 
-  /**
-   * The events metrics (once per kernel): received, malformed and dropped per listener (the listeners' own counters,
-   * split by reason with the pipeline's tallies), rule matches by action, writes, and the queue.
-   */
+  /** The events metrics (once per kernel; see pipelineMetrics.ts). */
   private registerMetrics(): void {
     if (this.metricsRegistered) return;
     this.metricsRegistered = true;
-    const m = this.ctx.metrics;
-    m.counter({
-      name: "rule_matches_total",
-      help: "Events an event rule matched, by the outcome (fired, cleared, suppressed, counted).",
-      labelNames: ["action"],
-      collect: (report) => {
-        for (const action of RULE_ACTIONS) if (action !== "unmatched" && this.matchCounts[action] > 0) report({ action }, this.matchCounts[action]);
-      },
-    });
-    m.counter({
-      name: "received_total",
-      help: "Messages received per listener (syslog.udp, syslog.tcp, syslog.tls, traps.udp, http for the HTTP ingest), malformed ones included.",
-      labelNames: ["listener"],
-      collect: (report) => {
-        for (const l of this.listeners.listeners()) report({ listener: l.name }, l.counters.received);
-        const http = this.byListener.get("http");
-        if (http) report({ listener: "http" }, http.http_received);
-      },
-    });
-    m.counter({
-      name: "malformed_total",
-      help: "Messages per listener that did not parse (stored raw where possible).",
-      labelNames: ["listener"],
-      collect: (report) => {
-        for (const l of this.listeners.listeners()) report({ listener: l.name }, l.counters.malformed);
-      },
-    });
-    m.counter({
-      name: "dropped_total",
-      help: "Messages dropped per listener and reason: queue_full (the store is slower than the senders), source_disabled, refused (over a limit, unknown community or user).",
-      labelNames: ["listener", "reason"],
-      collect: (report) => {
-        const zero = { http_received: 0, queue_full: 0, source_disabled: 0 };
-        const bound = new Set<string>();
-        // Every bound listener has its three reasons (a zero too: the syslog listeners' messages no longer pass here one by one).
-        for (const l of this.listeners.listeners()) {
-          bound.add(l.name);
-          const t = this.byListener.get(l.name) ?? zero;
-          report({ listener: l.name, reason: "refused" }, Math.max(0, l.counters.dropped - t.queue_full - t.source_disabled));
-          report({ listener: l.name, reason: "queue_full" }, t.queue_full);
-          report({ listener: l.name, reason: "source_disabled" }, t.source_disabled);
-        }
-        for (const [listener, t] of this.byListener) {
-          if (bound.has(listener)) continue;
-          report({ listener, reason: "queue_full" }, t.queue_full);
-          report({ listener, reason: "source_disabled" }, t.source_disabled);
-        }
-      },
-    });
-    m.counter({ name: "written_total", help: "Events written to the store.", collect: (report) => report({}, this.counters.written) });
-    this.deadLetters = m.counter({
-      name: "dead_letters_total",
-      help: "Events PostgreSQL refused (kept in core.dead_letters with the reason), by target table.",
-      labelNames: ["target"],
-    });
-    m.counter({
-      name: "live_left_out_total",
-      help: "Received events the live channel did not carry (it sends a sample of each ingest batch).",
-      collect: (report) => report({}, this.liveLeftOut),
-    });
-    m.counter({
-      name: "write_failures_total",
-      help: "Event writes that failed (a batch retried, or an event the store refused).",
-      collect: (report) => report({}, this.counters.write_failures),
-    });
-    m.gauge({ name: "queue_depth", help: "Events waiting for the next batched write.", collect: (g) => g.set({}, this.queue.length + this.textRows) });
-    m.gauge({
-      name: "journal_backlog",
-      help: "Events in the ingest journals (syslog workers' and the queue journal) not yet stored (received faster than the store takes them, or the store is down).",
-      collect: (g) => g.set({}, (this.listeners.journalStats()?.backlog ?? 0) + (this.queueJournalStats()?.backlog ?? 0)),
-    });
-    m.gauge({
-      name: "journal_bytes",
-      help: "Bytes the events ingest journals hold on disk.",
-      collect: (g) => g.set({}, (this.listeners.journalStats()?.bytes ?? 0) + (this.queueJournalStats()?.bytes ?? 0)),
-    });
-    m.counter({
-      name: "journal_dropped_total",
-      help: "Received events the ingest journals dropped unstored (past their size or age bound: pluginConfig.events.ingest.journal).",
-      collect: (report) => report({}, (this.listeners.journalStats()?.dropped ?? 0) + (this.queueJournalStats()?.dropped ?? 0)),
+    this.deadLetters = registerPipelineMetrics(this.ctx.metrics, this.listeners, {
+      matchCounts: this.matchCounts,
+      byListener: this.byListener,
+      written: () => this.counters.written,
+      writeFailures: () => this.counters.write_failures,
+      liveLeftOut: () => this.liveLeftOut,
+      queueDepth: () => this.queue.length + this.textRows,
+      queueJournalStats: () => this.queueJournalStats(),
     });
   }
 
@@ -582,14 +384,6 @@ export class EventPipeline {
   private attribute(m: Inbound, source?: SourceEntry): AttributedNode | null {
     if (source?.node_id) return this.book.node(source.node_id);
     return this.book.byIp(m.source_ip, m.pool === undefined ? EMBEDDED_POOL : (m.pool ?? undefined));
-  }
-
-  private sourceFor(kind: string, node: AttributedNode | null): SourceEntry {
-    if (node) {
-      const own = this.sourceByNode.get(kind)?.get(node.id);
-      if (own) return own;
-    }
-    return this.sourceById.get(kind === "trap" ? BUILTIN_SOURCES.trap : BUILTIN_SOURCES.syslog) ?? { id: null, kind, node_id: null, enabled: true };
   }
 
   private alert(a: AlertAction): void {

@@ -163,67 +163,101 @@ interface Current {
   discovery: boolean;
 }
 
-/** Binds the trap listener. Rejects when the address cannot be bound or the configuration is invalid. */
-export async function startTrapListener(opts: TrapListenerOptions): Promise<TrapListener> {
-  if (opts.engineId !== undefined && !/^(0x)?([0-9a-f]{2}){5,32}$/i.test(opts.engineId)) throw new Error("engineId must be 5 to 32 bytes of hex");
-  const users = opts.users.map(netSnmpUser);
-  let userNames = new Set(users.map((u) => u.name));
-  const keys = new LocalizedKeyCache(opts.engineIdCacheSize ?? 1024);
-  const counters: ListenerCounters = { received: 0, dropped: 0, malformed: 0 };
-  const family = opts.host.includes(":") ? "udp6" : "udp4";
-  const log = opts.log;
-  let cur: Current | null = null;
+/** The net-snmp receiver's authorizer (internal API): the accepted communities and v3 users. */
+interface Authorizer {
+  addCommunity(c: string): void;
+  addUser(u: snmp.User): void;
+  deleteUser(name: string): void;
+}
 
-  let probes = 0;
+/** What net-snmp's answers (inform acknowledgements, USM reports) are sent through: the listening socket, in the reader. */
+interface Replier {
+  send(buf: Buffer, port: number, address: string): void;
+}
 
-  // A consumer that refuses or throws loses the record: counted as dropped, unless it was already counted as malformed.
-  const emit = (m: Inbound) => {
-    let accepted: unknown = true;
+/**
+ * The outcome of every datagram: counted once as delivered, dropped or malformed (or as a discovery probe), and
+ * delivered or malformed ones handed to the consumer. net-snmp reports a datagram's outcome synchronously, from inside
+ * onMsg, through callback() or a report sent through replied().
+ */
+class TrapOutcomes {
+  readonly counters: ListenerCounters = { received: 0, dropped: 0, malformed: 0 };
+  probes = 0;
+  /** The v3 users accepted (net-snmp also accepts a noAuthNoPriv message from an unknown empty user name). */
+  userNames: Set<string>;
+  /** The datagram being handled. */
+  private cur: Current | null = null;
+
+  constructor(
+    private readonly onMessage: (m: Inbound) => unknown,
+    private readonly log: TrapLog | undefined,
+    users: readonly snmp.User[],
+  ) {
+    this.userNames = new Set(users.map((u) => u.name));
+  }
+
+  /** Handles one datagram read from the socket; `decode` hands it to net-snmp. */
+  datagram(buf: Buffer, address: string, port: number, decode: (buf: Buffer, rinfo: RemoteInfo) => void): void {
+    const rinfo: RemoteInfo = { address, port, family: address.includes(":") ? "IPv6" : "IPv4", size: buf.length };
+    this.counters.received++;
+    const version = messageVersion(buf);
+    if (version === null) return this.malformed(buf, rinfo, "not a well-formed SNMP message");
+    const c: Current = { buf, rinfo, version, settled: false, discovery: false };
+    this.cur = c;
     try {
-      accepted = opts.onMessage(m);
+      decode(buf, rinfo);
     } catch (err) {
-      accepted = false;
-      log?.warn("trap consumer failed; message lost", { error: String(err) });
+      if (!c.settled) {
+        c.settled = true;
+        this.malformed(buf, rinfo, `net-snmp failed: ${(err as Error)?.name ?? "error"}`);
+      }
+    } finally {
+      this.cur = null;
     }
-    if (accepted === false && !m.malformed) counters.dropped++;
+    if (c.discovery) this.probes++;
+    else if (!c.settled) this.dropped(rinfo, "no outcome from net-snmp");
+  }
+
+  // net-snmp calls this synchronously from onMsg for every notification or refusal; socket errors come without a datagram.
+  readonly callback = (error: (Error & { name?: string }) | null, data?: { pdu: RawPdu }): void => {
+    const c = this.cur;
+    if (!c) {
+      if (error) this.log?.warn("trap socket error", { error: error.message });
+      return;
+    }
+    c.settled = true;
+    if (!error) return this.deliver(c, data!.pdu);
+    // ProcessingError: the bytes did not decode; RequestInvalidError: not a notification PDU.
+    // RequestFailedError: unknown community or user; ResponseInvalidError: wrong digest or undecryptable.
+    if (error.name === "ProcessingError" || error.name === "RequestInvalidError") return this.malformed(c.buf, c.rinfo, error.name);
+    this.dropped(c.rinfo, error.name === "RequestFailedError" ? "unknown community or user" : "authentication failed");
   };
 
-  const malformed = (buf: Buffer, rinfo: RemoteInfo, why: string) => {
-    counters.malformed++;
-    log?.debug("malformed trap datagram", { source_ip: sourceIp(rinfo.address), reason: why });
-    emit({
-      kind: "trap",
-      transport: "udp",
-      listener: LISTENER,
-      source_ip: sourceIp(rinfo.address),
-      received_at_ms: Date.now(),
-      syslog: null,
-      trap: null,
-      raw: rawHex(buf),
-      malformed: true,
-      bytes: buf,
-    });
-  };
+  /** A message net-snmp sends: a report tells the outcome of datagrams that get no callback (discovery, a USM refusal). */
+  replied(message: SentMessage, rinfo: RemoteInfo): void {
+    const cur = this.cur;
+    if (!cur || message.pdu?.type !== REPORT_PDU) return;
+    if (message.pdu.varbinds?.[0]?.oid === USM_UNKNOWN_ENGINE_ID) cur.discovery = true;
+    else if (!cur.settled) {
+      cur.settled = true;
+      this.dropped(rinfo, "refused with a USM report");
+    }
+  }
 
-  const dropped = (rinfo: RemoteInfo, why: string) => {
-    counters.dropped++;
-    log?.debug("trap refused", { source_ip: sourceIp(rinfo.address), reason: why });
-  };
-
-  const deliver = (c: Current, pdu: RawPdu) => {
+  private deliver(c: Current, pdu: RawPdu): void {
     const origin: Origin =
       c.version === 3
         ? { version: "v3", community: null, user: pdu.user ?? "" }
         : { version: c.version === 0 ? "v1" : "v2c", community: pdu.community ?? null, user: null };
     // net-snmp accepts a noAuthNoPriv v3 message with an empty user name even with no users configured.
-    if (origin.version === "v3" && !userNames.has(origin.user as string)) return dropped(c.rinfo, "unknown v3 user");
+    if (origin.version === "v3" && !this.userNames.has(origin.user as string)) return this.dropped(c.rinfo, "unknown v3 user");
     let trap: TrapMessage;
     try {
       trap = toTrapMessage(pdu, origin);
     } catch (err) {
-      return malformed(c.buf, c.rinfo, err instanceof MalformedTrap ? err.message : `not convertible: ${String(err)}`);
+      return this.malformed(c.buf, c.rinfo, err instanceof MalformedTrap ? err.message : `not convertible: ${String(err)}`);
     }
-    emit({
+    this.emit({
       kind: "trap",
       transport: "udp",
       listener: LISTENER,
@@ -235,77 +269,86 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
       malformed: false,
       bytes: c.buf,
     });
-  };
+  }
 
-  // net-snmp calls this synchronously from onMsg for every notification or refusal; socket errors come without a datagram.
-  const callback = (error: (Error & { name?: string }) | null, data?: { pdu: RawPdu }) => {
-    const c = cur;
-    if (!c) {
-      if (error) log?.warn("trap socket error", { error: error.message });
-      return;
+  private malformed(buf: Buffer, rinfo: RemoteInfo, why: string): void {
+    this.counters.malformed++;
+    this.log?.debug("malformed trap datagram", { source_ip: sourceIp(rinfo.address), reason: why });
+    this.emit({
+      kind: "trap",
+      transport: "udp",
+      listener: LISTENER,
+      source_ip: sourceIp(rinfo.address),
+      received_at_ms: Date.now(),
+      syslog: null,
+      trap: null,
+      raw: rawHex(buf),
+      malformed: true,
+      bytes: buf,
+    });
+  }
+
+  private dropped(rinfo: RemoteInfo, why: string): void {
+    this.counters.dropped++;
+    this.log?.debug("trap refused", { source_ip: sourceIp(rinfo.address), reason: why });
+  }
+
+  // A consumer that refuses or throws loses the record: counted as dropped, unless it was already counted as malformed.
+  private emit(m: Inbound): void {
+    let accepted: unknown = true;
+    try {
+      accepted = this.onMessage(m);
+    } catch (err) {
+      accepted = false;
+      this.log?.warn("trap consumer failed; message lost", { error: String(err) });
     }
-    c.settled = true;
-    if (!error) return deliver(c, data!.pdu);
-    // ProcessingError: the bytes did not decode; RequestInvalidError: not a notification PDU.
-    // RequestFailedError: unknown community or user; ResponseInvalidError: wrong digest or undecryptable.
-    if (error.name === "ProcessingError" || error.name === "RequestInvalidError") return malformed(c.buf, c.rinfo, error.name);
-    dropped(c.rinfo, error.name === "RequestFailedError" ? "unknown community or user" : "authentication failed");
-  };
+    if (accepted === false && !m.malformed) this.counters.dropped++;
+  }
+}
 
-  // net-snmp opens its own socket through this module: it gets a stand-in, and the datagrams come from the reader below.
+/** The configured v3 users for net-snmp; throws on an invalid engine ID or user (at start, not per trap). */
+function checkedUsers(opts: TrapListenerOptions): snmp.User[] {
+  if (opts.engineId !== undefined && !/^(0x)?([0-9a-f]{2}){5,32}$/i.test(opts.engineId)) throw new Error("engineId must be 5 to 32 bytes of hex");
+  return opts.users.map(netSnmpUser);
+}
+
+/**
+ * net-snmp's receiver, with a stand-in socket (the datagrams come from the reader), the communities and users, and its
+ * answers routed to `replier` past `outcomes`.
+ */
+function netSnmpReceiver(opts: TrapListenerOptions, family: "udp4" | "udp6", users: readonly snmp.User[], outcomes: TrapOutcomes, replier: Replier) {
+  // net-snmp opens its own socket through this module: it gets a stand-in.
   const dgramModule = {
     createSocket: () => ({ on: () => undefined, bind: () => undefined, close: () => undefined }),
   };
   const receiver = snmp.createReceiver(
     { transport: family, address: opts.host, port: opts.port || 162, includeAuthentication: true, engineID: opts.engineId, dgramModule },
-    callback,
+    outcomes.callback,
   ) as NetSnmpReceiver;
   if (typeof receiver.onMsg !== "function") throw new Error("this net-snmp version's receiver internals are not the ones the trap listener drives");
-  const authorizer = (receiver as unknown as { authorizer: { addCommunity(c: string): void; addUser(u: snmp.User): void; deleteUser(name: string): void } })
-    .authorizer;
+  const authorizer = (receiver as unknown as { authorizer: Authorizer }).authorizer;
   for (const c of opts.communities) authorizer.addCommunity(c);
   for (const u of users) authorizer.addUser(u);
-
-  let reader: UdpReader | null = null;
-  // What net-snmp answers with (inform acknowledgements, USM reports) leaves from the listening socket, in the reader.
-  const replier = { send: (buf: Buffer, port: number, address: string) => reader?.send(buf, port, address) };
   // net-snmp sends inform acknowledgements and USM reports through this (its own logs failures to console.error).
-  // Reports also tell the outcome of datagrams that get no callback: discovery, or a USM refusal of a reportable message.
   receiver.listener.send = (message, rinfo) => {
-    if (cur && message.pdu?.type === REPORT_PDU) {
-      if (message.pdu.varbinds?.[0]?.oid === USM_UNKNOWN_ENGINE_ID) cur.discovery = true;
-      else if (!cur.settled) {
-        cur.settled = true;
-        dropped(rinfo, "refused with a USM report");
-      }
-    }
+    outcomes.replied(message, rinfo);
     replier.send(message.toBuffer(), rinfo.port, rinfo.address);
   };
+  return { receiver, authorizer };
+}
 
-  const onDatagram = (buf: Buffer, address: string, port: number) => {
-    const rinfo: RemoteInfo = { address, port, family: address.includes(":") ? "IPv6" : "IPv4", size: buf.length };
-    counters.received++;
-    const version = messageVersion(buf);
-    if (version === null) return malformed(buf, rinfo, "not a well-formed SNMP message");
-    const c: Current = { buf, rinfo, version, settled: false, discovery: false };
-    cur = c;
-    try {
-      keys.run(() => receiver.onMsg(replier as unknown as Socket, buf, rinfo));
-    } catch (err) {
-      if (!c.settled) {
-        c.settled = true;
-        malformed(buf, rinfo, `net-snmp failed: ${(err as Error)?.name ?? "error"}`);
-      }
-    } finally {
-      cur = null;
-    }
-    if (c.discovery) probes++;
-    else if (!c.settled) dropped(rinfo, "no outcome from net-snmp");
-  };
-
-  // The socket is read by a worker thread (core's UdpReader): the main thread's stalls (a batch written, a collection)
-  // do not overflow the kernel buffer; each datagram comes back here, in order, as a view into the batch.
-  reader = await startUdpReader({
+/**
+ * Binds the socket, read by a worker thread (core's UdpReader): the main thread's stalls (a batch written, a
+ * collection) do not overflow the kernel buffer; each datagram comes back, in order, as a view into the batch.
+ */
+function openTrapSocket(
+  opts: TrapListenerOptions,
+  family: "udp4" | "udp6",
+  outcomes: TrapOutcomes,
+  onDatagram: (buf: Buffer, address: string, port: number) => void,
+) {
+  const log = opts.log;
+  return startUdpReader({
     type: family,
     host: opts.host,
     port: opts.port,
@@ -313,12 +356,25 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     onDatagram,
     onError: (err) => log?.warn("trap socket error", { error: err.message }),
     onBacklogDrops: (n) => {
-      counters.received += n;
-      counters.dropped += n;
+      outcomes.counters.received += n;
+      outcomes.counters.dropped += n;
       log?.warn("trap datagrams dropped: the pipeline is behind", { dropped: n });
     },
   });
-  const bound = { address: reader.address, port: reader.port };
+}
+
+/** Binds the trap listener. Rejects when the address cannot be bound or the configuration is invalid. */
+export async function startTrapListener(opts: TrapListenerOptions): Promise<TrapListener> {
+  const users = checkedUsers(opts);
+  const keys = new LocalizedKeyCache(opts.engineIdCacheSize ?? 1024);
+  const family = opts.host.includes(":") ? "udp6" : "udp4";
+  const outcomes = new TrapOutcomes(opts.onMessage, opts.log, users);
+
+  let reader: UdpReader | null = null;
+  const replier: Replier = { send: (buf, port, address) => reader?.send(buf, port, address) };
+  const { receiver, authorizer } = netSnmpReceiver(opts, family, users, outcomes, replier);
+  const decode = (buf: Buffer, rinfo: RemoteInfo) => keys.run(() => receiver.onMsg(replier as unknown as Socket, buf, rinfo));
+  reader = await openTrapSocket(opts, family, outcomes, (buf, address, port) => outcomes.datagram(buf, address, port, decode));
   const open = reader;
 
   let closed: Promise<void> | null = null;
@@ -326,18 +382,18 @@ export async function startTrapListener(opts: TrapListenerOptions): Promise<Trap
     name: LISTENER,
     stream: "trap",
     protocol: "udp",
-    address: bound.address,
-    port: bound.port,
-    counters,
+    address: open.address,
+    port: open.port,
+    counters: outcomes.counters,
     setUsers(next: TrapUser[]) {
       const mapped = next.map(netSnmpUser);
-      for (const name of userNames) authorizer.deleteUser(name);
+      for (const name of outcomes.userNames) authorizer.deleteUser(name);
       for (const u of mapped) authorizer.addUser(u);
       // A changed password localizes to new keys (the cache is keyed by password and engine): old entries just age out.
-      userNames = new Set(mapped.map((u) => u.name));
+      outcomes.userNames = new Set(mapped.map((u) => u.name));
     },
     engineCacheSize: () => keys.size,
-    discoveryProbes: () => probes,
+    discoveryProbes: () => outcomes.probes,
     close() {
       closed ??= open.close();
       return closed;

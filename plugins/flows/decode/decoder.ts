@@ -79,6 +79,208 @@ function validRate(r: number | null | undefined): r is number {
   return typeof r === "number" && Number.isFinite(r) && r >= 1;
 }
 
+/**
+ * What one data record's fields said, before its times and sampling are resolved: one per decoder, reset before each
+ * record. Each member keeps one type so reading a record allocates nothing; absent is -1 (NaN for first/last, which
+ * may be negative). The readers take one role group each (fields.ts).
+ */
+class RecordFields {
+  src = "";
+  dst = "";
+  src4 = -1;
+  dst4 = -1;
+  proto = 0;
+  sport = -1;
+  dport = -1;
+  icmp = -1;
+  srcAs = 0;
+  dstAs = 0;
+  inIf = -1;
+  outIf = -1;
+  flags = -1;
+  bytes = -1;
+  packets = -1;
+  outBytes = -1;
+  outPackets = -1;
+  totBytes = -1;
+  totPackets = -1;
+  first = NaN;
+  last = NaN;
+  firstUp = -1;
+  lastUp = -1;
+  sysInit = -1;
+  samplerId = -1;
+  rate = 0;
+
+  reset(): void {
+    this.src = "";
+    this.dst = "";
+    this.src4 = -1;
+    this.dst4 = -1;
+    this.proto = 0;
+    this.sport = -1;
+    this.dport = -1;
+    this.icmp = -1;
+    this.srcAs = 0;
+    this.dstAs = 0;
+    this.inIf = -1;
+    this.outIf = -1;
+    this.flags = -1;
+    this.bytes = -1;
+    this.packets = -1;
+    this.outBytes = -1;
+    this.outPackets = -1;
+    this.totBytes = -1;
+    this.totPackets = -1;
+    this.first = NaN;
+    this.last = NaN;
+    this.firstUp = -1;
+    this.lastUp = -1;
+    this.sysInit = -1;
+    this.samplerId = -1;
+    this.rate = 0;
+  }
+
+  /** Bytes and packets: in, out and total. */
+  counter(role: Role, v: DataView, q: number, len: number): void {
+    switch (role) {
+      case Role.BYTES:
+        this.bytes = uint(v, q, len);
+        break;
+      case Role.PACKETS:
+        this.packets = uint(v, q, len);
+        break;
+      case Role.OUT_BYTES:
+        this.outBytes = uint(v, q, len);
+        break;
+      case Role.OUT_PACKETS:
+        this.outPackets = uint(v, q, len);
+        break;
+      case Role.TOTAL_BYTES:
+        this.totBytes = uint(v, q, len);
+        break;
+      case Role.TOTAL_PACKETS:
+        this.totPackets = uint(v, q, len);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The flow key: protocol, TCP flags, ports (or ICMP type/code), addresses, interfaces, AS numbers. */
+  key(role: Role, v: DataView, q: number, len: number): void {
+    switch (role) {
+      case Role.PROTO:
+        this.proto = uint(v, q, len);
+        break;
+      case Role.TCP_FLAGS:
+        this.flags = uint(v, q, len);
+        break;
+      case Role.SRC_PORT:
+      case Role.UDP_SRC_PORT:
+      case Role.TCP_SRC_PORT:
+        this.sport = uint(v, q, len);
+        break;
+      case Role.DST_PORT:
+      case Role.UDP_DST_PORT:
+      case Role.TCP_DST_PORT:
+        this.dport = uint(v, q, len);
+        break;
+      case Role.ICMP_TYPE_CODE:
+        this.icmp = uint(v, q, len);
+        break;
+      case Role.SRC4:
+        this.src = "";
+        this.src4 = v.getUint32(q);
+        break;
+      case Role.DST4:
+        this.dst = "";
+        this.dst4 = v.getUint32(q);
+        break;
+      case Role.SRC6:
+        this.src = ipv6(v, q);
+        this.src4 = -1;
+        break;
+      case Role.DST6:
+        this.dst = ipv6(v, q);
+        this.dst4 = -1;
+        break;
+      case Role.IN_IF:
+        this.inIf = uint(v, q, len);
+        break;
+      case Role.OUT_IF:
+        this.outIf = uint(v, q, len);
+        break;
+      case Role.SRC_AS:
+        this.srcAs = uint(v, q, len);
+        break;
+      case Role.DST_AS:
+        this.dstAs = uint(v, q, len);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Start and end times (absolute, or uptime-relative for uptimeTimes); exportMs is the datagram's export time. */
+  time(role: Role, v: DataView, q: number, len: number, exportMs: number): void {
+    switch (role) {
+      case Role.FIRST_UPTIME:
+        this.firstUp = uint(v, q, len);
+        break;
+      case Role.LAST_UPTIME:
+        this.lastUp = uint(v, q, len);
+        break;
+      case Role.START_SEC:
+        this.first = uint(v, q, len) * 1000;
+        break;
+      case Role.END_SEC:
+        this.last = uint(v, q, len) * 1000;
+        break;
+      case Role.START_MS:
+        this.first = uint(v, q, len);
+        break;
+      case Role.END_MS:
+        this.last = uint(v, q, len);
+        break;
+      case Role.START_US_NTP:
+      case Role.START_NS_NTP:
+        this.first = ntpMs(v, q);
+        break;
+      case Role.END_US_NTP:
+      case Role.END_NS_NTP:
+        this.last = ntpMs(v, q);
+        break;
+      case Role.START_DELTA_US:
+        this.first = exportMs - Math.round(uint(v, q, len) / 1000);
+        break;
+      case Role.END_DELTA_US:
+        this.last = exportMs - Math.round(uint(v, q, len) / 1000);
+        break;
+      case Role.SYS_INIT_MS:
+        this.sysInit = uint(v, q, len);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** A data record's own sampling rate or sampler id (the packet interval/space pair counts in options records only). */
+  sampling(role: Role, v: DataView, q: number, len: number): void {
+    switch (role) {
+      case Role.SAMPLER_ID:
+        this.samplerId = uint(v, q, len);
+        break;
+      case Role.SAMPLING_INTERVAL:
+      case Role.SAMPLER_RANDOM_INTERVAL:
+        this.rate = uint(v, q, len);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 export class FlowDecoder {
   private readonly templates: TemplateCache;
   private readonly pendingMaxMs: number;
@@ -140,6 +342,8 @@ export class FlowDecoder {
   /** The scratch record's IPv4 addresses as numbers (-1: not IPv4). */
   private src4 = -1;
   private dst4 = -1;
+  /** What the record being decoded said, field by field. */
+  private readonly fields = new RecordFields();
   /** Where this call's records go; counted on the way. */
   private sink: RecordSink = () => undefined;
   private emitted = 0;
@@ -498,35 +702,19 @@ export class FlowDecoder {
 
   /** Decodes one record into the scratch record; false when it overran its set. */
   private record(v: DataView, q: number, end: number, plan: Plan): boolean {
+    const f = this.fields;
+    f.reset();
+    if (!this.readFields(v, q, end, plan, f)) return false;
+    this.uptimeTimes(f);
+    this.fill(f, this.samplingOf(f));
+    return true;
+  }
+
+  /** Reads the fields of the record at q into f, each by its role's group, and sets next; false when it overran its set. */
+  private readFields(v: DataView, q: number, end: number, plan: Plan, f: RecordFields): boolean {
     const roles = plan.roles;
     const lengths = plan.lengths;
     const n = roles.length;
-    let src = "";
-    let dst = "";
-    let src4 = -1;
-    let dst4 = -1;
-    let proto = 0;
-    let sport = -1;
-    let dport = -1;
-    let icmp = -1;
-    let srcAs = 0;
-    let dstAs = 0;
-    let bytes = -1;
-    let packets = -1;
-    let outBytes = -1;
-    let outPackets = -1;
-    let totBytes = -1;
-    let totPackets = -1;
-    let first: number | null = null;
-    let last: number | null = null;
-    let firstUp = -1;
-    let lastUp = -1;
-    let sysInit = -1;
-    let inIf: number | null = null;
-    let outIf: number | null = null;
-    let flags: number | null = null;
-    let samplerId = -1;
-    let rate = 0;
     for (let i = 0; i < n; i++) {
       let len = lengths[i];
       if (len === VARLEN) {
@@ -539,167 +727,74 @@ export class FlowDecoder {
         }
       }
       if (q + len > end) return this.overrun();
-      switch (roles[i]) {
-        case Role.SKIP:
-          break;
-        case Role.BYTES:
-          bytes = uint(v, q, len);
-          break;
-        case Role.PACKETS:
-          packets = uint(v, q, len);
-          break;
-        case Role.OUT_BYTES:
-          outBytes = uint(v, q, len);
-          break;
-        case Role.OUT_PACKETS:
-          outPackets = uint(v, q, len);
-          break;
-        case Role.TOTAL_BYTES:
-          totBytes = uint(v, q, len);
-          break;
-        case Role.TOTAL_PACKETS:
-          totPackets = uint(v, q, len);
-          break;
-        case Role.PROTO:
-          proto = uint(v, q, len);
-          break;
-        case Role.TCP_FLAGS:
-          flags = uint(v, q, len);
-          break;
-        case Role.SRC_PORT:
-        case Role.UDP_SRC_PORT:
-        case Role.TCP_SRC_PORT:
-          sport = uint(v, q, len);
-          break;
-        case Role.DST_PORT:
-        case Role.UDP_DST_PORT:
-        case Role.TCP_DST_PORT:
-          dport = uint(v, q, len);
-          break;
-        case Role.ICMP_TYPE_CODE:
-          icmp = uint(v, q, len);
-          break;
-        case Role.SRC4:
-          src = "";
-          src4 = v.getUint32(q);
-          break;
-        case Role.DST4:
-          dst = "";
-          dst4 = v.getUint32(q);
-          break;
-        case Role.SRC6:
-          src = ipv6(v, q);
-          src4 = -1;
-          break;
-        case Role.DST6:
-          dst = ipv6(v, q);
-          dst4 = -1;
-          break;
-        case Role.IN_IF:
-          inIf = uint(v, q, len);
-          break;
-        case Role.OUT_IF:
-          outIf = uint(v, q, len);
-          break;
-        case Role.SRC_AS:
-          srcAs = uint(v, q, len);
-          break;
-        case Role.DST_AS:
-          dstAs = uint(v, q, len);
-          break;
-        case Role.FIRST_UPTIME:
-          firstUp = uint(v, q, len);
-          break;
-        case Role.LAST_UPTIME:
-          lastUp = uint(v, q, len);
-          break;
-        case Role.START_SEC:
-          first = uint(v, q, len) * 1000;
-          break;
-        case Role.END_SEC:
-          last = uint(v, q, len) * 1000;
-          break;
-        case Role.START_MS:
-          first = uint(v, q, len);
-          break;
-        case Role.END_MS:
-          last = uint(v, q, len);
-          break;
-        case Role.START_US_NTP:
-        case Role.START_NS_NTP:
-          first = ntpMs(v, q);
-          break;
-        case Role.END_US_NTP:
-        case Role.END_NS_NTP:
-          last = ntpMs(v, q);
-          break;
-        case Role.START_DELTA_US:
-          first = this.cExportMs - Math.round(uint(v, q, len) / 1000);
-          break;
-        case Role.END_DELTA_US:
-          last = this.cExportMs - Math.round(uint(v, q, len) / 1000);
-          break;
-        case Role.SYS_INIT_MS:
-          sysInit = uint(v, q, len);
-          break;
-        case Role.SAMPLER_ID:
-          samplerId = uint(v, q, len);
-          break;
-        case Role.SAMPLING_INTERVAL:
-        case Role.SAMPLER_RANDOM_INTERVAL:
-          rate = uint(v, q, len);
-          break;
-        default:
-          break;
-      }
+      // Role groups are contiguous (fields.ts): counters < flow key < times < sampling.
+      const role: Role = roles[i];
+      if (role >= Role.FIRST_UPTIME) {
+        if (role >= Role.SAMPLING_INTERVAL) f.sampling(role, v, q, len);
+        else f.time(role, v, q, len, this.cExportMs);
+      } else if (role >= Role.PROTO) f.key(role, v, q, len);
+      else if (role !== Role.SKIP) f.counter(role, v, q, len);
       q += len;
     }
     this.next = q;
-    // Uptime-relative times: v9 against the header's sysUpTime; IPFIX against systemInitTimeMilliseconds (record or options).
-    if (firstUp >= 0 || lastUp >= 0) {
-      if (this.cVersion === 9) {
-        if (first === null && firstUp >= 0) first = this.cExportMs - ((this.cUptime - firstUp) | 0);
-        if (last === null && lastUp >= 0) last = this.cExportMs - ((this.cUptime - lastUp) | 0);
-      } else {
-        const base = sysInit >= 0 ? sysInit : this.cState.sysInitMs;
-        if (base !== null) {
-          if (first === null && firstUp >= 0) first = base + firstUp;
-          if (last === null && lastUp >= 0) last = base + lastUp;
-        }
+    return true;
+  }
+
+  /**
+   * Uptime-relative times, where the record has no absolute one: v9 against the header's sysUpTime; IPFIX against
+   * systemInitTimeMilliseconds (from the record or the domain's options).
+   */
+  private uptimeTimes(f: RecordFields): void {
+    if (f.firstUp < 0 && f.lastUp < 0) return;
+    if (this.cVersion === 9) {
+      if (Number.isNaN(f.first) && f.firstUp >= 0) f.first = this.cExportMs - ((this.cUptime - f.firstUp) | 0);
+      if (Number.isNaN(f.last) && f.lastUp >= 0) f.last = this.cExportMs - ((this.cUptime - f.lastUp) | 0);
+    } else {
+      const base = f.sysInit >= 0 ? f.sysInit : this.cState.sysInitMs;
+      if (base !== null) {
+        if (Number.isNaN(f.first) && f.firstUp >= 0) f.first = base + f.firstUp;
+        if (Number.isNaN(f.last) && f.lastUp >= 0) f.last = base + f.lastUp;
       }
     }
-    let sampling: number;
-    if (this.cOverride !== null) sampling = this.cOverride;
-    else if (rate >= 1) sampling = rate;
-    else if (samplerId >= 0 && this.cState.samplers !== null) sampling = this.cState.samplers.get(samplerId) ?? this.cState.rate;
-    else sampling = this.cState.rate;
-    const rawBytes = bytes >= 0 ? bytes : totBytes >= 0 ? totBytes : outBytes >= 0 ? outBytes : 0;
-    const rawPackets = packets >= 0 ? packets : totPackets >= 0 ? totPackets : outPackets >= 0 ? outPackets : 0;
-    if (dport < 0 && icmp >= 0) dport = icmp;
-    this.src4 = src4;
-    this.dst4 = dst4;
+  }
+
+  /** The record's sampling rate: the override, else the record's own rate, else its sampler's, else the domain's. */
+  private samplingOf(f: RecordFields): number {
+    if (this.cOverride !== null) return this.cOverride;
+    if (f.rate >= 1) return f.rate;
+    const st = this.cState;
+    if (f.samplerId >= 0 && st.samplers !== null) return st.samplers.get(f.samplerId) ?? st.rate;
+    return st.rate;
+  }
+
+  /** Writes the scratch record (and the IPv4 numbers handed beside it) from what the fields said. */
+  private fill(f: RecordFields, sampling: number): void {
+    const rawBytes = f.bytes >= 0 ? f.bytes : f.totBytes >= 0 ? f.totBytes : f.outBytes >= 0 ? f.outBytes : 0;
+    const rawPackets = f.packets >= 0 ? f.packets : f.totPackets >= 0 ? f.totPackets : f.outPackets >= 0 ? f.outPackets : 0;
+    this.src4 = f.src4;
+    this.dst4 = f.dst4;
     const r = this.scratch;
     r.exporter = this.cExporter;
     r.version = this.cVersion;
     r.domain = this.cDomain;
-    r.src = src;
-    r.dst = dst;
-    r.proto = proto;
-    r.src_port = sport < 0 ? 0 : sport;
-    r.dst_port = dport < 0 ? 0 : dport;
-    r.src_as = srcAs;
-    r.dst_as = dstAs;
+    r.src = f.src;
+    r.dst = f.dst;
+    r.proto = f.proto;
+    r.src_port = f.sport < 0 ? 0 : f.sport;
+    // Exporters that send ICMP type/code without ports: dst_port = type * 256 + code.
+    r.dst_port = f.dport >= 0 ? f.dport : f.icmp >= 0 ? f.icmp : 0;
+    r.src_as = f.srcAs;
+    r.dst_as = f.dstAs;
     r.bytes = Math.min(rawBytes * sampling, MAX_SAFE);
     r.packets = Math.min(rawPackets * sampling, MAX_SAFE);
     r.raw_bytes = rawBytes;
     r.raw_packets = rawPackets;
     r.sampling = sampling;
-    r.first_ms = first;
-    r.last_ms = last;
-    r.in_if = inIf;
-    r.out_if = outIf;
-    r.tcp_flags = flags;
-    return true;
+    r.first_ms = Number.isNaN(f.first) ? null : f.first;
+    r.last_ms = Number.isNaN(f.last) ? null : f.last;
+    r.in_if = f.inIf < 0 ? null : f.inIf;
+    r.out_if = f.outIf < 0 ? null : f.outIf;
+    r.tcp_flags = f.flags < 0 ? null : f.flags;
   }
 
   private overrun(): false {

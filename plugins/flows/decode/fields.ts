@@ -6,19 +6,29 @@ import type { TemplateField } from "./types.js";
 
 export const VARLEN = 65535;
 
-/** What the decoder does with a field. SKIP for anything it does not use (and every enterprise field). */
+/**
+ * What the decoder does with a field. SKIP for anything it does not use (and every enterprise field). The groups are
+ * contiguous, first to last: the decoder picks a group's reader by range (see RecordFields in decoder.ts).
+ */
 export const enum Role {
   SKIP = 0,
+  // Counters.
   BYTES,
   PACKETS,
   OUT_BYTES,
   OUT_PACKETS,
   TOTAL_BYTES,
   TOTAL_PACKETS,
+  // Flow key: protocol, ports, addresses, interfaces, AS numbers.
   PROTO,
   TCP_FLAGS,
   SRC_PORT,
   DST_PORT,
+  UDP_SRC_PORT,
+  UDP_DST_PORT,
+  TCP_SRC_PORT,
+  TCP_DST_PORT,
+  ICMP_TYPE_CODE,
   SRC4,
   DST4,
   SRC6,
@@ -27,7 +37,7 @@ export const enum Role {
   OUT_IF,
   SRC_AS,
   DST_AS,
-  /** sysUpTime-relative (v9 FIRST/LAST_SWITCHED, IPFIX 22/21). */
+  // Times. FIRST/LAST_UPTIME are sysUpTime-relative (v9 FIRST/LAST_SWITCHED, IPFIX 22/21).
   FIRST_UPTIME,
   LAST_UPTIME,
   START_SEC,
@@ -41,16 +51,12 @@ export const enum Role {
   START_DELTA_US,
   END_DELTA_US,
   SYS_INIT_MS,
+  // Sampling.
   SAMPLING_INTERVAL,
   SAMPLING_PKT_INTERVAL,
   SAMPLING_PKT_SPACE,
   SAMPLER_ID,
   SAMPLER_RANDOM_INTERVAL,
-  ICMP_TYPE_CODE,
-  UDP_SRC_PORT,
-  UDP_DST_PORT,
-  TCP_SRC_PORT,
-  TCP_DST_PORT,
 }
 
 const BY_IE: Record<number, Role> = {

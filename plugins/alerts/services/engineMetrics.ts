@@ -1,0 +1,42 @@
+import type { MetricCounter, PluginMetrics } from "../../../core/index.js";
+
+/** What the engine's metrics read at scrape time. */
+export interface EngineReadings {
+  samplesReceived(): number;
+  samplesEvaluated(): number;
+  flushFailures(): number;
+  queueDepth(): number;
+  openIncidents(): number;
+}
+
+/**
+ * Registers the engine's metrics (once per kernel): its queue of transitions, evaluations, fires and clears, open
+ * incidents. Answers the counters the transition queue increments.
+ */
+export function registerEngineMetrics(m: PluginMetrics, r: EngineReadings): { transitions: MetricCounter<"kind">; dropped: MetricCounter } {
+  const transitions = m.counter({
+    name: "engine_transitions_total",
+    help: "Incident transitions the alert engine decided, by kind (fire, clear; a severity change is a clear and a fire).",
+    labelNames: ["kind"],
+  });
+  const dropped = m.counter({
+    name: "engine_transitions_dropped_total",
+    help: "Transitions dropped because the queue was full (the store did not take them for long).",
+  });
+  // Counters the engine keeps as numbers, read at scrape time.
+  const scraped = (name: string, help: string, value: () => number) => m.counter({ name, help, collect: (report) => report({}, value()) });
+  scraped("engine_samples_received_total", "Live samples the alert engine received from the bus.", r.samplesReceived);
+  scraped("engine_evaluations_total", "Samples the alert engine evaluated against a threshold rule.", r.samplesEvaluated);
+  scraped("engine_flush_failures_total", "Writes of the engine's transitions that failed (retried, then dropped).", r.flushFailures);
+  m.gauge({
+    name: "engine_queue_depth",
+    help: "Transitions waiting for the engine's next write.",
+    collect: (g) => g.set({}, r.queueDepth()),
+  });
+  m.gauge({
+    name: "engine_open_incidents",
+    help: "Incidents the engine holds open.",
+    collect: (g) => g.set({}, r.openIncidents()),
+  });
+  return { transitions, dropped };
+}
