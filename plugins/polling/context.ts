@@ -17,6 +17,8 @@ export const pollingConfigSchema = {
     heartbeatAllowanceSecs: { type: "integer", minimum: 5, maximum: 3600, default: 45 },
     /** Days of sample history kept (whole day partitions are dropped). */
     retentionDays: { type: "integer", minimum: 1, maximum: 3650, default: 30 },
+    /** Most series one answer of GET /metrics/devices carries (the Prometheus exposition of what the pollers measured). */
+    deviceMetricsMaxSeries: { type: "integer", minimum: 100, maximum: 5000000, default: 250000 },
   },
 } as const;
 

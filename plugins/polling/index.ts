@@ -3,15 +3,18 @@ import { pollingBundleTables } from "./bundle.js";
 import { HostCounters } from "./services/HostCounters.js";
 import { pollingConfigSchema } from "./context.js";
 import { CollectionTemplateController } from "./controllers/CollectionTemplateController.js";
+import { DeviceMetricsController } from "./controllers/DeviceMetricsController.js";
 import { MetricsController } from "./controllers/MetricsController.js";
 import { PollerController } from "./controllers/PollerController.js";
 import { SweepController } from "./controllers/SweepController.js";
 import { SystemController } from "./controllers/SystemController.js";
 import { runtimeCommands, runtimeJobs, runtimeProviders, startRuntime, stopRuntime } from "./poller/runtime.js";
 import { CollectionTemplateRepository } from "./repositories/CollectionTemplateRepository.js";
+import { DeviceMetricsRepository } from "./repositories/DeviceMetricsRepository.js";
 import { MetricsRepository } from "./repositories/MetricsRepository.js";
 import { SweepRepository } from "./repositories/SweepRepository.js";
 import { CollectionTemplateService } from "./services/CollectionTemplateService.js";
+import { DeviceMetricsService } from "./services/DeviceMetricsService.js";
 import { MetricsService } from "./services/MetricsService.js";
 import { SWEEP_CHANNEL, SWEEP_JOB, SweepService } from "./services/SweepService.js";
 import { SnmpPollerService } from "./snmp/SnmpPollerService.js";
@@ -32,7 +35,7 @@ export const pollingPlugin = definePlugin({
   kernel: "^0.1.0",
   description: "Pollers in pools: SNMP, liveness, URL and DNS checks; samples, interface top-N, host telemetry, monitoring gaps, discovery sweeps",
   dependsOn: { inventory: "^0.1.0" },
-  controllers: [MetricsController, SystemController, PollerController, SweepController, CollectionTemplateController],
+  controllers: [MetricsController, DeviceMetricsController, SystemController, PollerController, SweepController, CollectionTemplateController],
   providers: [
     ...runtimeProviders,
     SnmpPollerService,
@@ -42,6 +45,8 @@ export const pollingPlugin = definePlugin({
     MetricsRepository,
     SweepService,
     SweepRepository,
+    DeviceMetricsService,
+    DeviceMetricsRepository,
   ],
   // Other plugins register what their receivers lose on the core with the host telemetry.
   exports: [HostCounters],

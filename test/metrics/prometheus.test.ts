@@ -3,35 +3,24 @@
  * with the bearer token of metrics.access "token" (the scrape config docs/metrics.md shows): `up` is 1, and counters
  * move in Prometheus's own storage as HTTP requests are made and syslog reaches the events listener.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { eventsPlugin } from "../../plugins/events/index.js";
 import { inventoryPlugin } from "../../plugins/inventory/index.js";
 import { alertsPlugin } from "../../plugins/alerts/index.js";
 import { pollingPlugin } from "../../plugins/polling/index.js";
-import { freeTcpPort, sendUdp } from "../support/syslogPeers.js";
+import { startPrometheus, type RunningPrometheus } from "../support/prometheus.js";
+import { sendUdp } from "../support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
 import { until } from "../support/wait.js";
 
 const TOKEN = "prometheus-scrape-token-0123456789";
 
 let k: TestKernel;
-let prom: ChildProcess | undefined;
-let promUrl: string;
-let dir: string;
+let prom: RunningPrometheus;
 let syslogPort: number;
-const promLog: string[] = [];
 
-/** One instant query against Prometheus's HTTP API: the value of the first series, or null when there is none. */
-async function query(expr: string): Promise<number | null> {
-  const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
-  const body = (await res.json()) as { status: string; data: { result: { value: [number, string] }[] } };
-  if (body.status !== "success") throw new Error(`query ${expr}: ${JSON.stringify(body)}`);
-  const first = body.data.result[0];
-  return first ? Number(first.value[1]) : null;
-}
+const query = (expr: string) => prom.query(expr);
 
 beforeAll(async () => {
   k = await startTestKernel({
@@ -41,61 +30,17 @@ beforeAll(async () => {
   });
   const listeners = (await k.request("GET", "/listeners")).body as { listeners: { name: string; port: number }[] };
   syslogPort = listeners.listeners.find((l) => l.name === "syslog.udp")!.port;
-  dir = mkdtempSync(join(tmpdir(), "nms-prometheus-"));
-  writeFileSync(join(dir, "token"), TOKEN, { mode: 0o600 });
-  const target = new URL(k.url).host;
-  writeFileSync(
-    join(dir, "prometheus.yml"),
-    [
-      "global:",
-      "  scrape_interval: 1s",
-      "  scrape_timeout: 1s",
-      "scrape_configs:",
-      "  - job_name: nms",
-      "    metrics_path: /metrics",
-      "    authorization:",
-      "      type: Bearer",
-      `      credentials_file: ${join(dir, "token")}`,
-      "    static_configs:",
-      `      - targets: ["${target}"]`,
-      "",
-    ].join("\n"),
-  );
-  const port = await freeTcpPort();
-  promUrl = `http://127.0.0.1:${port}`;
-  prom = spawn(
-    "/usr/bin/prometheus",
-    [`--config.file=${join(dir, "prometheus.yml")}`, `--web.listen-address=127.0.0.1:${port}`, `--storage.tsdb.path=${join(dir, "data")}`, "--log.level=warn"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  prom.stdout!.on("data", (d: Buffer) => promLog.push(d.toString()));
-  prom.stderr!.on("data", (d: Buffer) => promLog.push(d.toString()));
-  await until(
-    "Prometheus ready",
-    async () => (await fetch(`${promUrl}/-/ready`).catch(() => null))?.status === 200,
-    30_000,
-    () => promLog.join(""),
-  );
+  prom = await startPrometheus({ target: new URL(k.url).host, metricsPath: "/metrics", token: TOKEN });
 }, 90_000);
 
 afterAll(async () => {
-  if (prom && prom.exitCode === null) {
-    const exited = new Promise((r) => prom!.once("exit", r));
-    prom.kill("SIGTERM");
-    await exited;
-  }
+  await prom?.stop();
   await k?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("scraped by the real Prometheus", () => {
   it("sees the target up, with the bearer token of metrics.access token", async () => {
-    await until(
-      "up == 1",
-      async () => (await query('up{job="nms"}')) === 1,
-      30_000,
-      () => promLog.join(""),
-    );
+    await until("up == 1", async () => (await query('up{job="nms"}')) === 1, 30_000, prom.log);
     expect(await query("nms_build_info")).toBe(1);
     // It stored the kernel's and the process's series.
     expect(await query("nms_realtime_connections")).toBe(0);
@@ -138,8 +83,7 @@ describe("scraped by the real Prometheus", () => {
     expect(exprs.length).toBeGreaterThan(20);
     for (const expr of exprs) {
       const concrete = expr.replace(/\$job|\$instance/g, ".*").replace(/\$__rate_interval/g, "1m");
-      const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(concrete)}`);
-      expect({ expr, status: res.status }).toEqual({ expr, status: 200 });
+      expect({ expr, status: await prom.queryStatus(concrete) }).toEqual({ expr, status: 200 });
       for (const name of expr.match(/\bnms_[a-z0-9_]+/g) ?? []) {
         const base = name.replace(/_(bucket|count|sum)$/, "");
         expect({ name, documented: doc.includes(`\`${base}\``) }).toEqual({ name, documented: true });

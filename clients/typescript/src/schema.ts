@@ -1179,6 +1179,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/metrics/devices": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What the pollers measured, in the Prometheus exposition format, for Prometheus and Grafana
+     * @description The latest value of every series of the nodes the caller may see (folder scope applies), as gauges: interface traffic, utilisation, errors, discards and status; CPU and storage; uptime, reachability and round-trip time; other polled metrics by name. Labels: node, node_id, folder (names from the root, joined with /), and interface and ifindex, or row and row_name. At most pluginConfig.polling.deviceMetricsMaxSeries series (nms_device_series_truncated says when some were left out). Scrape it with an API token (a viewer token scoped to folders limits what Prometheus stores). docs/metrics.md#device-metrics lists the families.
+     */
+    get: operations["deviceMetricsControllerExposition"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/metrics/interface-top": {
     parameters: {
       query?: never;
@@ -12022,6 +12042,62 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  deviceMetricsControllerExposition: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "text/plain; version=0.0.4; charset=utf-8": string;
         };
       };
       /** @description No valid bearer token */

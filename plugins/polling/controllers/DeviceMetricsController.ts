@@ -1,0 +1,32 @@
+import { Controller, Inject } from "@tsed/di";
+import { Context } from "@tsed/platform-params";
+import type { PlatformContext } from "@tsed/platform-http";
+import { Description, Get, Returns, Summary } from "@tsed/schema";
+import { callerScope, Permission } from "../../../core/index.js";
+import { DeviceMetricsService, EXPOSITION_CONTENT_TYPE } from "../services/DeviceMetricsService.js";
+
+@Controller("/")
+export class DeviceMetricsController {
+  @Inject(DeviceMetricsService)
+  private devices: DeviceMetricsService;
+
+  @Get("/metrics/devices")
+  @Permission("read")
+  @Summary("What the pollers measured, in the Prometheus exposition format, for Prometheus and Grafana")
+  @Description(
+    "The latest value of every series of the nodes the caller may see (folder scope applies), as gauges: interface traffic, utilisation, " +
+      "errors, discards and status; CPU and storage; uptime, reachability and round-trip time; other polled metrics by name. Labels: node, " +
+      "node_id, folder (names from the root, joined with /), and interface and ifindex, or row and row_name. At most " +
+      "pluginConfig.polling.deviceMetricsMaxSeries series (nms_device_series_truncated says when some were left out). Scrape it with an API " +
+      "token (a viewer token scoped to folders limits what Prometheus stores). docs/metrics.md#device-metrics lists the families.",
+  )
+  @(Returns(200, String).ContentType(EXPOSITION_CONTENT_TYPE))
+  async exposition(@Context() ctx: PlatformContext): Promise<void> {
+    const text = await this.devices.exposition(callerScope());
+    // Sent here: Ts.ED's content negotiation would answer plain text/plain, without the format's version.
+    const res = ctx.response.raw;
+    res.statusCode = 200;
+    res.setHeader("Content-Type", EXPOSITION_CONTENT_TYPE);
+    res.end(text);
+  }
+}
