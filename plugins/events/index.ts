@@ -1,7 +1,7 @@
 import { definePlugin, pruneDeadLetters, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
 import { eventsBundleTables } from "./bundle.js";
 import { EventAlertService } from "../alerts/contract.js";
-import { NodeAddressBook } from "../inventory/contract.js";
+import { NodeAddresses } from "../inventory/contract.js";
 import { HostCounters } from "../polling/contract.js";
 import type { Inbound } from "./lib/types.js";
 import { eventsConfigSchema, type EventsConfig } from "./context.js";
@@ -70,7 +70,7 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
       storedRanges: (id, from) => repo.storedRanges(id, from),
     },
   );
-  const book = ctx.get(NodeAddressBook);
+  const book = ctx.get(NodeAddresses);
   const prune = setInterval(() => {
     const q = pipeline.queueJournalStats();
     const checkpoints = [...(listeners.ingest?.checkpoints() ?? []), ...(q ? ([[q.id, q.checkpointed]] as const) : [])];

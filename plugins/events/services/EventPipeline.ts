@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { availableParallelism } from "node:os";
 import { DayPartitions, JournalPart, workerJournalOptions, type MetricCounter } from "../../../core/index.js";
 import { EventAlertService } from "../../alerts/contract.js";
-import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
+import { NodeAddresses, type AttributedNode } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { IngestBatch } from "../ingest/IngestWorkers.js";
@@ -85,8 +85,8 @@ export class EventPipeline {
   @Inject(SourceRepository)
   private sources: SourceRepository;
 
-  @Inject(NodeAddressBook)
-  private addresses: NodeAddressBook;
+  @Inject(NodeAddresses)
+  private addresses: NodeAddresses;
 
   @Inject(ListenerService)
   private listeners: ListenerService;
@@ -141,7 +141,7 @@ export class EventPipeline {
   // What accept() reads for every message, as plain fields: an @Inject property is a getter that resolves its
   // token again on each read (Ts.ED's metadata look-ups), a few per cent of the main thread at ten thousand events a second.
   private config: EventsContext["config"];
-  private book: NodeAddressBook;
+  private book: NodeAddresses;
 
   get isRunning(): boolean {
     return this.running;

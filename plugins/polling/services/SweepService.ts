@@ -15,7 +15,7 @@ import {
   requireCaller,
 } from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the classes are imported from their files.
-import { ClassifierService, CredentialService, InventoryLimits } from "../../inventory/contract.js";
+import { Classifier, Credentials, InventoryLimits } from "../../inventory/contract.js";
 import { snmpGet, SYSTEM_OIDS } from "../checks/SnmpGet.js";
 import {
   SWEEP_DEFAULT_PORT,
@@ -120,7 +120,7 @@ export const SWEEP_CHANNEL: ChannelDeclaration = {
   description: "discovery sweep progress (sweep.progress) and devices found (sweep.found)",
 };
 
-type Revealed = Awaited<ReturnType<CredentialService["reveal"]>>;
+type Revealed = Awaited<ReturnType<Credentials["reveal"]>>;
 
 interface Candidate {
   id: string;
@@ -140,11 +140,11 @@ export class SweepService {
   @Inject(SweepRepository)
   private repo: SweepRepository;
 
-  @Inject(CredentialService)
-  private credentials: CredentialService;
+  @Inject(Credentials)
+  private credentials: Credentials;
 
-  @Inject(ClassifierService)
-  private classifier: ClassifierService;
+  @Inject(Classifier)
+  private classifier: Classifier;
 
   @Inject(InventoryLimits)
   private limits: InventoryLimits;
