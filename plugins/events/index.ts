@@ -1,6 +1,6 @@
 import { definePlugin, pruneDeadLetters, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
 import { eventsBundleTables } from "./bundle.js";
-import { EventAlertService } from "../alerts/contract.js";
+import { EventAlerts } from "../alerts/contract.js";
 import { NodeAddresses } from "../inventory/contract.js";
 import { HostCounters } from "../polling/contract.js";
 import type { Inbound } from "./lib/types.js";
@@ -37,7 +37,7 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
   // What the listeners receive goes to the forwarding tee (events.received) as well as to the store.
   const feed = new TurnBatcher(ctx.bus, "events.received", (events: Inbound[]) => ({ events }));
   await pipeline.start(
-    ctx.get(EventAlertService),
+    ctx.get(EventAlerts),
     (rows) => {
       // One message per folder path per flush: a scoped subscriber gets the events of its folders only.
       const groups = new Map<string, typeof rows>();

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { type MetricCounter, type PluginContext } from "../../../core/index.js";
+import { type MetricCounter } from "../../../core/index.js";
 import type { PollerEvent, ReachabilityEvent, Sample } from "../../polling/contract.js";
+import { EVENT_METRIC, type ExternalAlert, type SubjectAlert } from "../contract.js";
 import { classify, hitAtLevel, LEVEL_OF, levelOf, type BandHit, type Level } from "../lib/bands.js";
-import { EVENT_METRIC, isThresholdCheck, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
+import { isThresholdCheck, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
 import { dwellStep, newDwellState, type DwellState } from "../lib/dwell.js";
 import { historyRow } from "../lib/history.js";
 import type { ThresholdRule } from "../lib/rules.js";
@@ -25,30 +26,6 @@ interface SeriesState {
   check_id: string;
   dwell: DwellState;
   open: OpenIncident | null;
-}
-
-/** An incident another plugin raises on a node through EventAlertService (its check is that plugin's rule id). */
-export interface ExternalAlert {
-  node_id: string;
-  check_id: string;
-  severity: OpenIncident["severity"];
-  title: string;
-  at_ms: number;
-  observed_value?: number | null;
-  threshold_value?: number | null;
-}
-
-/** An incident on a subject that is not a node (a netcloud organization), raised by the plugin that owns it through EventAlertService. */
-export interface SubjectAlert {
-  subject_kind: "netcloud_org";
-  /** The subject's readable name (acks name it as "<kind>:<name>"). */
-  subject_name: string;
-  check_id: string;
-  severity: OpenIncident["severity"];
-  /** Default: the severity ("unreachable" for a subject that cannot be reached). */
-  state?: OpenIncident["state"];
-  title: string;
-  at_ms: number;
 }
 
 export const subjectIncidentKey = (kind: string, name: string, checkId: string) => `${kind}:${name}:${checkId}`;
@@ -629,16 +606,6 @@ export class AlertEngine {
       }
     }
   }
-}
-
-/** The plugin's start hook: `start: (ctx) => startAlertEngine(ctx)`. */
-export async function startAlertEngine(ctx: PluginContext): Promise<void> {
-  await ctx.get(AlertEngine).start();
-}
-
-/** The plugin's stop hook: `stop: (ctx) => stopAlertEngine(ctx)` (writes what is pending). */
-export async function stopAlertEngine(ctx: PluginContext): Promise<void> {
-  await ctx.get(AlertEngine).stop();
 }
 
 /** A liveness or pool incident: critical, state unreachable, no metric, port, row or values. */

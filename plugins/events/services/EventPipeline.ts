@@ -2,7 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { join } from "node:path";
 import { availableParallelism } from "node:os";
 import { DayPartitions, JournalPart, workerJournalOptions, type MetricCounter } from "../../../core/index.js";
-import { EventAlertService } from "../../alerts/contract.js";
+import type { EventAlerts } from "../../alerts/contract.js";
 import { NodeAddresses, type AttributedNode } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
@@ -92,7 +92,7 @@ export class EventPipeline {
   private listeners: ListenerService;
 
   private engine = new RuleEngine();
-  private alerts: EventAlertService | null = null;
+  private alerts: EventAlerts | null = null;
   private partitions: DayPartitions;
   private queue: EventRow[] = [];
   /** Ingest workers' batches waiting for a lane, and their events. */
@@ -152,7 +152,7 @@ export class EventPipeline {
   }
 
   /** Loads rules and sources, restores the rules' open alerts, and starts the flush and TTL timers. */
-  async start(alerts: EventAlertService | null, live: ((rows: readonly EventRow[]) => void) | null, feed: ((m: Inbound) => void) | null = null): Promise<void> {
+  async start(alerts: EventAlerts | null, live: ((rows: readonly EventRow[]) => void) | null, feed: ((m: Inbound) => void) | null = null): Promise<void> {
     if (this.running) return;
     this.feed = feed;
     this.registerMetrics();
