@@ -8,13 +8,12 @@ import {
   type IpPrefix,
   isRfc3339,
   isUuid,
-  type JobDeclaration,
   notFound,
   page,
   parseCidr,
   requireCaller,
 } from "../../../core/index.js";
-// Exported by inventory's manifest (its contract); the classes are imported from their files.
+// Contract tokens inventory's manifest exports.
 import { Classifier, Credentials, InventoryLimits } from "../../inventory/contract.js";
 import { snmpGet, SYSTEM_OIDS } from "../checks/SnmpGet.js";
 import {
@@ -96,17 +95,6 @@ function firstInOrder<T>(attempts: Promise<T | null>[]): Promise<{ index: number
 }
 
 // ---- manifest pieces (declared in index.ts) ---------------------------------------------------
-
-/** The job `polling.sweep`: runs one sweep ({id}); two at once per replica; long lock (a sweep of 4096 silent addresses takes minutes). */
-export const SWEEP_JOB: JobDeclaration = {
-  name: "sweep",
-  concurrency: 2,
-  lockLifetimeMs: 30 * 60_000,
-  handler: async (job, ctx) => {
-    const id = (job.data as { id?: unknown } | null)?.id;
-    if (typeof id === "string") await ctx.get(SweepService).run(id);
-  },
-};
 
 /**
  * The Socket.IO channel `polling.sweeps`: events `polling.sweep.progress` and `polling.sweep.found`.
