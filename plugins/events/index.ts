@@ -3,6 +3,7 @@ import { eventsBundleTables } from "./bundle.js";
 import { EventAlerts } from "../alerts/contract.js";
 import { NodeAddresses } from "../inventory/contract.js";
 import { HostCounters } from "../polling/contract.js";
+import { SyslogMirror } from "./contract.js";
 import type { Inbound } from "./lib/types.js";
 import { eventsConfigSchema, type EventsConfig } from "./context.js";
 import { EventController } from "./controllers/EventController.js";
@@ -103,6 +104,8 @@ export const eventsPlugin = definePlugin({
   description:
     "Passive events: syslog (UDP, TCP, TLS) and SNMP trap receivers, HTTP ingest, event sources and rules raising alerts, the event list, stats and live stream",
   dependsOn: { inventory: "^0.1.0", polling: "^0.1.0", alerts: "^0.1.0" },
+  // Its stats count flow records from flows' published rollup views when flows is loaded (EventRepository.flowQuery), and do without otherwise.
+  optionalDependsOn: { flows: "^0.1.0" },
   // Remote pollers run the same receivers for their pool and forward to POST /events/forwarded.
   contributes: { "polling.passive": [eventsPassiveReceiver] },
   controllers: [EventController, EventRuleController, EventSourceController, PollerTrapUserController],
@@ -119,7 +122,7 @@ export const eventsPlugin = definePlugin({
     SyslogUdpMirror,
   ],
   // The UDP syslog fast path the forwarding tee relays verbatim, unfiltered destinations through.
-  exports: [SyslogUdpMirror],
+  exports: [{ provide: SyslogMirror, use: SyslogUdpMirror }],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   listeners: LISTENERS.map((l) => ({
     name: l.name,

@@ -80,7 +80,7 @@ describe("the nms-core package's exported values", () => {
     // alerts' contract: bus events, the service other plugins' rules raise incidents through, and the views reports read.
     expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlerts", "REPORT_ACKS_VIEW", "REPORT_HISTORY_VIEW"]);
     // events' and flows' contracts: types, the bus events, and the views reports read.
-    expect(await names("nms-core/contracts/events")).toEqual(["REPORT_EVENTS_VIEW", "SyslogUdpMirror"]);
+    expect(await names("nms-core/contracts/events")).toEqual(["REPORT_EVENTS_VIEW", "SyslogMirror"]);
     expect(await names("nms-core/contracts/flows")).toEqual(
       ["REPORT_ASN_NAMES_VIEW", "REPORT_ASN_PREFIXES_VIEW", "REPORT_FLOWS_1H_VIEW", "REPORT_FLOWS_1M_VIEW"].sort(),
     );
