@@ -21,7 +21,8 @@ import type { FlowRecord, RecordSink, TemplateJson, TemplateKey } from "../decod
 import { FlowIngest, type Taken } from "../ingest/FlowIngest.js";
 import { MinuteAggregator } from "../lib/aggregate.js";
 import type { ForwardedDatagrams } from "../models/FlowModels.js";
-import { FlowRepository, type ExporterAttribution, type ExporterDelta, type RollupRow } from "../repositories/FlowRepository.js";
+import { FlowRepository, type ExporterAttribution, type ExporterDelta } from "../repositories/FlowRepository.js";
+import type { RollupRow } from "../repositories/rollupCopy.js";
 
 /** Counters of the collector beyond the listener's (benchmarks, GET /flow/exporters). */
 export interface CollectorStats {
