@@ -67,7 +67,7 @@ const { startKernel } = await imp("core/kernel/Kernel.js");
 const { inventoryPlugin } = await imp("plugins/inventory/index.js");
 const { pollingPlugin } = await imp("plugins/polling/index.js");
 const { alertsPlugin } = await imp("plugins/alerts/index.js");
-const { startAlertEngine, AlertEngine } = await imp("plugins/alerts/services/AlertEngine.js");
+const { AlertEngine } = await imp("plugins/alerts/services/AlertEngine.js");
 const { injector } = await import("@tsed/di");
 
 const token = randomBytes(24).toString("hex");
@@ -142,7 +142,7 @@ try {
   for (const n of nodes.slice(300, 600)) await rule({ metric: "if_in_bps", scope_level: "interface", scope_ids: [`${n}:1`], warning: 900e6 });
 
   phase("rules created");
-  await startAlertEngine(ctx);
+  await ctx.get(AlertEngine).start();
   const engine = injector().get(AlertEngine);
 
   // ---- samples ----

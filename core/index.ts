@@ -70,7 +70,7 @@ export type { PgErrorCode } from "./store/pgErrors.js";
 export { UUID_PATTERN, isUuid } from "./util/uuid.js";
 export * from "./worker.js";
 export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./util/pools.js";
-export { ADDRESS_BITS, parseIp, isIpAddress, ipFamily, ipv4Number, formatIp, parseCidr, prefixContains } from "./util/net.js";
+export { ADDRESS_BITS, parseIp, canonicalIp, isIpAddress, ipFamily, ipv4Number, formatIp, parseCidr, prefixContains } from "./util/net.js";
 export type { IpFamily, IpAddress, IpPrefix } from "./util/net.js";
 export { isTimeZone, localParts, nextRun, zonedTimeToUtc } from "./util/schedule.js";
 export { MAX_TIMESTAMP_MS, isRfc3339, parseRfc3339 } from "./util/time.js";

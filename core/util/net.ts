@@ -94,6 +94,14 @@ export function parseIp(text: unknown): IpAddress | null {
   return { family, value, text: formatIp(family, value), v4Mapped };
 }
 
+/** Canonical text of an address (IPv4 dotted quad, IPv6 RFC 5952, v4-mapped IPv6 as IPv4), or the input when it is not one. */
+export function canonicalIp(text: string): string {
+  const ip = parseIp(text);
+  if (!ip) return text;
+  if (ip.v4Mapped) return [24, 16, 8, 0].map((s) => Number((ip.value >> BigInt(s)) & 0xffn)).join(".");
+  return ip.text;
+}
+
 /** Whether `text` is an IP address as PostgreSQL's inet stores it and people write it (no prefix, no zone). */
 /**
  * An IPv4 address as written above (four decimal octets, no leading zeros) as its unsigned 32-bit number, or -1 for

@@ -1,11 +1,11 @@
-// Injecting another plugin's service: import it from that plugin's contract, list the plugin in dependsOn.
-import { ClassifierService } from "nms-core/contracts/inventory";
+// Injecting another plugin's service: import its contract token from that plugin's contract, list the plugin in dependsOn.
+import { Classifier } from "nms-core/contracts/inventory";
 import { Inject, Injectable } from "nms-core/tsed";
 
 @Injectable()
 export class VendorLabeler {
-  @Inject(ClassifierService)
-  private classifier: ClassifierService;
+  @Inject(Classifier)
+  private classifier: Classifier;
 
   async vendorOf(sysObjectId: string, sysDescr: string): Promise<string> {
     return (await this.classifier.classify(sysObjectId, sysDescr))?.vendor ?? "unknown";

@@ -1,10 +1,54 @@
-/** The alerts plugin's contract: bus events for notifications, node states, and incidents raised by other plugins' rules. */
-
-/** `fire(alert)`, `clear(nodeId, checkId)`, `open()`, `fireSubject(alert)`, `clearSubject(kind, name, checkId)`: event-driven incidents with history, acks and notifications like any other. */
-export { EventAlertService, EVENT_METRIC, type ExternalAlert, type SubjectAlert } from "./services/EventAlertService.js";
+/**
+ * The alerts plugin's contract: bus events for notifications, node states, and incidents raised by other plugins' rules
+ * (the EventAlerts token its manifest exports). Imports nothing of the plugin: its internals import from here.
+ */
 
 export type Severity = "info" | "warning" | "critical";
 export type NodeState = "ok" | "warning" | "critical" | "unknown" | "unreachable" | "maintenance";
+
+/** The metric of incidents raised by event rules (through EventAlerts): a mute of this metric silences a node's event alerts. */
+export const EVENT_METRIC = "event_rule";
+
+/** An incident another plugin raises on a node through EventAlerts (its check is that plugin's rule id). */
+export interface ExternalAlert {
+  node_id: string;
+  check_id: string;
+  severity: Severity;
+  title: string;
+  at_ms: number;
+  observed_value?: number | null;
+  threshold_value?: number | null;
+}
+
+/** An incident on a subject that is not a node (a netcloud organization), raised by the plugin that owns it through EventAlerts. */
+export interface SubjectAlert {
+  subject_kind: "netcloud_org";
+  /** The subject's readable name (acks name it as "<kind>:<name>"). */
+  subject_name: string;
+  check_id: string;
+  severity: Severity;
+  /** Default: the severity ("unreachable" for a subject that cannot be reached). */
+  state?: NodeState;
+  title: string;
+  at_ms: number;
+}
+
+/**
+ * Event-driven incidents with history, acks and notifications like any other, committed by the alert engine
+ * (metric EVENT_METRIC; one incident per node + check, the check id being the caller's rule id).
+ */
+export abstract class EventAlerts {
+  /** Fires (or moves the severity of) node + check. False when the engine is not running or the node is unknown. */
+  abstract fire(a: ExternalAlert): Promise<boolean>;
+  /** Clears node + check. False when no such incident is open. */
+  abstract clear(nodeId: string, checkId: string): Promise<boolean>;
+  /** Fires (or moves the severity of) an incident on a subject that is not a node. False when the engine is not running. */
+  abstract fireSubject(a: SubjectAlert): Promise<boolean>;
+  /** Clears a subject incident. False when none is open. */
+  abstract clearSubject(kind: SubjectAlert["subject_kind"], name: string, checkId: string): Promise<boolean>;
+  /** The open incidents of external checks, for the caller to restore its own state at start. */
+  abstract open(): { node_id: string; check_id: string; severity: ExternalAlert["severity"]; fired_at_ms: number }[];
+}
 
 /** A committed transition, as written to history (spec: Alert history row) plus its incident key. */
 export interface AlertTransition {

@@ -14,13 +14,14 @@ import { MuteRepository, pruneExpiredMutes } from "./repositories/MuteRepository
 import { ThresholdRepository } from "./repositories/ThresholdRepository.js";
 import { AckService } from "./services/AckService.js";
 import { ActiveAlertService } from "./services/ActiveAlertService.js";
-import { AlertEngine, startAlertEngine, stopAlertEngine } from "./services/AlertEngine.js";
+import { EventAlerts } from "./contract.js";
+import { AlertEngine } from "./services/AlertEngine.js";
 import { EventAlertService } from "./services/EventAlertService.js";
 import { HistoryService } from "./services/HistoryService.js";
 import { IncidentWriter } from "./services/IncidentWriter.js";
 import { MaintenanceService } from "./services/MaintenanceService.js";
 import { MuteService } from "./services/MuteService.js";
-import { NodeStateService, refreshNodeStatesJob } from "./services/NodeStateService.js";
+import { NodeStateService } from "./services/NodeStateService.js";
 import { RuleResolver } from "./services/RuleResolver.js";
 import { Suppression } from "./services/Suppression.js";
 import { ThresholdService } from "./services/ThresholdService.js";
@@ -28,6 +29,8 @@ import { ThresholdService } from "./services/ThresholdService.js";
 export * from "./contract.js";
 export type { AlertsConfig } from "./context.js";
 export { LIVENESS_CHECK_ID, POOL_CHECK_ID, LIVENESS_MUTE_METRIC } from "./lib/checks.js";
+/** For tests (other plugins' too) that commit pending incidents now through alerts' own context: `get(EventAlertService).flush()`. Not a contract. */
+export { EventAlertService };
 
 export const alertsPlugin = definePlugin({
   id: "alerts",
@@ -56,11 +59,11 @@ export const alertsPlugin = definePlugin({
     MaintenanceRepository,
     EventAlertService,
   ],
-  exports: [EventAlertService],
+  exports: [{ provide: EventAlerts, use: EventAlertService }],
   bundle: { tables: alertsBundleTables },
   jobs: [
     // Node states follow maintenance windows opening and closing.
-    { name: "node-states", every: "1 minute", handler: (_job, ctx) => refreshNodeStatesJob(ctx) },
+    { name: "node-states", every: "1 minute", handler: async (_job, ctx) => void (await ctx.get(NodeStateService).refreshMaintenance()) },
     { name: "prune-mutes", every: "1 day", handler: async (_job, ctx) => void (await pruneExpiredMutes(ctx.store)) },
   ],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
@@ -69,7 +72,7 @@ export const alertsPlugin = definePlugin({
     { name: "acks", permission: "read", scoped: true, description: "ack recorded or cleared" },
   ],
   // The engine subscribes to polling's samples, reachability and poller events; stop writes what is pending.
-  start: (ctx) => startAlertEngine(ctx),
-  stop: (ctx) => stopAlertEngine(ctx),
+  start: (ctx) => ctx.get(AlertEngine).start(),
+  stop: (ctx) => ctx.get(AlertEngine).stop(),
   config: alertsConfigSchema,
 });

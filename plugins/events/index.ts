@@ -1,8 +1,9 @@
 import { definePlugin, pruneDeadLetters, sqlMigrationsFrom, TurnBatcher, type PluginContext } from "../../core/index.js";
 import { eventsBundleTables } from "./bundle.js";
-import { EventAlertService } from "../alerts/contract.js";
-import { NodeAddressBook } from "../inventory/contract.js";
+import { EventAlerts } from "../alerts/contract.js";
+import { NodeAddresses } from "../inventory/contract.js";
 import { HostCounters } from "../polling/contract.js";
+import { SyslogMirror } from "./contract.js";
 import type { Inbound } from "./lib/types.js";
 import { eventsConfigSchema, type EventsConfig } from "./context.js";
 import { EventController } from "./controllers/EventController.js";
@@ -37,7 +38,7 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
   // What the listeners receive goes to the forwarding tee (events.received) as well as to the store.
   const feed = new TurnBatcher(ctx.bus, "events.received", (events: Inbound[]) => ({ events }));
   await pipeline.start(
-    ctx.get(EventAlertService),
+    ctx.get(EventAlerts),
     (rows) => {
       // One message per folder path per flush: a scoped subscriber gets the events of its folders only.
       const groups = new Map<string, typeof rows>();
@@ -70,7 +71,7 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
       storedRanges: (id, from) => repo.storedRanges(id, from),
     },
   );
-  const book = ctx.get(NodeAddressBook);
+  const book = ctx.get(NodeAddresses);
   const prune = setInterval(() => {
     const q = pipeline.queueJournalStats();
     const checkpoints = [...(listeners.ingest?.checkpoints() ?? []), ...(q ? ([[q.id, q.checkpointed]] as const) : [])];
@@ -103,6 +104,8 @@ export const eventsPlugin = definePlugin({
   description:
     "Passive events: syslog (UDP, TCP, TLS) and SNMP trap receivers, HTTP ingest, event sources and rules raising alerts, the event list, stats and live stream",
   dependsOn: { inventory: "^0.1.0", polling: "^0.1.0", alerts: "^0.1.0" },
+  // Its stats count flow records from flows' published rollup views when flows is loaded (EventRepository.flowQuery), and do without otherwise.
+  optionalDependsOn: { flows: "^0.1.0" },
   // Remote pollers run the same receivers for their pool and forward to POST /events/forwarded.
   contributes: { "polling.passive": [eventsPassiveReceiver] },
   controllers: [EventController, EventRuleController, EventSourceController, PollerTrapUserController],
@@ -119,7 +122,7 @@ export const eventsPlugin = definePlugin({
     SyslogUdpMirror,
   ],
   // The UDP syslog fast path the forwarding tee relays verbatim, unfiltered destinations through.
-  exports: [SyslogUdpMirror],
+  exports: [{ provide: SyslogMirror, use: SyslogUdpMirror }],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   listeners: LISTENERS.map((l) => ({
     name: l.name,

@@ -1,28 +1,80 @@
 /**
  * The inventory plugin's public contract. Other plugins depend on "inventory" and
- * use only what is here: the published SQL views, the bus events, and the services
- * its manifest exports (each listed below with what dependants may call).
+ * use only what is here: the published SQL views, the bus events, and the contract tokens
+ * its manifest exports (abstract classes: inject the token, never the class implementing it).
+ * This file imports no service and no repository of the plugin; its internals import from it.
  */
 import type { Scope } from "../../core/index.js";
+import type { RevealedCredential } from "./models/CredentialModels.js";
+import type { DiscoveryImportBody, DiscoveryImportResult } from "./models/DiscoveryModels.js";
 
-/** `recordFacts(nodeId, facts)`: pollers report sysObjectID, sysDescr, sysName. */
-export { NodeService } from "./services/NodeService.js";
-/** `classify(sysObjectId, sysDescr)`: which profile a device gets. */
-export { ClassifierService } from "./services/ClassifierService.js";
-/** `reveal(id)`: a credential with its secrets, for pollers talking to devices; never reachable over HTTP. */
-export { CredentialService } from "./services/CredentialService.js";
+/** The facts a poller learns about a node (NodeFacts.recordFacts); null = not known. */
+export interface SystemFacts {
+  sys_object_id: string | null;
+  sys_descr: string | null;
+  sys_name: string | null;
+}
+
+/** Pollers report what they learnt of a node. */
+export abstract class NodeFacts {
+  /** Stores sysObjectID, sysDescr, sysName (no caller, no scope); false when the node is gone. */
+  abstract recordFacts(id: string, facts: SystemFacts): Promise<boolean>;
+}
+
+/** Which profile a device gets. */
+export abstract class Classifier {
+  abstract classify(sysObjectId: string | null, sysDescr: string | null): Promise<Classification | null>;
+}
+
+/** Credentials with their secrets, for pollers talking to devices; never reachable over HTTP. */
+export abstract class Credentials {
+  abstract reveal(id: string): Promise<RevealedCredential | null>;
+}
+
+/** Inventory's limits that its dependants honour too. */
+export abstract class InventoryLimits {
+  /** Most nodes one discovery import carries (a discovery sweep covers no more). */
+  abstract readonly sweepSize: number;
+}
+
+/** A node as the address book gives it. */
+export interface AttributedNode {
+  id: string;
+  name: string;
+  folder_path: string[];
+  /** The node's effective poller pool (its own, else its folder's, else `default`). */
+  pool: string;
+}
+
 /**
- * `byIp(address, pool?)`, `node(id)`, `reload()`: address → node (id, name, folder path, pool) for attributing what devices send, a node of the
- * receiving pool first; canonicalIp() keys.
+ * Address → node (id, name, folder path, pool) for attributing what devices send; keyed by canonicalIp() text
+ * (core). Kept in memory and re-read when inventory changes.
  */
-export { NodeAddressBook, canonicalIp, type AttributedNode } from "./services/NodeAddressBook.js";
-/** `setIpRanges(id, ranges)`: set a folder's own IP ranges (the ipam sync, for folders mapped to an IPAM site). */
-export { FolderService } from "./services/FolderService.js";
-/** `sweepSize`: most nodes one discovery import carries (a discovery sweep covers no more). */
-export { InventoryLimits } from "./services/InventoryLimits.js";
-/** `import(body)`: the discovery import (POST /discovery/import) for integrations that bring nodes in; reads the caller's scope (use runAsSystem in a job). */
-export { DiscoveryService } from "./services/DiscoveryService.js";
-export type { DiscoveryImportBody, DiscoveryImportResult } from "./models/DiscoveryModels.js";
+export abstract class NodeAddresses {
+  /** The node at `address`; with `pool` (the receiving poller's), a node of that pool first, else the first by name. */
+  abstract byIp(address: string, pool?: string): AttributedNode | null;
+  abstract node(id: string): AttributedNode | null;
+  /** Every address with the node byIp(address, pool) gives (a worker thread holds a copy); re-read it when onReload calls back. */
+  abstract entries(pool: string): [string, AttributedNode][];
+  /** Calls `fn` after every read of the directory; returns the unsubscribe. */
+  abstract onReload(fn: () => void): () => void;
+  /** Re-reads the directory now; concurrent calls share one read. */
+  abstract reload(): Promise<void>;
+}
+
+/** Folders' own settings that another plugin manages. */
+export abstract class Folders {
+  /** Sets a folder's own IP ranges (the ipam sync, for folders mapped to an IPAM site). */
+  abstract setIpRanges(id: string, ranges: readonly string[]): Promise<void>;
+}
+
+/** The discovery import (POST /discovery/import) for integrations that bring nodes in. */
+export abstract class DiscoveryImport {
+  /** Reads the caller's scope: use runAsSystem in a job. */
+  abstract import(body: DiscoveryImportBody): Promise<DiscoveryImportResult>;
+}
+
+export type { DiscoveryImportBody, DiscoveryImportResult, RevealedCredential };
 
 /** Read-only view for other plugins: join it, never inventory's tables. */
 export const NODE_DIRECTORY_VIEW = "inventory.node_directory";
@@ -95,4 +147,3 @@ export interface Classification {
 }
 
 export type { Scope };
-export type { NodeFacts } from "./models/NodeModels.js";

@@ -2,6 +2,7 @@ import { definePlugin } from "../../core/index.js";
 import { inventoryConfigSchema } from "./context.js";
 import { sqlMigrationsFrom } from "../../core/index.js";
 import { inventoryBundleTables } from "./bundle.js";
+import { Classifier, Credentials, DiscoveryImport, Folders, InventoryLimits, NodeAddresses, NodeFacts } from "./contract.js";
 import { CheckController } from "./controllers/CheckController.js";
 import { ClassificationRuleController } from "./controllers/ClassificationRuleController.js";
 import { CredentialController } from "./controllers/CredentialController.js";
@@ -29,7 +30,7 @@ import { CheckService } from "./services/CheckService.js";
 import { ClassificationRuleService } from "./services/ClassificationRuleService.js";
 import { CredentialService } from "./services/CredentialService.js";
 import { FolderService } from "./services/FolderService.js";
-import { InventoryLimits } from "./services/InventoryLimits.js";
+import { InventoryLimitsService } from "./services/InventoryLimitsService.js";
 import { InventoryScope } from "./services/InventoryScope.js";
 import { NodeService } from "./services/NodeService.js";
 import { PinService } from "./services/PinService.js";
@@ -57,7 +58,7 @@ export const inventoryPlugin = definePlugin({
     CheckController,
   ],
   providers: [
-    InventoryLimits,
+    InventoryLimitsService,
     InventoryScope,
     NodeService,
     NodeRepository,
@@ -81,8 +82,16 @@ export const inventoryPlugin = definePlugin({
     ReclassifyRepository,
     NodeAddressBook,
   ],
-  // The contract for dependants (contract.ts says what each is for).
-  exports: [NodeService, ClassifierService, CredentialService, InventoryLimits, NodeAddressBook, FolderService, DiscoveryService],
+  // The contract for dependants: each token of contract.ts, bound to the service implementing it.
+  exports: [
+    { provide: NodeFacts, use: NodeService },
+    { provide: Classifier, use: ClassifierService },
+    { provide: Credentials, use: CredentialService },
+    { provide: InventoryLimits, use: InventoryLimitsService },
+    { provide: NodeAddresses, use: NodeAddressBook },
+    { provide: Folders, use: FolderService },
+    { provide: DiscoveryImport, use: DiscoveryService },
+  ],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "changes", permission: "read", scoped: true, description: "node and folder created/updated/deleted" }],
   bundle: { tables: inventoryBundleTables },

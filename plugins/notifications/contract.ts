@@ -1,6 +1,7 @@
 /**
  * The notifications plugin's contract: the channel-kind extension point (`notifications.kinds`) other plugins
- * contribute to, and what a kind receives and answers. Built-in kinds: webhook, email, pager, servicedesk.
+ * contribute to, and what a kind receives and answers. Built-in kinds: webhook, email, pager, servicedesk. Also the
+ * ReportDelivery token its manifest exports. Imports nothing of the plugin: its internals import from here.
  */
 import type { ConfigSchema } from "../../core/index.js";
 import type { AlertTransition } from "../alerts/contract.js";
@@ -84,5 +85,18 @@ export interface ChannelKind {
   send(n: OutboundNotification, channel: ChannelForSend, signal: AbortSignal): Promise<SendOutcome>;
 }
 
-/** `send(channelId, {subject, text, attachments})`: a report through an email channel (the reports plugin's delivery). */
-export { ReportDelivery, type ReportMessage } from "./services/ReportDelivery.js";
+/** A report as delivered through a channel. */
+export interface ReportMessage {
+  subject: string;
+  text: string;
+  attachments: { filename: string; contentType: string; content: Buffer }[];
+}
+
+/** A report through an email channel (the reports plugin's delivery); the token the manifest exports. */
+export abstract class ReportDelivery {
+  /**
+   * Sends `message` through channel `channelId` (default timeout 60 s); throws DeliveryError (no channel, disabled,
+   * a kind without attachments, SMTP failure).
+   */
+  abstract send(channelId: string, message: ReportMessage, signal?: AbortSignal): Promise<void>;
+}

@@ -11,7 +11,8 @@ import { DeliveryLogService } from "./services/DeliveryLogService.js";
 import { DeliveryWorker } from "./services/DeliveryWorker.js";
 import { KindRegistry, validateKind } from "./services/KindRegistry.js";
 import { Renderer } from "./services/Renderer.js";
-import { ReportDelivery } from "./services/ReportDelivery.js";
+import { ReportDeliveryService } from "./services/ReportDeliveryService.js";
+import { ReportDelivery } from "./contract.js";
 import { RoutingRuleService } from "./services/RoutingRuleService.js";
 
 export * from "./contract.js";
@@ -34,9 +35,9 @@ export const notificationsPlugin = definePlugin({
     DeliveryRepository,
     DeliveryLogService,
     Renderer,
-    ReportDelivery,
+    ReportDeliveryService,
   ],
-  exports: [ReportDelivery],
+  exports: [{ provide: ReportDelivery, use: ReportDeliveryService }],
   extensionPoints: [{ name: "kinds", validate: validateKind, description: "channel kinds (ChannelKind in the contract)" }],
   migrations: sqlMigrationsFrom(new URL("./migrations/", import.meta.url)),
   channels: [{ name: "deliveries", permission: "ManageSystem", scoped: false, description: "delivery state changes (event notifications.delivery)" }],

@@ -159,4 +159,9 @@ export const REPORT_SAMPLES_VIEW = "polling.report_samples";
 export const REPORT_INTERFACES_VIEW = "polling.report_interfaces";
 
 /** Host counters (GET /system/hosts `counters`): `register(name, read)` at start for what a plugin's receivers lose on the core. */
-export { HostCounters } from "./services/HostCounters.js";
+export abstract class HostCounters {
+  /** `read` is called whenever host telemetry is answered (GET /system/hosts, `counters`); a name registered again takes the new reader. */
+  abstract register(name: string, read: () => number): void;
+  /** Every counter's value now (a reader that throws or answers no whole number ≥ 0 is left out). */
+  abstract read(): Record<string, number>;
+}

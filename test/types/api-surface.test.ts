@@ -19,7 +19,7 @@ describe("the nms-core package's exported values", () => {
         ...["DayPartitions", "dayStart", "DAY_MS", "timeOrderedUuid", "TurnBatcher", "startUdpReader"],
         ...["compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT", "REGEX_MAX_GROUP_REPEAT"],
         ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
-        ...["ADDRESS_BITS", "parseIp", "isIpAddress", "ipFamily", "ipv4Number", "formatIp", "parseCidr", "prefixContains"],
+        ...["ADDRESS_BITS", "parseIp", "canonicalIp", "isIpAddress", "ipFamily", "ipv4Number", "formatIp", "parseCidr", "prefixContains"],
         ...["isTimeZone", "localParts", "nextRun", "zonedTimeToUtc", "runAsSystem", "parseRfc3339", "isRfc3339", "MAX_TIMESTAMP_MS"],
         ...["InvalidBundleRow", "bundleField", "existingIds", "importRows", "keysetRows", "pruneRows", "sqlBundleTable"],
         ...["copyRows", "copyWithDeadLetters", "copyLinesWithDeadLetters", "encodeCopyText", "isRowDataError", "pruneDeadLetters", "copyText"],
@@ -52,17 +52,16 @@ describe("the nms-core package's exported values", () => {
   it("nms-core/contracts/<id>: the built-in plugins' contracts", async () => {
     expect(await names("nms-core/contracts/inventory")).toEqual(
       [
-        "ClassifierService",
-        "CredentialService",
-        "DiscoveryService",
-        "FolderService",
+        "Classifier",
+        "Credentials",
+        "DiscoveryImport",
+        "Folders",
         "FOLDER_RANGES_VIEW",
         "InventoryLimits",
         "NODE_DIRECTORY_VIEW",
-        "NodeAddressBook",
-        "NodeService",
+        "NodeAddresses",
+        "NodeFacts",
         "PROFILE_DIRECTORY_VIEW",
-        "canonicalIp",
       ].sort(),
     );
     expect(await names("nms-core/contracts/polling")).toEqual(
@@ -78,10 +77,10 @@ describe("the nms-core package's exported values", () => {
         "isRawCounterMetric",
       ].sort(),
     );
-    // alerts' contract: bus events, the service other plugins' rules raise incidents through, and the views reports read.
-    expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlertService", "REPORT_ACKS_VIEW", "REPORT_HISTORY_VIEW"]);
+    // alerts' contract: bus events, the token other plugins' rules raise incidents through, and the views reports read.
+    expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlerts", "REPORT_ACKS_VIEW", "REPORT_HISTORY_VIEW"]);
     // events' and flows' contracts: types, the bus events, and the views reports read.
-    expect(await names("nms-core/contracts/events")).toEqual(["REPORT_EVENTS_VIEW", "SyslogUdpMirror"]);
+    expect(await names("nms-core/contracts/events")).toEqual(["REPORT_EVENTS_VIEW", "SyslogMirror"]);
     expect(await names("nms-core/contracts/flows")).toEqual(
       ["REPORT_ASN_NAMES_VIEW", "REPORT_ASN_PREFIXES_VIEW", "REPORT_FLOWS_1H_VIEW", "REPORT_FLOWS_1M_VIEW"].sort(),
     );

@@ -13,9 +13,6 @@ export function isThresholdCheck(checkId: string): boolean {
   return checkId !== LIVENESS_CHECK_ID && checkId !== POOL_CHECK_ID;
 }
 
-/** The metric of incidents raised by event rules (through EventAlertService): a mute of this metric silences a node's event alerts. */
-export const EVENT_METRIC = "event_rule";
-
 /** The metric name that mutes a node's liveness alert (the polling plugin's reachability metric). */
 export const LIVENESS_MUTE_METRIC = "reachable";
 

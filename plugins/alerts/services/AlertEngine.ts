@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
-import { type PluginContext } from "../../../core/index.js";
 import type { PollerEvent, ReachabilityEvent, Sample } from "../../polling/contract.js";
-import { EVENT_METRIC, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
+import { EVENT_METRIC, type ExternalAlert, type SubjectAlert } from "../contract.js";
+import { LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
 import { poolOfflineTitle, unreachableTitle } from "../lib/titles.js";
 import type { DirectoryEntry } from "../repositories/ThresholdRepository.js";
 import { registerEngineMetrics } from "./engineMetrics.js";
@@ -11,30 +11,6 @@ import { RuleResolver } from "./RuleResolver.js";
 import { ThresholdEvaluator } from "./ThresholdEvaluator.js";
 import { TransitionQueue } from "./TransitionQueue.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
-
-/** An incident another plugin raises on a node through EventAlertService (its check is that plugin's rule id). */
-export interface ExternalAlert {
-  node_id: string;
-  check_id: string;
-  severity: OpenIncident["severity"];
-  title: string;
-  at_ms: number;
-  observed_value?: number | null;
-  threshold_value?: number | null;
-}
-
-/** An incident on a subject that is not a node (a netcloud organization), raised by the plugin that owns it through EventAlertService. */
-export interface SubjectAlert {
-  subject_kind: "netcloud_org";
-  /** The subject's readable name (acks name it as "<kind>:<name>"). */
-  subject_name: string;
-  check_id: string;
-  severity: OpenIncident["severity"];
-  /** Default: the severity ("unreachable" for a subject that cannot be reached). */
-  state?: OpenIncident["state"];
-  title: string;
-  at_ms: number;
-}
 
 export const subjectIncidentKey = (kind: string, name: string, checkId: string) => `${kind}:${name}:${checkId}`;
 
@@ -410,16 +386,6 @@ export class AlertEngine {
       this.thresholds.restore(inc);
     }
   }
-}
-
-/** The plugin's start hook: `start: (ctx) => startAlertEngine(ctx)`. */
-export async function startAlertEngine(ctx: PluginContext): Promise<void> {
-  await ctx.get(AlertEngine).start();
-}
-
-/** The plugin's stop hook: `stop: (ctx) => stopAlertEngine(ctx)` (writes what is pending). */
-export async function stopAlertEngine(ctx: PluginContext): Promise<void> {
-  await ctx.get(AlertEngine).stop();
 }
 
 /** A liveness or pool incident: critical, state unreachable, no metric, port, row or values. */

@@ -1,9 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
-import { EVENT_METRIC } from "../lib/checks.js";
-import { AlertEngine, type ExternalAlert, type SubjectAlert } from "./AlertEngine.js";
-
-export { EVENT_METRIC };
-export type { ExternalAlert, SubjectAlert };
+import type { EventAlerts, ExternalAlert, SubjectAlert } from "../contract.js";
+import { AlertEngine } from "./AlertEngine.js";
 
 /**
  * Incidents raised by another plugin's rules (the events plugin's event rules), committed by the alert
@@ -12,7 +9,7 @@ export type { ExternalAlert, SubjectAlert };
  * the Socket.IO channel. The check id is the caller's rule id; one incident per node + check.
  */
 @Injectable()
-export class EventAlertService {
+export class EventAlertService implements EventAlerts {
   @Inject(AlertEngine)
   private engine: AlertEngine;
 

@@ -83,11 +83,3 @@ export class NodeStateService {
     return changes;
   }
 }
-
-/**
- * Handler of the job that follows maintenance windows opening and closing:
- * `{name: "node-states", every: "1 minute", handler: refreshNodeStatesJob}` (Agenda job `alerts.node-states`).
- */
-export async function refreshNodeStatesJob(ctx: AlertsContext): Promise<void> {
-  await ctx.get(NodeStateService).refreshMaintenance();
-}

@@ -1,6 +1,7 @@
 import type { Sample } from "../../polling/contract.js";
 import { classify, hitAtLevel, LEVEL_OF, levelOf, type BandHit, type Level } from "../lib/bands.js";
-import { EVENT_METRIC, isThresholdCheck, nodeIncidentKey } from "../lib/checks.js";
+import { EVENT_METRIC } from "../contract.js";
+import { isThresholdCheck, nodeIncidentKey } from "../lib/checks.js";
 import { dwellStep, newDwellState, type DwellState } from "../lib/dwell.js";
 import type { ThresholdRule } from "../lib/rules.js";
 import { thresholdTitle } from "../lib/titles.js";

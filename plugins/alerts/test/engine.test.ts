@@ -3,9 +3,7 @@ import { rawQuery } from "../../../test/support/db.js";
 import { closeAllSockets, connectSocket } from "../../../test/support/socketClient.js";
 import { classify, hitAtLevel, resolveBounds, type Bounds } from "../lib/bands.js";
 import { formatBps, thresholdTitle } from "../lib/titles.js";
-import { startAlertEngine, stopAlertEngine } from "../services/AlertEngine.js";
-import { refreshNodeStatesJob } from "../services/NodeStateService.js";
-import type { AlertsContext } from "../context.js";
+import { NodeStateService } from "../services/NodeStateService.js";
 import {
   activeAlerts,
   clearSeen,
@@ -354,7 +352,7 @@ describe("the engine", () => {
     expect(await nodeState(k, node)).toBe("maintenance");
     await rawQuery(k.db, "DELETE FROM alerts.maintenance_windows WHERE name = 'nightly'");
     clearSeen(k);
-    await refreshNodeStatesJob(k.kernel.context("alerts") as AlertsContext);
+    await k.kernel.context("alerts")!.get(NodeStateService).refreshMaintenance();
     expect(events(k, "alerts.node.state", node)).toEqual([{ node_id: node, state: "warning", folder_path: [folder] }]);
     expect(await nodeState(k, node)).toBe("warning");
   });
@@ -404,8 +402,8 @@ describe("the engine", () => {
     await createThreshold(k, { metric: "cpu_load_pct", scope_level: "node", scope_ids: [node], direction: "above", warning: 80, dwell_samples: 2 });
     await publishEach(k, sample(node, "cpu_load_pct", 99), sample(node, "cpu_load_pct", 99));
     await waitForEvent(k, "alerts.fired", (t) => t.node === node);
-    await stopAlertEngine(k.ctx);
-    await startAlertEngine(k.ctx);
+    await k.engine.stop();
+    await k.engine.start();
     clearSeen(k);
     await publishEach(k, sample(node, "cpu_load_pct", 99), sample(node, "cpu_load_pct", 99), sample(node, "cpu_load_pct", 5));
     await settle(k);
@@ -419,8 +417,8 @@ describe("the engine", () => {
     const node = await insertNode(k.db, "stopping", { group: folder });
     await createThreshold(k, { metric: "cpu_load_pct", scope_level: "node", scope_ids: [node], direction: "above", warning: 80 });
     await publish(k, sample(node, "cpu_load_pct", 99));
-    await stopAlertEngine(k.ctx);
+    await k.engine.stop();
     expect(await history(k, "node_id = $1", [node])).toHaveLength(1);
-    await startAlertEngine(k.ctx);
+    await k.engine.start();
   });
 });

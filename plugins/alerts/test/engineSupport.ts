@@ -6,7 +6,7 @@ import { startTestKernel, type TestKernel, type TestKernelOptions } from "../../
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin, type Sample } from "../../polling/index.js";
 import { alertsPlugin } from "../index.js";
-import { AlertEngine, startAlertEngine, stopAlertEngine } from "../services/AlertEngine.js";
+import { AlertEngine } from "../services/AlertEngine.js";
 import type { HistoryInsert } from "../repositories/IncidentRepository.js";
 
 export interface EngineKernel extends TestKernel {
@@ -31,7 +31,7 @@ export async function startEngineKernel(options: TestKernelOptions & { flushMs?:
     },
   });
   const ctx = k.kernel.context("alerts")!;
-  await startAlertEngine(ctx);
+  await ctx.get(AlertEngine).start();
   const seen: { name: string; payload: unknown }[] = [];
   for (const name of ALERT_EVENTS) ctx.bus.on(name, (payload) => void seen.push({ name, payload }));
   const stop = k.stop;
@@ -41,7 +41,10 @@ export async function startEngineKernel(options: TestKernelOptions & { flushMs?:
     engine: k.kernel.context("alerts")!.get(AlertEngine),
     seen,
     stop: async () => {
-      await stopAlertEngine(ctx).catch(() => undefined);
+      await ctx
+        .get(AlertEngine)
+        .stop()
+        .catch(() => undefined);
       await stop();
     },
   });

@@ -1,12 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
 import { Ajv, type ValidateFunction } from "ajv";
 import { ApiError, badRequest } from "../../../core/index.js";
+import { TOOLS_POINT } from "../contract.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
 import { BUILTIN_TOOLS } from "../lib/tools/index.js";
 import type { AnalysisTool } from "../lib/tools/types.js";
-
-/** The extension point other plugins add tools to: `contributes: {"analysis.tools": [tool]}`. */
-export const TOOLS_POINT = "analysis.tools";
 
 /** The registry of analysis tools (built-in and contributed), each with its params schema compiled by ajv. */
 @Injectable()

@@ -2,8 +2,7 @@
  * What the main thread and the syslog ingest workers (worker.ts) say to each other, and how a received message is
  * laid out as a journal record. Plain data only: every message crosses a thread by structured clone.
  */
-import type { Inbound, Transport } from "../lib/types.js";
-import type { EventRow } from "../repositories/EventRepository.js";
+import type { EventRow, Inbound, Transport } from "../lib/types.js";
 import type { RuleHit } from "../rules/engine.js";
 import type { SourceEntry } from "../services/sources.js";
 

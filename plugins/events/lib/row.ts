@@ -1,6 +1,5 @@
 import { timeOrderedUuid } from "../../../core/worker.js";
-import type { EventRow } from "../repositories/EventRepository.js";
-import type { Inbound } from "./types.js";
+import type { EventRow, Inbound } from "./types.js";
 
 /** The stored row of one received message. */
 export function toRow(

@@ -117,3 +117,28 @@ export interface BoundListener {
   mirrorCounts?(): ReadonlyMap<string, MirrorCount>;
   close(): Promise<void>;
 }
+
+/** One event as the pipeline writes it. */
+export interface EventRow {
+  id: string;
+  received_at_ms: number;
+  kind: string;
+  transport: string;
+  listener: string;
+  source_ip: string | null;
+  source_id: string | null;
+  node_id: string | null;
+  folder_path: readonly string[];
+  severity: number | null;
+  facility: number | null;
+  host: string | null;
+  app: string | null;
+  msgid: string | null;
+  message: string;
+  trap_oid: string | null;
+  data: Record<string, unknown> | null;
+  raw: string | null;
+  malformed: boolean;
+  action: string;
+  rule_id: string | null;
+}

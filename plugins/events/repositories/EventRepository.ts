@@ -16,34 +16,11 @@ import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { REPORT_FLOWS_1H_VIEW, REPORT_FLOWS_1M_VIEW } from "../../flows/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { CountBucket, EventView, TimeBucket } from "../models/EventModels.js";
+import type { EventRow } from "../lib/types.js";
 import { EVENT_COPY_COLUMNS } from "./eventCopy.js";
 
-export type { JournalRange };
-
-/** One event as the pipeline writes it. */
-export interface EventRow {
-  id: string;
-  received_at_ms: number;
-  kind: string;
-  transport: string;
-  listener: string;
-  source_ip: string | null;
-  source_id: string | null;
-  node_id: string | null;
-  folder_path: readonly string[];
-  severity: number | null;
-  facility: number | null;
-  host: string | null;
-  app: string | null;
-  msgid: string | null;
-  message: string;
-  trap_oid: string | null;
-  data: Record<string, unknown> | null;
-  raw: string | null;
-  malformed: boolean;
-  action: string;
-  rule_id: string | null;
-}
+// EventRow lives in lib/types.ts (eventCopy.ts and the ingest workers need it without this repository).
+export type { EventRow, JournalRange };
 
 /** Conditions of the event list and the stats (the spec's stats query table), already validated. */
 export interface EventFilter {

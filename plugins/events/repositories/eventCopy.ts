@@ -5,7 +5,7 @@
  * a worker ends every line with UNMATCHED_TAIL, and the main thread replaces it on the lines whose rules did more.
  */
 import { copyText } from "../../../core/worker.js";
-import type { EventRow } from "./EventRepository.js";
+import type { EventRow } from "../lib/types.js";
 
 export const EVENT_COPY_COLUMNS = [
   "id",

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { DayPartitions, type MetricCounter } from "../../../core/index.js";
-import { EventAlertService } from "../../alerts/contract.js";
-import { NodeAddressBook, type AttributedNode } from "../../inventory/contract.js";
+import type { EventAlerts } from "../../alerts/contract.js";
+import { NodeAddresses, type AttributedNode } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { IngestBatch } from "../ingest/IngestWorkers.js";
@@ -71,14 +71,14 @@ export class EventPipeline {
   @Inject(SourceRepository)
   private sources: SourceRepository;
 
-  @Inject(NodeAddressBook)
-  private addresses: NodeAddressBook;
+  @Inject(NodeAddresses)
+  private addresses: NodeAddresses;
 
   @Inject(ListenerService)
   private listeners: ListenerService;
 
   private engine = new RuleEngine();
-  private alerts: EventAlertService | null = null;
+  private alerts: EventAlerts | null = null;
   private partitions: DayPartitions;
   private queue: EventRow[] = [];
   /** Ingest workers' batches waiting for a lane, and their events. */
@@ -118,7 +118,7 @@ export class EventPipeline {
   // What accept() reads for every message, as plain fields: an @Inject property is a getter that resolves its
   // token again on each read (Ts.ED's metadata look-ups), a few per cent of the main thread at ten thousand events a second.
   private config: EventsContext["config"];
-  private book: NodeAddressBook;
+  private book: NodeAddresses;
 
   get isRunning(): boolean {
     return this.running;
@@ -129,7 +129,7 @@ export class EventPipeline {
   }
 
   /** Loads rules and sources, restores the rules' open alerts, and starts the flush and TTL timers. */
-  async start(alerts: EventAlertService | null, live: ((rows: readonly EventRow[]) => void) | null, feed: ((m: Inbound) => void) | null = null): Promise<void> {
+  async start(alerts: EventAlerts | null, live: ((rows: readonly EventRow[]) => void) | null, feed: ((m: Inbound) => void) | null = null): Promise<void> {
     if (this.running) return;
     this.feed = feed;
     this.registerMetrics();

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, isIpAddress, unauthorized } from "../../../core/index.js";
+import { badRequest, canonicalIp, isIpAddress, unauthorized } from "../../../core/index.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { Inbound } from "../lib/types.js";
 import { forwardedInbound } from "../lib/forwarded.js";
 import type { ForwardedBody, ForwardedResult, IngestBody, IngestResult } from "../models/EventModels.js";
-import { canonicalIp } from "../../inventory/contract.js";
 import { EventPipeline } from "./EventPipeline.js";
 import { SourceService } from "./SourceService.js";
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import { workerJournalOptions, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
-import { CredentialService } from "../../inventory/contract.js";
+import { Credentials } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -16,6 +16,9 @@ import type { TrapListener, TrapUser } from "../traps/receiver.js";
 export class ListenerService {
   @Inject(EVENTS_CONTEXT)
   private ctx: EventsContext;
+
+  @Inject(Credentials)
+  private credentials: Credentials;
 
   private bound: BoundListener[] = [];
   private mirrors: readonly MirrorTarget[] = [];
@@ -173,10 +176,9 @@ export class ListenerService {
   /** USM users of the configured snmp_v3 credentials (a missing or non-v3 credential is logged and skipped). */
   private async trapUsers(ids: readonly string[]): Promise<TrapUser[]> {
     if (!ids.length || this.ctx.mode !== "full") return [];
-    const credentials = this.ctx.get(CredentialService);
     const users: TrapUser[] = [];
     for (const id of ids) {
-      const c = await credentials.reveal(id);
+      const c = await this.credentials.reveal(id);
       const user = (c?.settings as Partial<Record<string, string>> | undefined)?.user;
       if (!c || c.kind !== "snmp_v3" || !user) {
         this.ctx.log.warn("events: v3 trap credential skipped (not an snmp_v3 credential)", { credential_id: id });

@@ -5,11 +5,11 @@
  * counted per target id.
  */
 import { Inject, Injectable } from "@tsed/di";
-import type { MirrorCount, MirrorTarget } from "../../../core/index.js";
+import type { MirrorCount, MirrorTarget, SyslogMirror } from "../contract.js";
 import { ListenerService } from "./ListenerService.js";
 
 @Injectable()
-export class SyslogUdpMirror {
+export class SyslogUdpMirror implements SyslogMirror {
   @Inject(ListenerService)
   private listeners: ListenerService;
 

@@ -14,9 +14,8 @@ import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { startWebhookServer, type WebhookServer } from "../../../test/support/webhookServer.js";
-import { EventAlertService } from "../../alerts/contract.js";
-import { alertsPlugin } from "../../alerts/index.js";
-import { inventoryPlugin, NodeAddressBook } from "../../inventory/index.js";
+import { alertsPlugin, EventAlertService } from "../../alerts/index.js";
+import { inventoryPlugin, NodeAddresses } from "../../inventory/index.js";
 import { notificationsPlugin } from "../../notifications/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { eventsPlugin } from "../index.js";
@@ -102,7 +101,7 @@ beforeAll(async () => {
   const node = await k.request("POST", "/nodes", { body: { name: "edge-31", address: NODE_IP } });
   expect(node.status).toBe(201);
   nodeId = (node.body as Row).id as string;
-  await k.context("inventory").get(NodeAddressBook).reload();
+  await k.context("inventory").get(NodeAddresses).reload();
   const channel = await k.request("POST", "/notification-channels", { body: { name: "event hook", kind: "webhook", config: { url: `${hook.url}/events` } } });
   expect(channel.status).toBe(201);
   const routing = await k.request("POST", "/routing-rules", {

@@ -15,7 +15,7 @@ import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { eventsPlugin } from "../index.js";
 import { EventPipeline } from "../services/EventPipeline.js";
-import { NodeAddressBook } from "../../inventory/index.js";
+import { NodeAddresses } from "../../inventory/index.js";
 
 type Row = Record<string, unknown>;
 
@@ -67,7 +67,7 @@ beforeAll(async () => {
   nodeA = ((await post("/nodes", { name: "router-a", address: "127.0.0.1", group_id: folderA })).body as Row).id as string;
   nodeB = ((await post("/nodes", { name: "switch-b", address: "127.0.0.2", group_id: folderB })).body as Row).id as string;
   // Attribution follows inventory changes a moment later (coalesced re-reads); take them now.
-  await k.context("inventory").get(NodeAddressBook).reload();
+  await k.context("inventory").get(NodeAddresses).reload();
 });
 afterAll(async () => {
   if (process.env.SHOW_ERRORS) for (const l of k.logs) if (l.includes('"error"')) console.log(l.slice(0, 1500));
@@ -603,7 +603,7 @@ describe("POST /events/forwarded (remote pollers)", () => {
       expect(res.status).toBe(201);
       ids[pool] = (res.body as Row).id as string;
     }
-    await k.context("inventory").get(NodeAddressBook).reload();
+    await k.context("inventory").get(NodeAddresses).reload();
     const msg = (text: string) => record({ source_ip: "127.0.0.50", syslog: { ...record().syslog, message: text } });
     expect((await post("/events/forwarded", { poller_id: "p-edge", pool: "edge", events: [msg("shared from edge")] })).status).toBe(202);
     expect((await post("/events/forwarded", { poller_id: "p-far", pool: "far", events: [msg("shared from far")] })).status).toBe(202);

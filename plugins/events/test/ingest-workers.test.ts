@@ -17,7 +17,7 @@ import { spawnKernel } from "../../../test/support/spawnKernel.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
-import { inventoryPlugin, NodeAddressBook } from "../../inventory/index.js";
+import { inventoryPlugin, NodeAddresses } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { eventsPlugin } from "../index.js";
 import { EventPipeline } from "../services/EventPipeline.js";
@@ -65,7 +65,7 @@ describe("two workers", () => {
     k = await startKernel();
     udp = await portOf(k, "syslog.udp");
     node = ((await k.request("POST", "/nodes", { body: { name: "spread", address: "127.0.0.1" } })).body as Row).id as string;
-    await k.context("inventory").get(NodeAddressBook).reload();
+    await k.context("inventory").get(NodeAddresses).reload();
   });
   afterAll(() => k?.stop());
 

@@ -11,7 +11,7 @@ import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { eventsPlugin } from "../index.js";
 import { EventPipeline } from "../services/EventPipeline.js";
-import { NodeAddressBook } from "../../inventory/index.js";
+import { NodeAddresses } from "../../inventory/index.js";
 
 type Row = Record<string, unknown>;
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
   folderB = ((await k.request("POST", "/node-groups", { body: { name: "b" } })).body as Row).id as string;
   nodeA = ((await k.request("POST", "/nodes", { body: { name: "a1", address: "127.0.0.1", group_id: folderA } })).body as Row).id as string;
   nodeB = ((await k.request("POST", "/nodes", { body: { name: "b1", address: "127.0.0.2", group_id: folderB } })).body as Row).id as string;
-  await k.context("inventory").get(NodeAddressBook).reload();
+  await k.context("inventory").get(NodeAddresses).reload();
 });
 afterEach(() => closeAllSockets());
 afterAll(() => k?.stop());

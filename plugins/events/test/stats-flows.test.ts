@@ -9,7 +9,7 @@ import { startTestKernel, type TestKernel } from "../../../test/support/testKern
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
 import { flowsPlugin } from "../../flows/index.js";
-import { NodeAddressBook } from "../../inventory/contract.js";
+import { NodeAddresses } from "../../inventory/contract.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { eventsPlugin } from "../index.js";
@@ -39,7 +39,7 @@ beforeAll(async () => {
 
   // Three syslog messages and seven flow records from 127.0.0.1 (the node), two more records from 127.0.0.2 (no node).
   // The address book learns of a new node a moment after it is made.
-  const book = k.context("inventory").get(NodeAddressBook);
+  const book = k.context("inventory").get(NodeAddresses);
   await until("the node in the address book", async () => book.byIp("127.0.0.1")?.id === nodeA);
   for (let i = 0; i < 3; i++) await sendUdp(port("syslog.udp"), `<13>flows beside syslog ${i}`);
   const now = Math.floor(Date.now() / 1000);

@@ -1,7 +1,8 @@
 import { ipv4Number } from "../../../core/worker.js";
 import { ipv4Text } from "../decode/ip.js";
 import type { FlowRecord } from "../decode/types.js";
-import type { ExporterDelta, RollupRow } from "../repositories/FlowRepository.js";
+import type { ExporterDelta } from "../repositories/FlowRepository.js";
+import type { RollupRow } from "../repositories/rollupCopy.js";
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

@@ -13,31 +13,13 @@ import {
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
 import type { TemplateJson } from "../decode/types.js";
 import type { FlowQuery } from "../lib/query.js";
-import { STAGING_COLUMNS } from "./rollupCopy.js";
+import { STAGING_COLUMNS, type RollupRow } from "./rollupCopy.js";
 
 /** The node an exporter address stands for, as the rollups file it. */
 export interface ExporterAttribution {
   exporter: string;
   node_id: string;
   folder_path: readonly string[];
-}
-
-/** One minute-rollup row to add (the aggregator's output). */
-export interface RollupRow {
-  at_ms: number;
-  exporter: string;
-  node_id: string | null;
-  folder_path: readonly string[];
-  src: string;
-  dst: string;
-  proto: number;
-  src_port: number;
-  dst_port: number;
-  src_as: number;
-  dst_as: number;
-  bytes: number;
-  packets: number;
-  flows: number;
 }
 
 export interface ExporterDelta {

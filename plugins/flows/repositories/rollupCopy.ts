@@ -4,7 +4,24 @@
  * rest numbers, so only the exporter's text is escaped.
  */
 import { copyText } from "../../../core/worker.js";
-import type { RollupRow } from "./FlowRepository.js";
+
+/** One minute-rollup row to add (the aggregator's output). */
+export interface RollupRow {
+  at_ms: number;
+  exporter: string;
+  node_id: string | null;
+  folder_path: readonly string[];
+  src: string;
+  dst: string;
+  proto: number;
+  src_port: number;
+  dst_port: number;
+  src_as: number;
+  dst_as: number;
+  bytes: number;
+  packets: number;
+  flows: number;
+}
 
 export const STAGING_COLUMNS = ["ms", "exporter", "src", "dst", "proto", "src_port", "dst_port", "src_as", "dst_as", "bytes", "packets", "flows"] as const;
 

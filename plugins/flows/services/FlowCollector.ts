@@ -1,8 +1,17 @@
 import { Inject, Injectable } from "@tsed/di";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { ApiError, DayPartitions, isIpAddress, TurnBatcher, workerJournalOptions, type ListenerCounters, type MetricCounter } from "../../../core/index.js";
-import { canonicalIp, NodeAddressBook } from "../../inventory/contract.js";
+import {
+  ApiError,
+  canonicalIp,
+  DayPartitions,
+  isIpAddress,
+  TurnBatcher,
+  workerJournalOptions,
+  type ListenerCounters,
+  type MetricCounter,
+} from "../../../core/index.js";
+import { NodeAddresses } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
 import type { ReceivedDatagram } from "../contract.js";
@@ -12,7 +21,8 @@ import type { FlowRecord, RecordSink, TemplateJson, TemplateKey } from "../decod
 import { FlowIngest, type Taken } from "../ingest/FlowIngest.js";
 import { MinuteAggregator } from "../lib/aggregate.js";
 import type { ForwardedDatagrams } from "../models/FlowModels.js";
-import { FlowRepository, type ExporterAttribution, type ExporterDelta, type RollupRow } from "../repositories/FlowRepository.js";
+import { FlowRepository, type ExporterAttribution, type ExporterDelta } from "../repositories/FlowRepository.js";
+import type { RollupRow } from "../repositories/rollupCopy.js";
 
 /** Counters of the collector beyond the listener's (benchmarks, GET /flow/exporters). */
 export interface CollectorStats {
@@ -63,8 +73,8 @@ export class FlowCollector {
   @Inject(FlowRepository)
   private repo: FlowRepository;
 
-  @Inject(NodeAddressBook)
-  private addresses: NodeAddressBook;
+  @Inject(NodeAddresses)
+  private addresses: NodeAddresses;
 
   private ingest: FlowIngest | null = null;
   /** A flush the store refused: retried before anything new is taken (the decoders meanwhile fill up to maxKeys, then their journals hold). */
@@ -312,7 +322,7 @@ export class FlowCollector {
   /** The pool of the poller (or the core) that received the datagram: attribution prefers a node of that pool (null: none said). */
   private aggPool: string | null = EMBEDDED_POOL;
   private aggNowMs = 0;
-  private book: NodeAddressBook | null = null;
+  private book: NodeAddresses | null = null;
   /** Where copies of the records go while the tee takes them (null: not kept). */
   private kept: FlowRecord[] | null = null;
 

@@ -6,7 +6,7 @@ import { ipv4, ipv4Text } from "../decode/ip.js";
 import type { FlowRecord } from "../decode/types.js";
 import { ipv4Number } from "../../../core/index.js";
 import { MinuteAggregator } from "../lib/aggregate.js";
-import type { RollupRow } from "../repositories/FlowRepository.js";
+import type { RollupRow } from "../repositories/rollupCopy.js";
 
 const T0 = Date.UTC(2026, 10, 24, 12, 0, 0);
 

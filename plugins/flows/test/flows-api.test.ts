@@ -9,7 +9,7 @@ import { expectError } from "../../../test/support/assertions.js";
 import { cleanupFlowPeers, flowTempDir, generateTraffic, runSoftflowd, sumTotals, udpSink, writePcap, sendDatagrams } from "../../../test/support/flowPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
-import { inventoryPlugin, NodeAddressBook } from "../../inventory/index.js";
+import { inventoryPlugin, NodeAddresses } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { flowsPlugin } from "../index.js";
 import { FlowCollector } from "../services/FlowCollector.js";
@@ -50,7 +50,7 @@ beforeAll(async () => {
   folderA = ((await k.request("POST", "/node-groups", { body: { name: "a" } })).body as Row).id as string;
   folderB = ((await k.request("POST", "/node-groups", { body: { name: "b" } })).body as Row).id as string;
   nodeA = ((await k.request("POST", "/nodes", { body: { name: "edge", address: "127.0.0.1", group_id: folderA } })).body as Row).id as string;
-  await k.context("inventory").get(NodeAddressBook).reload();
+  await k.context("inventory").get(NodeAddresses).reload();
 });
 afterAll(async () => {
   if (process.env.SHOW_ERRORS) for (const l of k.logs) if (l.includes('"error"')) console.log(l.slice(0, 1200));

@@ -14,7 +14,7 @@ import { dataSet, ip4, IPV4_FLOW_FIELDS, ipfixMessage, optionsTemplateSet, templ
 import { spawnKernel } from "../../../test/support/spawnKernel.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
-import { inventoryPlugin, NodeAddressBook } from "../../inventory/index.js";
+import { inventoryPlugin, NodeAddresses } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { flowsPlugin } from "../index.js";
 import { FlowCollector } from "../services/FlowCollector.js";
@@ -66,7 +66,7 @@ describe("two decoders", () => {
     });
     port = ((await k.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === "flows.udp")!.port as number;
     await k.request("POST", "/nodes", { body: { name: "exporter", address: "127.0.0.1" } });
-    await k.context("inventory").get(NodeAddressBook).reload();
+    await k.context("inventory").get(NodeAddresses).reload();
   });
   afterAll(() => k?.stop());
 

@@ -4,7 +4,7 @@
  * teed by that pool's pollers, see poller/passive.ts), plus the tee's Prometheus metrics.
  */
 import { Inject, Injectable } from "@tsed/di";
-import { SyslogUdpMirror } from "../../events/contract.js";
+import { SyslogMirror } from "../../events/contract.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import type { DestinationCounters } from "../lib/types.js";
 import { CORE_POOL, Tee, type DestinationSource } from "./Tee.js";
@@ -16,6 +16,9 @@ export class ForwardingTee {
   @Inject(FORWARDING_CONTEXT)
   private ctx: ForwardingContext;
 
+  @Inject(SyslogMirror)
+  private syslogMirror: SyslogMirror;
+
   private teeInstance: Tee | null = null;
   private metricsRegistered = false;
 
@@ -26,7 +29,7 @@ export class ForwardingTee {
       bus: this.ctx.bus,
       pool: CORE_POOL,
       // Verbatim, unfiltered UDP relays ride the events plugin's UDP listener (its reader thread relays them).
-      mirror: this.ctx.config.udpFastPath ? this.ctx.get(SyslogUdpMirror) : undefined,
+      mirror: this.ctx.config.udpFastPath ? this.syslogMirror : undefined,
     });
     return this.teeInstance;
   }

@@ -6,7 +6,7 @@
  */
 import { connect } from "node:net";
 import { alertsPlugin } from "../../alerts/index.js";
-import { SyslogUdpMirror } from "../../events/contract.js";
+import { SyslogMirror } from "../../events/contract.js";
 import { eventsPlugin } from "../../events/index.js";
 import { flowsPlugin } from "../../flows/index.js";
 import { inventoryPlugin } from "../../inventory/index.js";
@@ -25,7 +25,7 @@ let udpPort: number;
 let tcpPort: number;
 
 const tee = () => k.context("forwarding").get(ForwardingTee);
-const mirror = () => k.context("events").get(SyslogUdpMirror);
+const mirror = () => k.context("events").get(SyslogMirror);
 const status = async (id: string) => (await k.request("GET", `/forwarding/destinations/${id}/status`)).body as Row;
 
 function sendTcp(lines: string[]): Promise<void> {

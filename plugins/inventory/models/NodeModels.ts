@@ -146,13 +146,6 @@ export class NodeView {
   @Required() @Format("date-time") updated_at: string;
 }
 
-/** The facts a poller learns about a node (NodeService.recordFacts); null = not known. */
-export interface NodeFacts {
-  sys_object_id: string | null;
-  sys_descr: string | null;
-  sys_name: string | null;
-}
-
 /** Filters of GET /nodes, already validated. */
 export interface NodeListFilter {
   /** Folder and everything beneath it. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isoTimestamp, page, type Queryable } from "../../../core/index.js";
-import type { NodeEvent } from "../contract.js";
-import type { NodeFacts, NodeListFilter, NodeView } from "../models/NodeModels.js";
+import type { NodeEvent, SystemFacts } from "../contract.js";
+import type { NodeListFilter, NodeView } from "../models/NodeModels.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** The writable columns of a node, already validated and defaulted. */
@@ -140,7 +140,7 @@ export class NodeRepository {
   }
 
   /** Writes the poller's facts; true when they changed (false when equal or the node is gone). */
-  async setFacts(id: string, facts: NodeFacts, db: Queryable = this.ctx.store): Promise<boolean> {
+  async setFacts(id: string, facts: SystemFacts, db: Queryable = this.ctx.store): Promise<boolean> {
     const { rowCount } = await db.query(
       `UPDATE inventory.nodes SET sys_object_id = $2, sys_descr = $3, sys_name = $4, updated_at = now()
         WHERE id = $1 AND (sys_object_id, sys_descr, sys_name) IS DISTINCT FROM ($2::text, $3::text, $4::text)`,

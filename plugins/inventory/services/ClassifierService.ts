@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import type { Queryable } from "../../../core/index.js";
-import type { Classification } from "../contract.js";
+import type { Classification, Classifier } from "../contract.js";
 import { RuleReadRepository, type RuleRecord } from "../repositories/RuleReadRepository.js";
 
 export type { RuleRecord } from "../repositories/RuleReadRepository.js";
@@ -97,7 +97,7 @@ function classification(rule: RuleRecord, matched_by: Classification["matched_by
  * device's sysObjectID and sysDescr, from the stored classification rules.
  */
 @Injectable()
-export class ClassifierService {
+export class ClassifierService implements Classifier {
   @Inject(RuleReadRepository)
   private rulesRepo: RuleReadRepository;
 

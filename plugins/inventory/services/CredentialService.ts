@@ -10,6 +10,7 @@ import type {
   RevealedCredential,
   SecretField,
 } from "../models/CredentialModels.js";
+import type { Credentials } from "../contract.js";
 import { CredentialRepository, type CredentialRow } from "../repositories/CredentialRepository.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
@@ -67,7 +68,7 @@ function describe(kind: CredentialKind, settings: CredentialSettingsValue): stri
  * secret_sealed and never answered; other services of this plugin read them through reveal().
  */
 @Injectable()
-export class CredentialService {
+export class CredentialService implements Credentials {
   @Inject(INVENTORY_CONTEXT)
   private ctx: InventoryContext;
 

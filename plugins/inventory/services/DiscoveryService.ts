@@ -1,9 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
 import { ApiError, badRequest, callerScope, isIpAddress, isPgError, PG_ERROR } from "../../../core/index.js";
-import type { NodeEvent } from "../contract.js";
+import type { DiscoveryImport, NodeEvent } from "../contract.js";
 import type { DiscoveryFiled, DiscoveryImportBody, DiscoveryImportResult } from "../models/DiscoveryModels.js";
 import { DiscoveryRepository, type NodeInsertRow } from "../repositories/DiscoveryRepository.js";
-import { InventoryLimits } from "./InventoryLimits.js";
+import { InventoryLimitsService } from "./InventoryLimitsService.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
@@ -26,12 +26,12 @@ const distinct = (ids: (string | null | undefined)[]): string[] => [...new Set(i
  * at the tree root.
  */
 @Injectable()
-export class DiscoveryService {
+export class DiscoveryService implements DiscoveryImport {
   @Inject(INVENTORY_CONTEXT)
   private ctx: InventoryContext;
 
-  @Inject(InventoryLimits)
-  private limits: InventoryLimits;
+  @Inject(InventoryLimitsService)
+  private limits: InventoryLimitsService;
 
   @Inject(DiscoveryRepository)
   private repo: DiscoveryRepository;

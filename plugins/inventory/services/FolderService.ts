@@ -17,7 +17,7 @@ import {
   type Scope,
   scopeFolders,
 } from "../../../core/index.js";
-import type { FolderEvent } from "../contract.js";
+import type { FolderEvent, Folders } from "../contract.js";
 import { normaliseTags } from "../lib/validation.js";
 import type { FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderRepository, type FolderRecord, type FolderTreeRow } from "../repositories/FolderRepository.js";
@@ -49,7 +49,7 @@ export interface FolderListQuery {
 
 /** Folders (node groups): the tree, its scope rules, validation and change events. */
 @Injectable()
-export class FolderService {
+export class FolderService implements Folders {
   @Inject(INVENTORY_CONTEXT)
   private ctx: InventoryContext;
 

@@ -1,25 +1,10 @@
 import { Inject, Injectable } from "@tsed/di";
-import { parseIp } from "../../../core/index.js";
+import { canonicalIp } from "../../../core/index.js";
+import type { AttributedNode, NodeAddresses } from "../contract.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /** The published directory view (contract.ts). */
 const NODE_DIRECTORY_VIEW = "inventory.node_directory";
-
-export interface AttributedNode {
-  id: string;
-  name: string;
-  folder_path: string[];
-  /** The node's effective poller pool (its own, else its folder's, else `default`). */
-  pool: string;
-}
-
-/** Canonical text of an address (IPv4 dotted quad, IPv6 RFC 5952, v4-mapped IPv6 as IPv4), or the input when it is not one. */
-export function canonicalIp(text: string): string {
-  const ip = parseIp(text);
-  if (!ip) return text;
-  if (ip.v4Mapped) return [24, 16, 8, 0].map((s) => Number((ip.value >> BigInt(s)) & 0xffn)).join(".");
-  return ip.text;
-}
 
 /**
  * Address → node, for plugins that attribute what a device sends (syslog, traps, flow exports) to the
@@ -29,7 +14,7 @@ export function canonicalIp(text: string): string {
  * Started with the plugin (full mode).
  */
 @Injectable()
-export class NodeAddressBook {
+export class NodeAddressBook implements NodeAddresses {
   @Inject(INVENTORY_CONTEXT)
   private ctx: InventoryContext;
 

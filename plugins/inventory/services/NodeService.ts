@@ -14,9 +14,9 @@ import {
   type Queryable,
   type Scope,
 } from "../../../core/index.js";
-import type { NodeEvent } from "../contract.js";
+import type { NodeEvent, NodeFacts, SystemFacts } from "../contract.js";
 import { normaliseTags } from "../lib/validation.js";
-import type { NodeFacts, NodeListFilter, NodeView, NodeWrite } from "../models/NodeModels.js";
+import type { NodeListFilter, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeRepository, type NodeRecord } from "../repositories/NodeRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
@@ -49,7 +49,7 @@ function mapStoreError(err: unknown): unknown {
 
 /** Nodes: what is monitored, filed in folders, seen through the caller's folder scope. */
 @Injectable()
-export class NodeService {
+export class NodeService implements NodeFacts {
   @Inject(INVENTORY_CONTEXT)
   private ctx: InventoryContext;
 
@@ -132,8 +132,8 @@ export class NodeService {
    * For the polling plugin (no caller, no scope): stores the facts a poller learnt.
    * Emits inventory.node.updated when they changed. Returns false when the node is gone.
    */
-  async recordFacts(id: string, facts: NodeFacts): Promise<boolean> {
-    const clean: NodeFacts = { sys_object_id: facts.sys_object_id ?? null, sys_descr: facts.sys_descr ?? null, sys_name: facts.sys_name ?? null };
+  async recordFacts(id: string, facts: SystemFacts): Promise<boolean> {
+    const clean: SystemFacts = { sys_object_id: facts.sys_object_id ?? null, sys_descr: facts.sys_descr ?? null, sys_name: facts.sys_name ?? null };
     if (await this.repo.setFacts(id, clean)) {
       const event = await this.repo.event(id);
       if (event) await this.ctx.bus.emit("inventory.node.updated", event);

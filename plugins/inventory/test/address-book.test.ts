@@ -1,7 +1,8 @@
 /** NodeAddressBook: address → node for the plugins that attribute what devices send (events, flows). */
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
-import { canonicalIp, NodeAddressBook } from "../contract.js";
+import { canonicalIp } from "../../../core/index.js";
+import { NodeAddressBook } from "../services/NodeAddressBook.js";
 import { inventoryPlugin } from "../index.js";
 
 let k: TestKernel;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import { parseCidr, runAsSystem, ApiError } from "../../../core/index.js";
-import { FolderService } from "../../inventory/contract.js";
+import { Folders } from "../../inventory/contract.js";
 import { IPAM_CONTEXT, type IpamContext } from "../context.js";
 import { IpamClient, IpamSyncError } from "../lib/ipamClient.js";
 import { OverlapRepository } from "../repositories/OverlapRepository.js";
@@ -18,7 +18,7 @@ export interface SyncResult {
 
 /**
  * The sync of one server: sites and prefixes pulled through `next` links, stored in place of the previous pull, then
- * each mapped folder's ip_ranges set to its site's prefixes (through inventory's FolderService). A failure keeps the
+ * each mapped folder's ip_ranges set to its site's prefixes (through inventory's Folders). A failure keeps the
  * previous data, records last_sync_at and last_error_class on the server, and is logged in detail (never the token).
  */
 @Injectable()
@@ -32,8 +32,8 @@ export class SyncService {
   @Inject(OverlapRepository)
   private overlaps: OverlapRepository;
 
-  @Inject(FolderService)
-  private folders: FolderService;
+  @Inject(Folders)
+  private folders: Folders;
 
   /** The dispatcher job: claims the due servers and starts one `ipam.sync` job for each. */
   async dispatch(): Promise<number> {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { EventAlertService } from "../../alerts/contract.js";
+import { EventAlerts } from "../../alerts/contract.js";
 import { NETCLOUD_CONTEXT, type NetcloudContext } from "../context.js";
 import type { NetcloudFailure } from "../lib/client.js";
 import type { StatusChange } from "../repositories/OrgRepository.js";
@@ -25,8 +25,8 @@ export class OrgAlerts {
   @Inject(NETCLOUD_CONTEXT)
   private ctx: NetcloudContext;
 
-  @Inject(EventAlertService)
-  private alerts: EventAlertService;
+  @Inject(EventAlerts)
+  private alerts: EventAlerts;
 
   /** Raises (or keeps) the organization's incident: critical, state unreachable. */
   async raise(orgName: string, kind: NetcloudFailure | "base_url_refused"): Promise<void> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isIpAddress, runAsSystem } from "../../../core/index.js";
-import { DiscoveryService, InventoryLimits } from "../../inventory/contract.js";
+import { DiscoveryImport, InventoryLimits } from "../../inventory/contract.js";
 import { NETCLOUD_CONTEXT, type NetcloudContext } from "../context.js";
 import { checkBaseUrl, NetcloudError, type CloudDevice } from "../lib/client.js";
 import { OrgRepository, type DeviceSeen, type OrgRow } from "../repositories/OrgRepository.js";
@@ -48,8 +48,8 @@ export class SyncService {
   @Inject(OrgAlerts)
   private alerts: OrgAlerts;
 
-  @Inject(DiscoveryService)
-  private discovery: DiscoveryService;
+  @Inject(DiscoveryImport)
+  private discovery: DiscoveryImport;
 
   @Inject(InventoryLimits)
   private limits: InventoryLimits;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import type { Agent } from "undici";
 import { ApiError, badRequest, isUuid } from "../../../core/index.js";
-import { CredentialService } from "../../inventory/contract.js";
+import { Credentials } from "../../inventory/contract.js";
 import { NETCLOUD_CONTEXT, type NetcloudContext } from "../context.js";
 import { checkBaseUrl, NetcloudClient, NetcloudError, netcloudAgent } from "../lib/client.js";
 
@@ -34,8 +34,8 @@ export class UpstreamService {
   @Inject(NETCLOUD_CONTEXT)
   private ctx: NetcloudContext;
 
-  @Inject(CredentialService)
-  private credentials: CredentialService;
+  @Inject(Credentials)
+  private credentials: Credentials;
 
   private agent: Agent | null = null;
 

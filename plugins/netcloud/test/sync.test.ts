@@ -5,8 +5,7 @@
  */
 import { startNetcloudServer, type CloudDeviceDef, type NetcloudServer } from "../../../test/support/netcloudServer.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
-import { EventAlertService } from "../../alerts/contract.js";
-import { alertsPlugin } from "../../alerts/index.js";
+import { alertsPlugin, EventAlertService } from "../../alerts/index.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../../polling/index.js";
 import { netcloudPlugin } from "../index.js";

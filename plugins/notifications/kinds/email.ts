@@ -148,7 +148,7 @@ export function smtpFailure(err: unknown, signal: AbortSignal, secrets: string[]
   return new DeliveryError(`SMTP send failed${code ? ` (${code})` : ""}`, "smtp", { retryable: true });
 }
 
-/** The SMTP transport of an email channel's config (one connection per send: close it after). Also used by ReportDelivery. */
+/** The SMTP transport of an email channel's config (one connection per send: close it after). Also used by ReportDeliveryService. */
 export function emailTransport(c: EmailConfig) {
   const security = c.security ?? "starttls";
   const timeout = c.timeout_ms ?? 10000;

@@ -21,7 +21,7 @@ import {
   string,
 } from "@tsed/schema";
 import { MAX_SAMPLES_PER_POST } from "../poller/wire.js";
-import { HOST_COUNTER_NAME, MAX_HOST_COUNTERS } from "../services/HostCounters.js";
+import { HOST_COUNTER_NAME, MAX_HOST_COUNTERS } from "../services/HostCounterRegistry.js";
 
 const COUNTER = /^[0-9]{1,20}$/;
 const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]*$/;

@@ -7,6 +7,7 @@ import type { LoopLogger } from "./PollLoop.js";
 import { defaultProbes } from "./probes.js";
 import { CoreClient, RemotePoller } from "./RemotePoller.js";
 import { POLLER_ID_PATTERN } from "./wire.js";
+import { POLLING_VERSION } from "../version.js";
 
 const USAGE = `Usage:
   nms poller --pool NAME --core URL --token TOKEN [--id ID] [--buffer-dir DIR] [--buffer-max-bytes N]
@@ -160,14 +161,13 @@ async function runPoller(argv: string[], env: CommandEnvironment): Promise<numbe
   if (!LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(", ")}`);
   const settings = pollingSettings(config);
   const log = stderrLogger(level);
-  const { pollingPlugin } = await import("../index.js");
   const passive = await startPassive(env, c, log);
   const poller = new RemotePoller({
     pollerId: c.id,
     pool: c.pool,
     coreUrl: c.core,
     token: c.token,
-    version: pollingPlugin.version,
+    version: POLLING_VERSION,
     bufferDir: values["buffer-dir"] ?? join(config.dataDir, `poller-${c.id}`),
     bufferMaxBytes: positiveInt(values["buffer-max-bytes"], "buffer-max-bytes", DEFAULT_BUFFER_MAX),
     concurrency: positiveInt(values.concurrency, "concurrency", settings.concurrency),

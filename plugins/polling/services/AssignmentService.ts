@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 // Exported by inventory's manifest (its contract); the class is imported from its file.
-import { CredentialService } from "../../inventory/contract.js";
+import { Credentials } from "../../inventory/contract.js";
 import type { DnsCheckSpec, PollTarget, SnmpCredential, UrlCheckSpec } from "../poller/types.js";
 import { CollectionTemplateService } from "./CollectionTemplateService.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
@@ -41,7 +41,7 @@ interface StoredDnsCheck {
   max_depth: number;
 }
 
-type Revealed = Awaited<ReturnType<CredentialService["reveal"]>>;
+type Revealed = Awaited<ReturnType<Credentials["reveal"]>>;
 
 /** An inventory credential as the SNMP engine takes it; null for kinds that are not SNMP. */
 export function snmpCredentialOf(c: Revealed): SnmpCredential | null {
@@ -68,7 +68,7 @@ function httpAuthOf(c: Revealed): UrlCheckSpec["auth"] {
 
 /**
  * The assignment of a pool: what its poller must poll, built from inventory's published
- * directory (effective pool, address, profile), its exported CredentialService (secrets) and
+ * directory (effective pool, address, profile), its Credentials token (secrets) and
  * the collection templates of each node's profile.
  * The result carries secrets: it goes to a poller (embedded, or remote over a ManageSystem
  * route), never into a log or another answer.
@@ -78,8 +78,8 @@ export class AssignmentService {
   @Inject(POLLING_CONTEXT)
   private ctx: PollingContext;
 
-  @Inject(CredentialService)
-  private credentials: CredentialService;
+  @Inject(Credentials)
+  private credentials: Credentials;
 
   @Inject(CollectionTemplateService)
   private templates: CollectionTemplateService;

@@ -2,7 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { derivedUsage, HostSampler } from "../poller/telemetry.js";
 import type { HostTelemetry } from "../poller/wire.js";
 import { PollerRepository } from "../repositories/PollerRepository.js";
-import { checkedCounters, HostCounters } from "./HostCounters.js";
+import { checkedCounters, HostCounterRegistry } from "./HostCounterRegistry.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 export interface HostEntry extends HostTelemetry {
@@ -45,8 +45,8 @@ export class HostTelemetryService {
   @Inject(PollerRepository)
   private pollers: PollerRepository;
 
-  @Inject(HostCounters)
-  private counters: HostCounters;
+  @Inject(HostCounterRegistry)
+  private counters: HostCounterRegistry;
 
   private sampler: HostSampler | null = null;
 

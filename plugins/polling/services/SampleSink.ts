@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isPgError, PG_ERROR, type MetricCounter } from "../../../core/index.js";
 // Exported by inventory's manifest (its contract); the class is imported from its file.
-import { NodeService } from "../../inventory/contract.js";
+import { NodeFacts } from "../../inventory/contract.js";
 import type { Sample } from "../contract.js";
 import type { PollBatch } from "../poller/wire.js";
 import { dayStart, SampleRepository, sampleKey } from "../repositories/SampleRepository.js";
@@ -34,7 +34,7 @@ export interface SinkOptions {
 /**
  * The core side of every poller: batched writes of samples to polling.samples (day partitions,
  * created on demand and ahead) and polling.latest, interface state to polling.interfaces, facts
- * to inventory (NodeService.recordFacts), then the bus: "polling.sample" per poll (or per
+ * to inventory (NodeFacts.recordFacts), then the bus: "polling.sample" per poll (or per
  * backfill batch), with only the samples newly stored, and "polling.reachability" for live polls.
  * accept() resolves once the batch is committed and announced: a remote poller's 2xx means stored.
  *
@@ -50,8 +50,8 @@ export class SampleSink {
   @Inject(SampleRepository)
   private repo: SampleRepository;
 
-  @Inject(NodeService)
-  private nodes: NodeService;
+  @Inject(NodeFacts)
+  private nodes: NodeFacts;
 
   private pending: Pending[] = [];
   private pendingSamples = 0;

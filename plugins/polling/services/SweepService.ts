@@ -8,14 +8,13 @@ import {
   type IpPrefix,
   isRfc3339,
   isUuid,
-  type JobDeclaration,
   notFound,
   page,
   parseCidr,
   requireCaller,
 } from "../../../core/index.js";
-// Exported by inventory's manifest (its contract); the classes are imported from their files.
-import { ClassifierService, CredentialService, InventoryLimits } from "../../inventory/contract.js";
+// Contract tokens inventory's manifest exports.
+import { Classifier, Credentials, InventoryLimits } from "../../inventory/contract.js";
 import { snmpGet, SYSTEM_OIDS } from "../checks/SnmpGet.js";
 import {
   SWEEP_DEFAULT_PORT,
@@ -97,17 +96,6 @@ function firstInOrder<T>(attempts: Promise<T | null>[]): Promise<{ index: number
 
 // ---- manifest pieces (declared in index.ts) ---------------------------------------------------
 
-/** The job `polling.sweep`: runs one sweep ({id}); two at once per replica; long lock (a sweep of 4096 silent addresses takes minutes). */
-export const SWEEP_JOB: JobDeclaration = {
-  name: "sweep",
-  concurrency: 2,
-  lockLifetimeMs: 30 * 60_000,
-  handler: async (job, ctx) => {
-    const id = (job.data as { id?: unknown } | null)?.id;
-    if (typeof id === "string") await ctx.get(SweepService).run(id);
-  },
-};
-
 /**
  * The Socket.IO channel `polling.sweeps`: events `polling.sweep.progress` and `polling.sweep.found`.
  * Sweeps need scope All (their credentials do), so the channel is scoped and published without
@@ -120,7 +108,7 @@ export const SWEEP_CHANNEL: ChannelDeclaration = {
   description: "discovery sweep progress (sweep.progress) and devices found (sweep.found)",
 };
 
-type Revealed = Awaited<ReturnType<CredentialService["reveal"]>>;
+type Revealed = Awaited<ReturnType<Credentials["reveal"]>>;
 
 interface Candidate {
   id: string;
@@ -140,11 +128,11 @@ export class SweepService {
   @Inject(SweepRepository)
   private repo: SweepRepository;
 
-  @Inject(CredentialService)
-  private credentials: CredentialService;
+  @Inject(Credentials)
+  private credentials: Credentials;
 
-  @Inject(ClassifierService)
-  private classifier: ClassifierService;
+  @Inject(Classifier)
+  private classifier: Classifier;
 
   @Inject(InventoryLimits)
   private limits: InventoryLimits;

@@ -4,7 +4,7 @@ import { startTestKernel, type TestKernel } from "../../../test/support/testKern
 import { definePlugin, type PluginManifest } from "../../../core/index.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../index.js";
-import { SWEEP_CHANNEL, SWEEP_JOB } from "../services/SweepService.js";
+import { SWEEP_CHANNEL } from "../services/SweepService.js";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 const MISSING = "00000000-0000-4000-8000-000000000000";
@@ -16,11 +16,12 @@ const DAY_MS = 86_400_000;
  * jest alive for 15 minutes with the production 30 (2 s is what the test kernel gives every job).
  */
 function pollingForTests(): PluginManifest {
-  const jobs = (pollingPlugin.jobs ?? []).filter((j) => j.name !== SWEEP_JOB.name);
+  const sweepJob = (pollingPlugin.jobs ?? []).find((j) => j.name === "sweep")!;
+  const jobs = (pollingPlugin.jobs ?? []).filter((j) => j !== sweepJob);
   const channels = pollingPlugin.channels ?? [];
   return definePlugin({
     ...(pollingPlugin as PluginManifest),
-    jobs: [...jobs, { ...SWEEP_JOB, lockLifetimeMs: 2000 }],
+    jobs: [...jobs, { ...sweepJob, lockLifetimeMs: 2000 }],
     channels: channels.some((c) => c.name === SWEEP_CHANNEL.name) ? channels : [...channels, SWEEP_CHANNEL],
   });
 }

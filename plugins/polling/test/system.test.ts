@@ -7,7 +7,7 @@ import { rawQuery } from "../../../test/support/db.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { inventoryPlugin } from "../../inventory/index.js";
 import { pollingPlugin } from "../index.js";
-import { HostCounters } from "../services/HostCounters.js";
+import { HostCounterRegistry } from "../services/HostCounterRegistry.js";
 import { GAP_LIST_CAP } from "../services/PollerRegistry.js";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
@@ -119,7 +119,7 @@ describe("with a store", () => {
   });
 
   it("answers the core's host counters that plugins registered; a reader that throws is left out", async () => {
-    const counters = k.context("polling").get(HostCounters);
+    const counters = k.context("polling").get(HostCounterRegistry);
     let n = 0;
     counters.register("test_received_lost", () => n);
     counters.register("test_broken", () => {

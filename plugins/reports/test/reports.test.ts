@@ -18,8 +18,7 @@ import { dataSet, ip4, ipfixMessage, sendDatagrams, templateSet, u, IPV4_FLOW_FI
 import { startSmtpServer, type SmtpTestServer } from "../../../test/support/smtpServer.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
-import { alertsPlugin } from "../../alerts/index.js";
-import { EventAlertService } from "../../alerts/contract.js";
+import { alertsPlugin, EventAlertService } from "../../alerts/index.js";
 import { eventsPlugin } from "../../events/index.js";
 import { flowsPlugin } from "../../flows/index.js";
 import { inventoryPlugin } from "../../inventory/index.js";

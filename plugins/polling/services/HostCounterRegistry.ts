@@ -1,4 +1,5 @@
 import { Injectable } from "@tsed/di";
+import type { HostCounters } from "../contract.js";
 
 /** A host counter's name: what GET /system/hosts answers under `counters`. */
 export const HOST_COUNTER_NAME = /^[a-z][a-z0-9_]{0,62}$/;
@@ -8,11 +9,11 @@ export const MAX_HOST_COUNTERS = 32;
 /**
  * Counters of this host (the core) that other plugins register, answered with its host telemetry (GET /system/hosts,
  * `counters`): what a plugin receives and loses here, for example the events plugin's queue overflow. Remote pollers
- * report theirs in their heartbeats (their passive receivers' `counters()`). Exported: a plugin that depends on polling
- * registers with `ctx.get(HostCounters).register(name, read)` at start.
+ * report theirs in their heartbeats (their passive receivers' `counters()`). Exported as the contract token HostCounters:
+ * a plugin that depends on polling registers with `ctx.get(HostCounters).register(name, read)` at start.
  */
 @Injectable()
-export class HostCounters {
+export class HostCounterRegistry implements HostCounters {
   private readonly readers = new Map<string, () => number>();
 
   /** `read` is called whenever host telemetry is answered; a name registered again takes the new reader. */

@@ -5,18 +5,12 @@
  * the user name or the password (the email kind's own mapping).
  */
 import { Inject, Injectable } from "@tsed/di";
-import { DeliveryError } from "../contract.js";
+import { DeliveryError, type ReportDelivery, type ReportMessage } from "../contract.js";
 import { emailTransport, smtpFailure, type EmailConfig } from "../kinds/email.js";
 import { ChannelService } from "./ChannelService.js";
 
-export interface ReportMessage {
-  subject: string;
-  text: string;
-  attachments: { filename: string; contentType: string; content: Buffer }[];
-}
-
 @Injectable()
-export class ReportDelivery {
+export class ReportDeliveryService implements ReportDelivery {
   @Inject(ChannelService)
   private channels: ChannelService;
 
