@@ -44,6 +44,19 @@ describe("the rules between plugins, in ESLint", () => {
     expect(messages).toEqual([]);
   });
 
+  it("refuses a contract import of a plugin the manifest does not list in dependsOn or optionalDependsOn", async () => {
+    const messages = await lint("plugins/ipam/services/Probe.ts", 'import type { Severity } from "../../alerts/contract.js";\nexport type S = Severity;\n');
+    expect(messages).toEqual([
+      {
+        ruleId: "nms/plugin-boundaries",
+        message: 'plugin "ipam" imports "../../alerts/contract.js" of plugin "alerts", which its manifest lists in neither dependsOn nor optionalDependsOn',
+      },
+    ]);
+    expect(await lint("plugins/ipam/services/Probe.ts", 'import type { NodeEvent } from "../../inventory/contract.js";\nexport type N = NodeEvent;\n')).toEqual(
+      [],
+    );
+  });
+
   it("lets a plugin's tests import another plugin's index, for its manifest", async () => {
     const messages = await lint(
       "plugins/alerts/test/probe.test.ts",
