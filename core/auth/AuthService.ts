@@ -7,7 +7,7 @@ import type { Store } from "../store/Store.js";
 import { isUuid } from "../util/uuid.js";
 import { AuthRepository, type AccountRow, type TokenRow } from "./AuthRepository.js";
 import type { Caller, Role, Scope } from "./Caller.js";
-import { LoginRateLimiter } from "./LoginRateLimiter.js";
+import { loginRateLimiter, type LoginRateLimiter } from "./LoginRateLimiter.js";
 import { DUMMY_HASH, hashPassword, newToken, randomPassword, tokenHash, verifyPassword } from "./passwords.js";
 
 export interface AccountView {
@@ -50,7 +50,7 @@ export class AuthService {
     private readonly log: Logger,
   ) {
     this.repo = new AuthRepository(store);
-    this.limiter = new LoginRateLimiter(config.auth.loginMaxFailures, config.auth.loginWindowSecs * 1000);
+    this.limiter = loginRateLimiter(store, config.auth.loginMaxFailures, config.auth.loginWindowSecs * 1000);
     this.bootstrapHash = config.bootstrapToken ? tokenHash(config.bootstrapToken) : null;
   }
 
@@ -81,7 +81,7 @@ export class AuthService {
   }
 
   async login(username: string, password: string, address: string): Promise<{ token: string; expires_at: string }> {
-    const wait = this.limiter.retryAfter(username, address);
+    const wait = await this.limiter.retryAfter(username, address);
     if (wait > 0) {
       const err = new ApiError(429, "too_many_attempts", `Too many failed logins; try again in ${wait} seconds.`);
       err.setHeaders({ "Retry-After": String(wait) });
@@ -90,11 +90,11 @@ export class AuthService {
     const account = await this.repo.findAccountByUsername(username);
     const ok = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH);
     if (!account || !ok) {
-      this.limiter.fail(username, address);
+      await this.limiter.fail(username, address);
       this.log.warn("failed login", { username, address });
       throw unauthorized("Wrong username or password.");
     }
-    this.limiter.succeed(username);
+    await this.limiter.succeed(username);
     const token = newToken("nmss");
     const session = await this.repo.insertSession(account.id, tokenHash(token), this.config.auth.sessionTtlSecs);
     this.log.info("session opened", { username: account.username });

@@ -1,6 +1,6 @@
 import type { Migration } from "./Migrator.js";
 
-/** The kernel's own schema `core`: accounts, sessions, API tokens, the Socket.IO adapter's attachments, dead letters. */
+/** The kernel's own schema `core`: accounts, sessions, API tokens, the Socket.IO adapter's attachments, dead letters, failed logins. */
 export const coreMigrations: Migration[] = [
   {
     name: "0001_auth",
@@ -68,6 +68,19 @@ export const coreMigrations: Migration[] = [
         payload jsonb NOT NULL
       );
       CREATE INDEX dead_letters_at ON dead_letters (at, id);
+    `,
+  },
+  {
+    name: "0005_login_failures",
+    // Failed logins of every replica (auth/LoginRateLimiter.ts): one row per failure and key ("u:<username>" or
+    // "a:<address>"), so N replicas allow what one does. Rows older than the window are pruned as failures are written.
+    up: `
+      CREATE TABLE login_failures (
+        key text NOT NULL,
+        at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX login_failures_key_at ON login_failures (key, at);
+      CREATE INDEX login_failures_at ON login_failures (at);
     `,
   },
 ];

@@ -37,6 +37,7 @@ describe("plugin host", () => {
       { plugin: "core", name: "0002_socket_io_attachments" },
       { plugin: "core", name: "0003_bootstrap_flag" },
       { plugin: "core", name: "0004_dead_letters" },
+      { plugin: "core", name: "0005_login_failures" },
       { plugin: "fixture-widgets", name: "0001_init" },
     ]);
   });
