@@ -1,5 +1,7 @@
 import pg from "pg";
 import { storeUnavailable } from "../errors.js";
+import type { Logger } from "../logging/Logger.js";
+import { Lease, type LeaseHandlers, type LeaseOptions } from "./Lease.js";
 
 /** Anything that runs a parameterised query: the store, a plugin store, or a transaction's client. */
 export interface Queryable {
@@ -97,6 +99,15 @@ export class PluginStore {
 
   tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.store.tx(fn);
+  }
+
+  /**
+   * A job that must run on one replica at a time (the embedded poller of a pool): the replica that takes the lease
+   * runs `acquired`, the others wait; it moves within about `retryMs` when its holder stops or dies. Call `start()`.
+   */
+  lease(name: string, handlers: LeaseHandlers, log: Logger, options: LeaseOptions = {}): Lease {
+    if (!this.store.pool) throw storeUnavailable();
+    return new Lease(this.store.pool, [this.schema, name], handlers, log, options.retryMs);
   }
 }
 

@@ -5,8 +5,10 @@ export const pollingConfigSchema = {
   type: "object",
   additionalProperties: false,
   properties: {
-    /** Run the embedded poller for the `default` pool inside the core. */
+    /** Run the embedded poller for the `default` pool inside the core (on one replica at a time: the holder of its lease). */
     embeddedPoller: { type: "boolean", default: true },
+    /** How often a replica without the embedded poller's lease tries to take it, and the holder checks it (ms): the failover time's bound. */
+    leaseRetryMs: { type: "integer", minimum: 200, maximum: 60000, default: 2000 },
     /** Poll interval when a node's profile sets none. */
     defaultIntervalSecs: { type: "integer", minimum: 5, maximum: 86400, default: 60 },
     /** Nodes polled at once by one poller. */

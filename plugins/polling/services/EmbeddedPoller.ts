@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import type { MetricCounter, MetricHistogram } from "../../../core/index.js";
+import type { Lease, MetricCounter, MetricHistogram } from "../../../core/index.js";
 import { PollLoop, type Probes } from "../poller/PollLoop.js";
 import { defaultProbes } from "../poller/probes.js";
 import { SampleRepository } from "../repositories/SampleRepository.js";
@@ -53,6 +53,7 @@ export class EmbeddedPoller {
   private snmp: SnmpPollerService;
 
   private loop: PollLoop | null = null;
+  private lease: Lease | null = null;
   private timers: NodeJS.Timeout[] = [];
   private debounce: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void)[] = [];
@@ -79,9 +80,33 @@ export class EmbeddedPoller {
     return this.loop !== null;
   }
 
-  /** Starts polling the default pool (probes: the production ones unless given). */
+  /**
+   * Takes part in polling the default pool (probes: the production ones unless given): every replica with the
+   * embedded poller on tries to take the lease "embedded-poller"; the one holding it polls, the others stand by and
+   * take over within about `leaseRetryMs` when it stops or dies. Resolves after the first try.
+   */
   async start(probes?: Probes): Promise<void> {
-    if (this.loop || this.ctx.mode !== "full") return;
+    if (this.lease || this.ctx.mode !== "full") return;
+    const log = this.ctx.log.child("polling.poller");
+    this.lease = this.ctx.store.lease("embedded-poller", { acquired: () => this.startPolling(probes), lost: () => this.stopPolling() }, log, {
+      retryMs: this.ctx.config.leaseRetryMs,
+    });
+    await this.lease.start();
+  }
+
+  /** Whether this replica holds the embedded poller's lease (and so polls the default pool). */
+  get leader(): boolean {
+    return this.lease?.held ?? false;
+  }
+
+  async stop(): Promise<void> {
+    const lease = this.lease;
+    this.lease = null;
+    await lease?.stop();
+  }
+
+  private async startPolling(probes?: Probes): Promise<void> {
+    if (this.loop) return;
     const log = this.ctx.log.child("polling.poller");
     await this.registry.register({ id: EMBEDDED_POLLER_ID, pool: EMBEDDED_POOL, kind: "embedded", version: this.ctx.version, listeners: [] });
     const source = { poller_id: EMBEDDED_POLLER_ID, pool: EMBEDDED_POOL };
@@ -107,7 +132,7 @@ export class EmbeddedPoller {
     log.info("embedded poller started", { pool: EMBEDDED_POOL, targets: this.loop.stats().targets });
   }
 
-  async stop(): Promise<void> {
+  private async stopPolling(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     if (this.debounce) clearTimeout(this.debounce);
