@@ -9,6 +9,8 @@ export const alertsConfigSchema = {
     bulkMuteMax: { type: "integer", minimum: 1, maximum: 100000, default: 1000 },
     /** The engine's flush window: transitions decided within it are written together and share recorded_at. */
     flushMs: { type: "integer", minimum: 1, maximum: 10000, default: 200 },
+    /** Polls in a row in which a reachable node's SNMP agent does not answer before "SNMP agent not answering" fires. */
+    agentDownPolls: { type: "integer", minimum: 1, maximum: 100, default: 3 },
   },
 } as const;
 

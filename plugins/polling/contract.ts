@@ -41,7 +41,16 @@ export const METRICS = {
   // liveness
   reachable: "reachable",
   rttMs: "rtt_ms",
+  // the SNMP agent of a node polled by SNMP: one of SNMP_AGENT_STATUS per poll
+  snmpAgentStatus: "snmp_agent_status",
 } as const;
+
+/**
+ * Values of the sample `snmp_agent_status` (one per poll of a node with SNMP credentials): whether its agent answered,
+ * and if not, why. A node may answer ping while its agent is silent; the alerts plugin raises "SNMP agent not
+ * answering" after a few such polls.
+ */
+export const SNMP_AGENT_STATUS = { answering: 0, timeout: 1, auth: 2, error: 3 } as const;
 
 /**
  * Raw monotonic counters (as read from the agent, before rates): stored for rate

@@ -107,6 +107,11 @@ export function unreachableTitle(nodeName: string): string {
   return `${nodeName} is unreachable`;
 }
 
+/** "SNMP agent on sw1 not answering (timeout)": the node answers ping, its agent does not. */
+export function agentDownTitle(nodeName: string, reason: "timeout" | "credentials refused" | "error"): string {
+  return `SNMP agent on ${nodeName} not answering (${reason})`;
+}
+
 export function poolOfflineTitle(pool: string): string {
   return `All pollers of pool ${pool} are offline`;
 }

@@ -163,6 +163,16 @@ export class IncidentRepository {
     return out;
   }
 
+  /** How many nodes of the inventory are in each state (a node without a state row is unknown). */
+  async nodeStateCounts(): Promise<Record<string, number>> {
+    const { rows } = await this.ctx.store.query<{ state: string; n: number }>(
+      `SELECT coalesce(s.state, 'unknown') AS state, count(*)::int AS n
+         FROM ${NODE_DIRECTORY_VIEW} d LEFT JOIN ${this.t("node_states")} s ON s.node_id = d.id
+        GROUP BY 1`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
   async nodeStates(nodeIds: readonly string[], db: Queryable = this.ctx.store): Promise<Map<string, NodeState>> {
     const out = new Map<string, NodeState>();
     if (nodeIds.length === 0) return out;

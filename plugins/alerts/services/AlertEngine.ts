@@ -1,10 +1,11 @@
 import { Inject, Injectable } from "@tsed/di";
-import type { PollerEvent, ReachabilityEvent, Sample } from "../../polling/contract.js";
+import { METRICS, SNMP_AGENT_STATUS, type PollerEvent, type ReachabilityEvent, type Sample } from "../../polling/contract.js";
 import { EVENT_METRIC, type ExternalAlert, type SubjectAlert } from "../contract.js";
-import { LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
-import { poolOfflineTitle, unreachableTitle } from "../lib/titles.js";
+import { AGENT_CHECK_ID, LIVENESS_CHECK_ID, LIVENESS_MUTE_METRIC, nodeIncidentKey, POOL_CHECK_ID, poolIncidentKey } from "../lib/checks.js";
+import { agentDownTitle, poolOfflineTitle, unreachableTitle } from "../lib/titles.js";
 import type { DirectoryEntry } from "../repositories/ThresholdRepository.js";
 import { registerEngineMetrics } from "./engineMetrics.js";
+import { IncidentRepository } from "../repositories/IncidentRepository.js";
 import { IncidentWriter } from "./IncidentWriter.js";
 import { OpenIncidents, type OpenIncident } from "./OpenIncidents.js";
 import { RuleResolver } from "./RuleResolver.js";
@@ -53,6 +54,9 @@ export class AlertEngine {
   @Inject(IncidentWriter)
   private writer: IncidentWriter;
 
+  @Inject(IncidentRepository)
+  private incidentRepo: IncidentRepository;
+
   private running = false;
   private unsubscribe: (() => void)[] = [];
   private queue = new TransitionQueue({
@@ -65,6 +69,8 @@ export class AlertEngine {
   private thresholds = new ThresholdEvaluator(this.incidents);
   private pools = new Map<string, Map<string, boolean>>();
   private seen = new Set<string>();
+  /** Polls in a row in which a reachable node's SNMP agent did not answer, by node. */
+  private agentFailures = new Map<string, number>();
   private events: Promise<void> = Promise.resolve();
   private counters = { samples_received: 0, samples_evaluated: 0 };
   private metricsRegistered = false;
@@ -258,7 +264,7 @@ export class AlertEngine {
       if (s.backfill) continue;
       this.counters.samples_received++;
       const node = s.node_id.toLowerCase();
-      const relevant = index.hasMetric(s.metric) || this.thresholds.tracks(s.metric);
+      const relevant = s.metric === METRICS.snmpAgentStatus || index.hasMetric(s.metric) || this.thresholds.tracks(s.metric);
       if (relevant) live.push(s);
       if (relevant || !this.seen.has(node)) nodeIds.add(node);
     }
@@ -268,9 +274,13 @@ export class AlertEngine {
       const entry = nodes.get(id);
       if (entry) this.markSeen(entry);
     }
+    // Nodes this batch found unreachable: their liveness incident says it, their agent's silence adds nothing.
+    const unreachable = new Set(samples.filter((s) => s.metric === METRICS.reachable && s.value === 0).map((s) => s.node_id.toLowerCase()));
     for (const s of live) {
       const entry = nodes.get(s.node_id.toLowerCase());
       if (!entry) continue; // not (or no longer) in the inventory
+      if (s.metric === METRICS.snmpAgentStatus) this.onAgentStatus(s, entry, unreachable.has(entry.id));
+      if (!index.hasMetric(s.metric) && !this.thresholds.tracks(s.metric)) continue;
       this.counters.samples_evaluated++;
       this.thresholds.evaluate(
         s,
@@ -307,6 +317,49 @@ export class AlertEngine {
     this.incidents.fire(inc, LIVENESS_MUTE_METRIC);
   }
 
+  /**
+   * The SNMP agent of a reachable node: `agentDownPolls` polls in a row without an answer open its incident (warning,
+   * state unknown: what the agent would tell is unknown), the first answer clears it. Polls while the node is
+   * unreachable do not count (the liveness incident covers them).
+   */
+  private onAgentStatus(s: Sample, entry: DirectoryEntry, unreachable: boolean): void {
+    const key = nodeIncidentKey(entry.id, AGENT_CHECK_ID, null, null);
+    const open = this.incidents.get(key);
+    if (s.value === SNMP_AGENT_STATUS.answering) {
+      this.agentFailures.delete(entry.id);
+      if (open) this.incidents.clear(open, s.value, null);
+      return;
+    }
+    if (unreachable || this.incidents.get(nodeIncidentKey(entry.id, LIVENESS_CHECK_ID, null, null))) return;
+    const failures = (this.agentFailures.get(entry.id) ?? 0) + 1;
+    this.agentFailures.set(entry.id, failures);
+    if (open || failures < this.ctx.config.agentDownPolls) return;
+    const reason = s.value === SNMP_AGENT_STATUS.timeout ? "timeout" : s.value === SNMP_AGENT_STATUS.auth ? "credentials refused" : "error";
+    this.incidents.fire(
+      {
+        incident_key: key,
+        subject_kind: "node",
+        node_id: entry.id,
+        subject_name: null,
+        check_id: AGENT_CHECK_ID,
+        title: agentDownTitle(entry.name, reason),
+        fired_at_ms: s.at_unix_ms,
+        folder_path: entry.folder_path,
+        metric: METRICS.snmpAgentStatus,
+        ifindex: null,
+        if_name: null,
+        row_key: null,
+        row_name: null,
+        severity: "warning",
+        state: "unknown",
+        direction: null,
+        observed_value: s.value,
+        threshold_value: null,
+      },
+      METRICS.snmpAgentStatus,
+    );
+  }
+
   private onPoller(e: PollerEvent, online: boolean): void {
     if (!this.running) return;
     let pollers = this.pools.get(e.pool);
@@ -338,6 +391,7 @@ export class AlertEngine {
     if (!this.running) return;
     const node = id.toLowerCase();
     this.thresholds.forgetNode(node);
+    this.agentFailures.delete(node);
     for (const inc of this.incidents.all()) if (inc.node_id === node) this.incidents.clear(inc, null, null);
     this.seen.delete(node);
     this.queue.nodeDeleted(node);
@@ -359,6 +413,12 @@ export class AlertEngine {
       flushFailures: () => this.queue.counts.flush_failures,
       queueDepth: () => this.queue.depth,
       openIncidents: () => this.incidents.size,
+      bySeverity: () => {
+        const counts: Record<string, number> = {};
+        for (const inc of this.incidents.all()) counts[inc.severity] = (counts[inc.severity] ?? 0) + 1;
+        return counts;
+      },
+      nodeStates: () => this.incidentRepo.nodeStateCounts(),
     });
     this.queue.setMetrics(transitions, dropped);
   }
@@ -371,6 +431,7 @@ export class AlertEngine {
     this.thresholds.reset();
     this.pools = new Map();
     this.seen = new Set();
+    this.agentFailures = new Map();
     this.events = Promise.resolve();
     this.counters = { samples_received: 0, samples_evaluated: 0 };
   }

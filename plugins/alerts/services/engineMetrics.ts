@@ -7,7 +7,14 @@ export interface EngineReadings {
   flushFailures(): number;
   queueDepth(): number;
   openIncidents(): number;
+  /** Open incidents by severity. */
+  bySeverity(): Record<string, number>;
+  /** Nodes by state (a node the engine never saw is unknown), read from the store at scrape time. */
+  nodeStates(): Promise<Record<string, number>>;
 }
+
+const SEVERITIES = ["info", "warning", "critical"] as const;
+const NODE_STATES = ["ok", "warning", "critical", "unknown", "unreachable", "maintenance"] as const;
 
 /**
  * Registers the engine's metrics (once per kernel): its queue of transitions, evaluations, fires and clears, open
@@ -37,6 +44,25 @@ export function registerEngineMetrics(m: PluginMetrics, r: EngineReadings): { tr
     name: "engine_open_incidents",
     help: "Incidents the engine holds open.",
     collect: (g) => g.set({}, r.openIncidents()),
+  });
+  m.gauge({
+    name: "active_alerts",
+    help: "Open alerts (incidents) by severity.",
+    labelNames: ["severity"],
+    collect: (g) => {
+      const counts = r.bySeverity();
+      for (const severity of SEVERITIES) g.set({ severity }, counts[severity] ?? 0);
+    },
+  });
+  m.gauge({
+    name: "nodes",
+    help: "Nodes of the inventory by state: ok, warning, critical, unreachable, maintenance, unknown (never polled, or its SNMP agent not answering).",
+    labelNames: ["state"],
+    collect: async (g) => {
+      // A store that does not answer leaves the last values: the scrape itself must not fail.
+      const counts = await r.nodeStates().catch(() => null);
+      if (counts) for (const state of NODE_STATES) g.set({ state }, counts[state] ?? 0);
+    },
   });
   return { transitions, dropped };
 }

@@ -1,4 +1,4 @@
-import type { Sample } from "../contract.js";
+import { METRICS, SNMP_AGENT_STATUS, type Sample } from "../contract.js";
 import { computeRates, counterRate, type CounterState } from "../lib/rates.js";
 import type { DnsCheckSpec, InterfaceState, PollTarget, SnmpPollResult, UrlCheckSpec } from "./types.js";
 import { emptyBatch, type BatchSink, type FactsUpdate, type PollBatch } from "./wire.js";
@@ -56,7 +56,7 @@ export interface PollLoopOptions {
   /** How often due polls are looked for (ms). */
   tickMs?: number;
   /** Told of every poll: how long it took and whether it produced a batch (the embedded poller's metrics). */
-  onPoll?: (seconds: number, outcome: "ok" | "failed") => void;
+  onPoll?: (seconds: number, outcome: PollOutcome) => void;
 }
 
 interface Entry {
@@ -193,7 +193,7 @@ export class PollLoop {
     try {
       const batch = await this.pollOnce(entry.target);
       this.polls++;
-      this.opts.onPoll?.(took(), "ok");
+      this.opts.onPoll?.(took(), pollOutcome(batch));
       if (this.entries.get(entry.target.node_id) === entry) await this.deliver(batch);
     } catch (err) {
       this.opts.onPoll?.(took(), "failed");
@@ -248,6 +248,7 @@ export class PollLoop {
     if (live?.reachable && live.rtt_ms !== null) push("rtt_ms", live.rtt_ms, started);
     batch.reachability.push({ node_id: t.node_id, reachable, method, at_unix_ms: started });
 
+    if (t.snmp && probes.snmp) push(METRICS.snmpAgentStatus, agentStatus(snmp), started);
     if (snmp && answered) this.snmpSamples(t, snmp, batch, push);
 
     for (const m of [...(url ?? []), ...(dns ?? [])]) push(m.metric, m.value, started);
@@ -307,5 +308,36 @@ export class PollLoop {
       if (rate !== null) push(c.metric, rate, at, c.row === null ? {} : { row: c.row, row_name: c.row_name });
     }
     for (const s of r.scalars) if (s.kind === "gauge") push(s.metric, Number(s.value), at);
+  }
+}
+
+/**
+ * What one poll found, as `nms_polling_polls_total` counts it: `ok` (reachable, and the SNMP agent answered or none is
+ * polled), `unreachable` (no liveness answer), `snmp_timeout`, `snmp_auth` (credentials refused) or `snmp_error` (the
+ * node answered its liveness check but its agent did not), `failed` (the poll itself threw).
+ */
+export type PollOutcome = "ok" | "unreachable" | "snmp_timeout" | "snmp_auth" | "snmp_error" | "failed";
+
+/** The SNMP agent's state in one poll, as the sample `snmp_agent_status` carries it (contract.ts, SNMP_AGENT_STATUS). */
+function agentStatus(r: { answered: boolean; failure?: string | null } | null): number {
+  if (r?.answered) return SNMP_AGENT_STATUS.answering;
+  if (r?.failure === "timeout") return SNMP_AGENT_STATUS.timeout;
+  if (r?.failure === "auth") return SNMP_AGENT_STATUS.auth;
+  return SNMP_AGENT_STATUS.error;
+}
+
+/** A poll's outcome, read from the batch it produced (its reachable and snmp_agent_status samples). */
+export function pollOutcome(batch: PollBatch): PollOutcome {
+  const value = (metric: string) => batch.samples.find((s) => s.metric === metric)?.value;
+  if (value(METRICS.reachable) === 0) return "unreachable";
+  switch (value(METRICS.snmpAgentStatus)) {
+    case SNMP_AGENT_STATUS.timeout:
+      return "snmp_timeout";
+    case SNMP_AGENT_STATUS.auth:
+      return "snmp_auth";
+    case SNMP_AGENT_STATUS.error:
+      return "snmp_error";
+    default:
+      return "ok";
   }
 }

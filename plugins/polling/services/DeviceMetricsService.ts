@@ -37,6 +37,7 @@ export const DEVICE_FAMILIES: ReadonlyMap<string, Family> = new Map([
   ["sys_uptime_secs", family("uptime_seconds", "The agent's uptime (sysUpTime), seconds", "node")],
   ["reachable", family("reachable", "1 when the node answered its liveness check (ICMP or TCP), else 0", "node")],
   ["rtt_ms", family("rtt_seconds", "Round-trip time of the liveness check, seconds", "node", 0.001)],
+  ["snmp_agent_status", family("snmp_agent_status", "The SNMP agent in the last poll: 0 answering, 1 timeout, 2 credentials refused, 3 other error", "node")],
 ]);
 
 /** Everything else polled (URL and DNS checks, collection templates), one family with the metric's name as a label. */

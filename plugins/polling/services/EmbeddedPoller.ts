@@ -65,7 +65,7 @@ export class EmbeddedPoller {
     return (this.meters ??= {
       polls: this.ctx.metrics.counter({
         name: "polls_total",
-        help: "Polls made by the embedded poller, by pool and outcome (ok, failed).",
+        help: "Polls made by the embedded poller, by pool and outcome: ok, unreachable, snmp_timeout, snmp_auth, snmp_error (the node answered, its SNMP agent did not), failed.",
         labelNames: ["pool", "outcome"],
       }),
       duration: this.ctx.metrics.histogram({
