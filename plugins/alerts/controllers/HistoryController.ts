@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { QueryParams } from "@tsed/platform-params";
 import { Description, Enum, Format, Get, Integer, MaxLength, Maximum, Minimum, Returns, Summary } from "@tsed/schema";
-import { ErrorEnvelope, Permission, SkeletonRead } from "../../../core/index.js";
+import { ErrorEnvelope, Permission, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
 import { AlertHistoryRow, AlertTransitionView, CalendarBucket, TopAlertNodes } from "../models/HistoryModels.js";
 import { HistoryService } from "../services/HistoryService.js";
 
@@ -25,6 +25,7 @@ export class HistoryController {
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
   list(
+    @CallerScope() scope: Scope,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100,
     @QueryParams("before") @MaxLength(64) @Description("Keyset cursor: the last row's recorded_at (RFC 3339)") before?: string,
     @QueryParams("before_id")
@@ -48,21 +49,24 @@ export class HistoryController {
     @QueryParams("node_q") @MaxLength(255) @Description("Case-insensitive substring of the node's current name (inventory)") nodeQ?: string,
     @QueryParams("group_id") @Format("uuid") @Description("Rows of nodes filed in that folder or anywhere beneath it (current filing)") groupId?: string,
   ): Promise<AlertHistoryRow[]> {
-    return this.history.history({
-      limit,
-      before,
-      before_id: beforeId,
-      since,
-      until,
-      severity,
-      state,
-      resolved,
-      acked,
-      metric,
-      node_id: nodeId,
-      node_q: nodeQ,
-      group_id: groupId,
-    });
+    return this.history.history(
+      {
+        limit,
+        before,
+        before_id: beforeId,
+        since,
+        until,
+        severity,
+        state,
+        resolved,
+        acked,
+        metric,
+        node_id: nodeId,
+        node_q: nodeQ,
+        group_id: groupId,
+      },
+      scope,
+    );
   }
 
   @Get("/calendar")
@@ -72,9 +76,10 @@ export class HistoryController {
   @(Returns(200, Array).Of(CalendarBucket))
   @Returns(400, ErrorEnvelope)
   calendar(
+    @CallerScope() scope: Scope,
     @QueryParams("days") @Integer() @Minimum(1) @Maximum(366) @Description("Days back from now, 1 to 366, default 28") days: number = 28,
   ): Promise<CalendarBucket[]> {
-    return this.history.calendar(days);
+    return this.history.calendar(days, scope);
   }
 
   @Get("/top-nodes")
@@ -84,6 +89,7 @@ export class HistoryController {
   @Returns(200, TopAlertNodes)
   @Returns(400, ErrorEnvelope)
   topNodes(
+    @CallerScope() scope: Scope,
     @QueryParams("window")
     @Integer()
     @Minimum(60)
@@ -92,7 +98,7 @@ export class HistoryController {
     window: number = 86400,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 10") limit: number = 10,
   ): Promise<TopAlertNodes> {
-    return this.history.topNodes(window, limit);
+    return this.history.topNodes(window, limit, scope);
   }
 
   @Get("/transitions")
@@ -102,8 +108,9 @@ export class HistoryController {
   @(Returns(200, Array).Of(AlertTransitionView))
   @Returns(400, ErrorEnvelope)
   transitions(
+    @CallerScope() scope: Scope,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 12") limit: number = 12,
   ): Promise<AlertTransitionView[]> {
-    return this.history.transitions(limit);
+    return this.history.transitions(limit, scope);
   }
 }

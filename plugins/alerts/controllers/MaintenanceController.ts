@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
 import { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceService } from "../services/MaintenanceService.js";
 
@@ -23,8 +23,8 @@ export class MaintenanceController {
   )
   @Returns(201, CreatedId)
   @Returns(400, ErrorEnvelope)
-  async create(@Body() body: MaintenanceWindowCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.windows.create(body);
+  async create(@Body() body: MaintenanceWindowCreate, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<CreatedId> {
+    const id = await this.windows.create(body, scope);
     ctx.response.status(201);
     return { id };
   }
@@ -35,11 +35,12 @@ export class MaintenanceController {
   @ReturnsPage(MaintenanceWindowView)
   @Returns(400, ErrorEnvelope)
   async list(
+    @CallerScope() scope: Scope,
     @Context() ctx: PlatformContext,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
   ): Promise<MaintenanceWindowView[]> {
-    return sendPage(ctx, await this.windows.list({ cursor, limit }));
+    return sendPage(ctx, await this.windows.list({ cursor, limit }, scope));
   }
 
   @Get("/active")
@@ -47,8 +48,11 @@ export class MaintenanceController {
   @Summary("The visible windows active at an instant, each with the occurrence that covers it")
   @(Returns(200, Array).Of(ActiveMaintenanceWindow))
   @Returns(400, ErrorEnvelope)
-  active(@QueryParams("at") @MaxLength(64) @Description("RFC 3339 instant; default now") at?: string): Promise<ActiveMaintenanceWindow[]> {
-    return this.windows.activeAt(at);
+  active(
+    @CallerScope() scope: Scope,
+    @QueryParams("at") @MaxLength(64) @Description("RFC 3339 instant; default now") at?: string,
+  ): Promise<ActiveMaintenanceWindow[]> {
+    return this.windows.activeAt(at, scope);
   }
 
   @Get("/:id")
@@ -57,8 +61,8 @@ export class MaintenanceController {
   @Returns(200, MaintenanceWindowView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  get(@PathParams("id") @Format("uuid") id: string): Promise<MaintenanceWindowView> {
-    return this.windows.get(id);
+  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<MaintenanceWindowView> {
+    return this.windows.get(id, scope);
   }
 
   @Delete("/:id")
@@ -67,8 +71,8 @@ export class MaintenanceController {
   @Returns(204)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
-    await this.windows.remove(id);
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    await this.windows.remove(id, scope);
     ctx.response.status(204);
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
+import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
 import { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
 import { MuteService } from "../services/MuteService.js";
 
@@ -19,8 +19,8 @@ export class MuteController {
   )
   @Returns(200, BulkMuteResult)
   @Returns(400, ErrorEnvelope)
-  bulk(@Body() body: BulkMuteRequest): Promise<BulkMuteResult> {
-    return this.mutes.bulk(body);
+  bulk(@Body() body: BulkMuteRequest, @CallerScope() scope: Scope): Promise<BulkMuteResult> {
+    return this.mutes.bulk(body, scope);
   }
 
   @Get("/")
@@ -29,13 +29,14 @@ export class MuteController {
   @ReturnsPage(MuteView)
   @Returns(400, ErrorEnvelope)
   async list(
+    @CallerScope() scope: Scope,
     @Context() ctx: PlatformContext,
     @QueryParams("node_id") @Format("uuid") @Description("One node's mutes") nodeId?: string,
     @QueryParams("metric_name") @MaxLength(200) @Description("One metric's mutes (exact name)") metricName?: string,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
   ): Promise<MuteView[]> {
-    return sendPage(ctx, await this.mutes.list({ node_id: nodeId, metric_name: metricName, cursor, limit }));
+    return sendPage(ctx, await this.mutes.list({ node_id: nodeId, metric_name: metricName, cursor, limit }, scope));
   }
 
   @Delete("/:id")
@@ -44,8 +45,8 @@ export class MuteController {
   @Returns(204)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
-    await this.mutes.remove(id);
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    await this.mutes.remove(id, scope);
     ctx.response.status(204);
   }
 }
