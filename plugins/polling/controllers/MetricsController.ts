@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { PathParams, QueryParams } from "@tsed/platform-params";
 import { Description, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Required, Returns, Summary } from "@tsed/schema";
-import { DashboardRead, ErrorEnvelope, Permission, SkeletonRead } from "../../../core/index.js";
+import { DashboardRead, ErrorEnvelope, Permission, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
 import {
   HISTORY_DESCRIPTION,
   INTERFACE_TOP_AGG_NAMES,
@@ -29,13 +29,14 @@ export class MetricsController {
   @Returns(200, InterfaceTopResult)
   @(Returns(400, ErrorEnvelope).Description("validation_failed: metric missing or outside the list, agg unsupported, limit not an integer"))
   interfaceTop(
+    @CallerScope() scope: Scope,
     // Declared `string` (a union alias would emit Object as the parameter's type metadata and change how it is read).
     @QueryParams("metric") @Required() @Enum(...INTERFACE_TOP_METRIC_NAMES) metric: string,
     @QueryParams("agg") @Enum(...INTERFACE_TOP_AGG_NAMES) @Description("Default latest") agg?: string,
     @QueryParams("limit") @Integer() @Description("Clamped to 1..100; default 10") limit?: number,
   ): Promise<InterfaceTopResult> {
     // The enums are the only check of metric and agg (the spec names no code for them): a value outside is 400 validation_failed.
-    return this.metrics.interfaceTop(metric as InterfaceTopMetric, agg as InterfaceTopAgg | undefined, limit);
+    return this.metrics.interfaceTop(metric as InterfaceTopMetric, agg as InterfaceTopAgg | undefined, limit, scope);
   }
 
   @Get("/nodes/:id/interfaces")
@@ -45,8 +46,8 @@ export class MetricsController {
   @(Returns(200, Array).Of(NodeInterfaceView))
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  nodeInterfaces(@PathParams("id") @Format("uuid") id: string): Promise<NodeInterfaceView[]> {
-    return this.metrics.nodeInterfaces(id);
+  nodeInterfaces(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<NodeInterfaceView[]> {
+    return this.metrics.nodeInterfaces(id, scope);
   }
 
   @Get("/nodes/:id/metrics/:metric/history")
@@ -57,6 +58,7 @@ export class MetricsController {
   @(Returns(400, ErrorEnvelope).Description("invalid_range, too_many_points, invalid_metric, validation_failed"))
   @Returns(404, ErrorEnvelope)
   history(
+    @CallerScope() scope: Scope,
     @PathParams("id") @Format("uuid") id: string,
     @PathParams("metric") @MaxLength(100) metric: string,
     @QueryParams("from") @MaxLength(64) @Description("RFC 3339 or Unix seconds; default one hour before to") from?: string,
@@ -65,6 +67,6 @@ export class MetricsController {
     @QueryParams("row") @Integer() @Minimum(0) @Maximum(2147483647) row?: number,
     @QueryParams("step") @Integer() @Minimum(1) @Maximum(86400) @Description("Bucket width in seconds; absent = raw samples") step?: number,
   ): Promise<MetricHistory> {
-    return this.metrics.history(id, metric, { from, to, ifindex, row, step });
+    return this.metrics.history(id, metric, { from, to, ifindex, row, step }, scope);
   }
 }
