@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { BodyParams, Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope } from "../../../core/index.js";
 import { DefinitionBody, DefinitionView, RunAccepted, RunRequest, SectionKindView } from "../models/ReportModels.js";
 import { DefinitionService } from "../services/DefinitionService.js";
 import { RunService } from "../services/RunService.js";
@@ -98,8 +98,13 @@ export class DefinitionController {
   @Returns(202, RunAccepted)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async run(@PathParams("id") @Format("uuid") id: string, @BodyParams() body: RunRequest, @Context() ctx: PlatformContext): Promise<RunAccepted> {
-    const runId = await this.runs.request(id, body && Object.keys(body).length ? body : undefined);
+  async run(
+    @PathParams("id") @Format("uuid") id: string,
+    @BodyParams() body: RunRequest,
+    @Context() ctx: PlatformContext,
+    @CallerScope() scope: Scope,
+  ): Promise<RunAccepted> {
+    const runId = await this.runs.request(id, body && Object.keys(body).length ? body : undefined, scope);
     ctx.response.status(202);
     return { id: runId };
   }
