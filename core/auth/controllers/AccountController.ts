@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body } from "../../http/params.js";
 import { CreatedId, ErrorEnvelope } from "../../http/models.js";
 import { AuthService } from "../AuthService.js";
@@ -30,12 +30,11 @@ export class AccountController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create an account")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @Returns(400, ErrorEnvelope)
   @(Returns(409, ErrorEnvelope).Description("username_taken"))
-  async create(@Body() body: AccountCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: AccountCreate): Promise<CreatedId> {
     const id = await this.auth.createAccount({ username: body.username, password: body.password, role: body.role, scope: body.scope ?? "All" });
-    ctx.response.status(201);
     return { id };
   }
 

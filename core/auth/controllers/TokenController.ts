@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Format, Get, Integer, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, Minimum, Post, Returns, Summary, Status } from "@tsed/schema";
 import { badRequest } from "../../http/errors.js";
 import { Body } from "../../http/params.js";
 import { ErrorEnvelope } from "../../http/models.js";
@@ -33,11 +33,10 @@ export class TokenController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create an API token (shown once, stored hashed)")
-  @Returns(201, TokenCreated)
+  @Status(201, TokenCreated)
   @Returns(400, ErrorEnvelope)
-  async create(@Body() body: TokenCreate, @Context() ctx: PlatformContext): Promise<TokenCreated> {
+  async create(@Body() body: TokenCreate): Promise<TokenCreated> {
     const created = await this.auth.createToken({ name: body.name, role: body.role, scope: body.scope ?? "All", expires_at: body.expires_at });
-    ctx.response.status(201);
     return created;
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
+import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
 import { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceService } from "../services/MaintenanceService.js";
@@ -21,11 +21,10 @@ export class MaintenanceController {
       "target_ids: nodes or folders (a folder covers everything beneath it) the caller can see, else 400 unknown_reference. A folder is known through the nodes filed beneath it.",
     ].join("\n\n"),
   )
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @Returns(400, ErrorEnvelope)
-  async create(@Body() body: MaintenanceWindowCreate, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<CreatedId> {
+  async create(@Body() body: MaintenanceWindowCreate, @CallerScope() scope: Scope): Promise<CreatedId> {
     const id = await this.windows.create(body, scope);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Pattern, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Pattern, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
 import { METRIC_PATTERN, ThresholdBody, ThresholdView } from "../models/ThresholdModels.js";
 import { ThresholdService } from "../services/ThresholdService.js";
@@ -53,11 +53,10 @@ export class ThresholdController {
     "The four bounds win over direction/warning/critical when any of them carries a value; scope_ids wins over scope_id; a global rule " +
       "ignores (does not store) targets; a profile, folder or node rule without targets is a global rule. The rule is stored normalised.",
   )
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(VALIDATION))
-  async create(@Body() body: ThresholdBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ThresholdBody): Promise<CreatedId> {
     const id = await this.thresholds.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

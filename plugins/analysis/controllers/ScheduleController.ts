@@ -1,7 +1,6 @@
 import { Controller, Inject } from "@tsed/di";
-import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams } from "@tsed/platform-params";
-import { Delete, Description, Get, MaxLength, Post, Put, Returns, Summary } from "@tsed/schema";
+import { PathParams } from "@tsed/platform-params";
+import { Delete, Description, Get, MaxLength, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
 import { ScheduleBody, ScheduleView } from "../models/AnalysisModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
@@ -29,13 +28,12 @@ export class ScheduleController {
   @Description(
     "weekly needs day_of_week (0 = Sunday), monthly day_of_month (a shorter month runs on its last day); another frequency ignores them (400 invalid_schedule when missing).",
   )
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_400))
   @(Returns(404, ErrorEnvelope).Description("not_found: scope_id names no folder or node the caller may see"))
   @(Returns(413, ErrorEnvelope).Description("document_too_large"))
-  async create(@Body() body: ScheduleBody, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<CreatedId> {
+  async create(@Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
     const id = await this.schedules.create(body, scope);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
 import { EventRuleBody, EventRuleView } from "../models/RuleModels.js";
 import { RuleService } from "../services/RuleService.js";
@@ -16,13 +16,12 @@ export class EventRuleController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create an event rule")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(
     "validation_failed: a pattern does not compile for its match_kind (or could backtrack catastrophically), or a field is outside its range; unknown_reference: node_id or source_id",
   ))
-  async create(@Body() body: EventRuleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: EventRuleBody): Promise<CreatedId> {
     const id = await this.rules.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
 import { DestinationBody, DestinationStatusView, DestinationView } from "../models/DestinationModels.js";
 import { DestinationService } from "../services/DestinationService.js";
@@ -27,12 +27,11 @@ export class DestinationController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create a destination: where the tee sends a received stream (syslog, trap, flow), with its filter")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(`${BODY_CODES}, too_many_destinations`))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: DestinationBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: DestinationBody): Promise<CreatedId> {
     const id = await this.destinations.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

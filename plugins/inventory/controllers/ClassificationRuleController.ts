@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { ClassificationRuleBody, ClassificationRuleView } from "../models/ClassificationRuleModels.js";
 import { ClassificationRuleService } from "../services/ClassificationRuleService.js";
@@ -44,13 +44,12 @@ export class ClassificationRuleController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a classification rule")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(
     "validation_failed (neither sysobjectid_prefix nor sysdescr_regex, not a dotted OID, …), invalid_regex, unknown_reference",
   ))
-  async create(@Body() body: ClassificationRuleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ClassificationRuleBody): Promise<CreatedId> {
     const id = await this.rules.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

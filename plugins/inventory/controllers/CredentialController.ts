@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { CREDENTIAL_KINDS, CredentialBody, CredentialView, type CredentialKind } from "../models/CredentialModels.js";
 import { CredentialService } from "../services/CredentialService.js";
@@ -45,12 +45,11 @@ export class CredentialController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a credential: name, kind and the fields of that kind")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed: a field outside its kind, a missing field of the kind, a key shorter than 8"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: CredentialBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: CredentialBody): Promise<CreatedId> {
     const id = await this.credentials.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
 import { FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderService } from "../services/FolderService.js";
@@ -40,13 +40,12 @@ export class FolderController {
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Create a folder")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (including an ip_ranges entry that is not a CIDR) or invalid_pool"))
   @(Returns(403, ErrorEnvelope).Description("out_of_scope: a folder-scoped caller cannot create at the tree root"))
   @(Returns(400, ErrorEnvelope).Description("unknown_reference: parent_id names no folder the caller may see"))
-  async create(@Body() body: FolderWrite, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<CreatedId> {
+  async create(@Body() body: FolderWrite, @CallerScope() scope: Scope): Promise<CreatedId> {
     const id = await this.folders.create(body, scope);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
 import { NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeService } from "../services/NodeService.js";
@@ -34,11 +34,10 @@ export class NodeController {
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Create a node (group_id absent or null = tree root)")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @Returns(400, ErrorEnvelope)
-  async create(@Body() body: NodeWrite, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<CreatedId> {
+  async create(@Body() body: NodeWrite, @CallerScope() scope: Scope): Promise<CreatedId> {
     const id = await this.nodes.create(body, scope);
-    ctx.response.status(201);
     return { id };
   }
 

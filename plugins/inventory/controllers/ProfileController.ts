@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
 import { ProfileBody, ProfileView } from "../models/ProfileModels.js";
 import { ProfileService } from "../services/ProfileService.js";
@@ -39,12 +39,11 @@ export class ProfileController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a device profile")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_reference (parent_id)"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: ProfileBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ProfileBody): Promise<CreatedId> {
     const id = await this.profiles.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage, SkeletonRead } from "../../../core/index.js";
 import { IpamServerBody, IpamServerCreateBody, IpamServerView, IpamSiteView, SiteMappingsBody, SiteMappingView } from "../models/IpamModels.js";
 import { ServerService } from "../services/ServerService.js";
@@ -29,11 +29,10 @@ export class ServerController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Add an IPAM server (its token is sealed and never answered); its first sync starts within a minute")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
-  async create(@Body() body: IpamServerCreateBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: IpamServerCreateBody): Promise<CreatedId> {
     const id = await this.servers.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

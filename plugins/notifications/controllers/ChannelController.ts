@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Patch, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Patch, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage, WithoutStore } from "../../../core/index.js";
 import { LIFECYCLE_POINTS } from "../contract.js";
 import {
@@ -75,12 +75,11 @@ export class ChannelController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create a channel: name, kind, the kind's config, optional templates")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_channel_kind, invalid_channel_config, invalid_template"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: ChannelCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ChannelCreate): Promise<CreatedId> {
     const id = await this.channels.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
 import { CollectionTemplateBody, CollectionTemplateItemBody, CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
 import { CollectionTemplateService } from "../services/CollectionTemplateService.js";
@@ -42,12 +42,11 @@ export class CollectionTemplateController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a collection template")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: CollectionTemplateBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: CollectionTemplateBody): Promise<CreatedId> {
     const id = await this.templates.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -107,17 +106,12 @@ export class CollectionTemplateController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Add an item (an OID to read) to a collection template")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, reserved_metric_name"))
   @Returns(404, ErrorEnvelope)
   @(Returns(409, ErrorEnvelope).Description("metric_name_taken"))
-  async createItem(
-    @PathParams("id") @Format("uuid") id: string,
-    @Body() body: CollectionTemplateItemBody,
-    @Context() ctx: PlatformContext,
-  ): Promise<CreatedId> {
+  async createItem(@PathParams("id") @Format("uuid") id: string, @Body() body: CollectionTemplateItemBody): Promise<CreatedId> {
     const itemId = await this.templates.createItem(id, body);
-    ctx.response.status(201);
     return { id: itemId };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { BodyParams, Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope } from "../../../core/index.js";
 import { DefinitionBody, DefinitionView, RunAccepted, RunRequest, SectionKindView } from "../models/ReportModels.js";
 import { DefinitionService } from "../services/DefinitionService.js";
@@ -36,12 +36,11 @@ export class DefinitionController {
   @Post("/definitions")
   @Permission("ManageConfig")
   @Summary("Create a report definition")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
   @(Returns(413, ErrorEnvelope).Description("document_too_large: the spec is above limits.jsonDocumentMaxBytes"))
-  async create(@Body() body: DefinitionBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: DefinitionBody): Promise<CreatedId> {
     const id = await this.definitions.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

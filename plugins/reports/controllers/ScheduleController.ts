@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope } from "../../../core/index.js";
 import { ScheduleBody, ScheduleView } from "../models/ReportModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
@@ -17,11 +17,10 @@ export class ScheduleController {
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Schedule a report definition: daily, weekly or monthly at a wall-clock time of an IANA zone")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
-  async create(@Body() body: ScheduleBody, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<CreatedId> {
+  async create(@Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
     const id = await this.schedules.create(body, scope);
-    ctx.response.status(201);
     return { id };
   }
 
