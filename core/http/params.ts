@@ -1,11 +1,13 @@
+import { AjvService } from "@tsed/ajv";
 import { useDecorators } from "@tsed/core";
-import { Injectable } from "@tsed/di";
-import { Context, type PipeMethods, UsePipe } from "@tsed/platform-params";
-import { Required } from "@tsed/schema";
-import { BodyParams } from "@tsed/platform-params";
+import { inject, Injectable } from "@tsed/di";
+import { deserialize } from "@tsed/json-mapper";
+import { BodyParams, Context, type PipeMethods, RawQueryParams, UsePipe } from "@tsed/platform-params";
+import { compile, getPropertiesStores, type JsonParameterStore, Required } from "@tsed/schema";
 import type { Scope } from "../auth/Caller.js";
 import { requireCaller } from "../auth/scope.js";
 import { parseRfc3339 } from "../util/time.js";
+import { describeValidation, type AjvLikeError } from "./ErrorFilter.js";
 import { badRequest } from "./errors.js";
 
 /** The whole JSON body, required: a missing or non-JSON body is a 400, never an undefined argument. */
@@ -27,6 +29,60 @@ export class CallerScopePipe implements PipeMethods<unknown, Scope> {
  */
 export function CallerScope(): ParameterDecorator {
   return useDecorators(Context(), UsePipe(CallerScopePipe)) as ParameterDecorator;
+}
+
+/**
+ * Reads the query string into an instance of the parameter's model class, each field exactly as a separate
+ * `@QueryParams("field")` with the same decorators would be read: "" is absent for a non-string field, "null" is null,
+ * a primitive is cast to its type, then checked against the field's schema; the first field that fails (in
+ * declaration order) is the 400, worded as for a single parameter. Absent fields keep the model's initial values.
+ */
+@Injectable()
+export class QueryModelPipe implements PipeMethods<Record<string, unknown> | undefined, object> {
+  private ajv = inject(AjvService);
+
+  async transform(query: Record<string, unknown> | undefined, param: JsonParameterStore): Promise<object> {
+    const model = param.type as new () => Record<string, unknown>;
+    const schema = compile(model, { customKeys: true }) as { properties?: Record<string, object>; required?: string[] };
+    const out = new model();
+    for (const [key, field] of getPropertiesStores(model)) {
+      const name = String(key);
+      const label = `query parameter "${name}"`;
+      let value = query?.[name];
+      if (value === "" && field.type !== String) value = undefined;
+      if (value === "null") value = null;
+      else if (value !== undefined && field.isArray) value = ([] as unknown[]).concat(value);
+      else if (value !== undefined && field.isPrimitive) value = cast(value, field.type);
+      if (schema.required?.includes(name) && (value === undefined || value === null || value === "")) {
+        throw badRequest("validation_failed", `The ${label} is required.`);
+      }
+      if (value === undefined) continue;
+      try {
+        value = await this.ajv.validate(value, { schema: schema.properties?.[name] ?? {} });
+      } catch (err) {
+        const errors = (err as { errors?: AjvLikeError[] }).errors;
+        throw badRequest("validation_failed", errors?.length ? describeValidation(errors, label) : `Invalid ${label}.`);
+      }
+      out[name] = field.isPrimitive ? cast(value, field.type) : value;
+    }
+    return out;
+  }
+}
+
+function cast(value: unknown, type: unknown): unknown {
+  try {
+    return deserialize(value, { type });
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * The whole query string as the parameter's model class (fields named as the query names them): the model is the one
+ * place a query's rules are written; the OpenAPI document lists its fields as query parameters.
+ */
+export function Query(): ParameterDecorator {
+  return useDecorators(RawQueryParams(), UsePipe(QueryModelPipe)) as ParameterDecorator;
 }
 
 /** A timestamp query parameter as text (PostgreSQL keeps its microseconds, a Date would not), or 400. */
