@@ -1,26 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
 import { badRequest, parseRfc3339, type Scope, scopeFolders, timestampParam, tokenList } from "../../../core/index.js";
 import { NODE_STATES, SEVERITIES } from "../models/AlertModels.js";
-import type { AlertHistoryRow, AlertTransitionView, CalendarBucket, HistoryFilter, TopAlertNodes } from "../models/HistoryModels.js";
+import type { AlertHistoryRow, AlertTransitionView, CalendarBucket, HistoryFilter, HistoryQuery, TopAlertNodes } from "../models/HistoryModels.js";
 import { HistoryRepository } from "../repositories/HistoryRepository.js";
 import { ActiveAlertService } from "./ActiveAlertService.js";
-
-/** The query of GET /alerts/history as received (limit, ids and booleans already typed by the route). */
-export interface HistoryQuery {
-  limit: number;
-  before?: string;
-  before_id?: string;
-  since?: string;
-  until?: string;
-  severity?: string;
-  state?: string;
-  resolved?: string;
-  acked?: string;
-  metric?: string;
-  node_id?: string;
-  node_q?: string;
-  group_id?: string;
-}
 
 /** Alert history and what is derived from it (calendar, top nodes, transitions), through the caller's folder scope. */
 @Injectable()
