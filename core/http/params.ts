@@ -45,8 +45,10 @@ export class QueryModelPipe implements PipeMethods<Record<string, unknown> | und
     const model = param.type as new () => Record<string, unknown>;
     const schema = compile(model, { customKeys: true }) as { properties?: Record<string, object>; required?: string[] };
     const out = new model();
-    for (const [key, field] of getPropertiesStores(model)) {
-      const name = String(key);
+    const fields = getPropertiesStores(model);
+    // In the schema's order (an inherited class's fields first), which is the OpenAPI document's order of the parameters.
+    for (const name of Object.keys(schema.properties ?? {})) {
+      const field = fields.get(name)!;
       const label = `query parameter "${name}"`;
       let value = query?.[name];
       if (value === "" && field.type !== String) value = undefined;
