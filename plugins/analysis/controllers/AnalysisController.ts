@@ -1,10 +1,10 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, Permission, SkeletonRead, WithoutStore, CallerScope, type Scope } from "../../../core/index.js";
-import { FindingView, JobCreate, JobView, ToolView } from "../models/AnalysisModels.js";
-import { AnalysisService, type FindingQuery } from "../services/AnalysisService.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Description, Get, MaxLength, Post, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, Permission, SkeletonRead, WithoutStore, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { FindingQuery, FindingView, JobCreate, JobFindingQuery, JobView, ToolView } from "../models/AnalysisModels.js";
+import { AnalysisService } from "../services/AnalysisService.js";
 import { ToolRegistry } from "../services/ToolRegistry.js";
 
 const KEYSET =
@@ -61,16 +61,8 @@ export class AnalysisController {
   @(Returns(200, Array).Of(FindingView))
   @(Returns(400, ErrorEnvelope).Description(FINDING_400))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  jobFindings(
-    @CallerScope() scope: Scope,
-    @PathParams("id") @MaxLength(64) id: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100,
-    @QueryParams("before") @MaxLength(64) @Description("keyset cursor: the last row's at (RFC 3339)") before?: string,
-    @QueryParams("before_id") @Format("uuid") @Description("keyset cursor second half: the last row's id; send with before") beforeId?: string,
-    @QueryParams("tool") @MaxLength(500) @Description("comma-separated tool names") tool?: string,
-    @QueryParams("severity") @MaxLength(100) @Description("comma-separated info, warning, critical") severity?: string,
-  ): Promise<FindingView[]> {
-    return this.analysis.jobFindings(id, { limit, before, before_id: beforeId, tool, severity }, scope);
+  jobFindings(@CallerScope() scope: Scope, @PathParams("id") @MaxLength(64) id: string, @Query() query: JobFindingQuery): Promise<FindingView[]> {
+    return this.analysis.jobFindings(id, query, scope);
   }
 
   @Get("/findings")
@@ -81,20 +73,7 @@ export class AnalysisController {
   @(Returns(200, Array).Of(FindingView))
   @(Returns(400, ErrorEnvelope).Description(FINDING_400))
   @(Returns(404, ErrorEnvelope).Description("not_found: node_id or group_id outside the caller's scope"))
-  findings(
-    @CallerScope() scope: Scope,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100,
-    @QueryParams("before") @MaxLength(64) @Description("keyset cursor: the last row's at (RFC 3339)") before?: string,
-    @QueryParams("before_id")
-    @Format("uuid")
-    @Description("keyset cursor second half: the last row's id; send with before; omitted = strictly before that instant")
-    beforeId?: string,
-    @QueryParams("tool") @MaxLength(500) @Description("comma-separated tool names; an unknown one is 400") tool?: string,
-    @QueryParams("severity") @MaxLength(100) @Description("comma-separated info, warning, critical; empty = all") severity?: string,
-    @QueryParams("node_id") @Format("uuid") @Description("findings about that node (its interfaces included)") nodeId?: string,
-    @QueryParams("group_id") @Format("uuid") @Description("findings filed in that folder or anywhere beneath it") groupId?: string,
-  ): Promise<FindingView[]> {
-    const query: FindingQuery = { limit, before, before_id: beforeId, tool, severity, node_id: nodeId, group_id: groupId };
+  findings(@CallerScope() scope: Scope, @Query() query: FindingQuery): Promise<FindingView[]> {
     return this.analysis.findings(query, scope);
   }
 }

@@ -2,20 +2,10 @@ import { Inject, Injectable } from "@tsed/di";
 import { assertInScope, badRequest, isUuid, requireCaller, type Scope, scopeFolders, timestampParam, tokenList } from "../../../core/index.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
 import { SEVERITIES, type FindingDraft, type Severity } from "../lib/tools/types.js";
-import type { FindingView, JobCreate, JobView } from "../models/AnalysisModels.js";
+import type { FindingQuery, FindingView, JobCreate, JobFindingQuery, JobView } from "../models/AnalysisModels.js";
 import { AnalysisRepository, type JobRow } from "../repositories/AnalysisRepository.js";
 import { ScopeTargets } from "./ScopeTargets.js";
 import { ToolRegistry } from "./ToolRegistry.js";
-
-export interface FindingQuery {
-  limit: number;
-  before?: string;
-  before_id?: string;
-  tool?: string;
-  severity?: string;
-  node_id?: string;
-  group_id?: string;
-}
 
 const RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
@@ -59,7 +49,7 @@ export class AnalysisService {
     return view;
   }
 
-  async jobFindings(id: string, query: FindingQuery, scope: Scope): Promise<FindingView[]> {
+  async jobFindings(id: string, query: JobFindingQuery, scope: Scope): Promise<FindingView[]> {
     await this.visibleJob(id, scope);
     return this.findings(query, scope, id);
   }
