@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
-import { FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { FolderListQuery, FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderService } from "../services/FolderService.js";
 
 @Controller("/node-groups")
@@ -17,15 +17,8 @@ export class FolderController {
   @ReturnsPage(FolderView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed or invalid_cursor"))
   @(Returns(400, ErrorEnvelope).Description("unknown_reference: parent_id names no folder the caller may see"))
-  async list(
-    @CallerScope() scope: Scope,
-    @Context() ctx: PlatformContext,
-    @QueryParams("parent_id") @Format("uuid") @Description("Only the direct sub-folders of this folder") parentId?: string,
-    @QueryParams("q") @MaxLength(200) @Description("Name contains this (case-insensitive)") q?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2000) cursor?: string,
-  ): Promise<FolderView[]> {
-    return sendPage(ctx, await this.folders.list({ parent_id: parentId, q, limit, cursor }, scope));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: FolderListQuery): Promise<FolderView[]> {
+    return sendPage(ctx, await this.folders.list(query, scope));
   }
 
   // Declared before /:id, which would otherwise take "tree" for an id.

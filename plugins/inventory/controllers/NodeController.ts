@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
-import { NodeView, NodeWrite } from "../models/NodeModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { NodeListQuery, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeService } from "../services/NodeService.js";
 
 @Controller("/nodes")
@@ -17,18 +17,8 @@ export class NodeController {
   @ReturnsPage(NodeView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async list(
-    @CallerScope() scope: Scope,
-    @Context() ctx: PlatformContext,
-    @QueryParams("group_id") @Format("uuid") @Description("That folder and everything beneath it (404 when not visible)") groupId?: string,
-    @QueryParams("pool") @Description("Effective pool equals") pool?: string,
-    @QueryParams("profile_id") @Format("uuid") profileId?: string,
-    @QueryParams("q") @MaxLength(255) @Description("Case-insensitive substring of the name") q?: string,
-    @QueryParams("address") @MaxLength(64) @Description("Exact IP address") address?: string,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-  ): Promise<NodeView[]> {
-    return sendPage(ctx, await this.nodes.list({ group_id: groupId, pool, profile_id: profileId, q, address, cursor, limit }, scope));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: NodeListQuery): Promise<NodeView[]> {
+    return sendPage(ctx, await this.nodes.list(query, scope));
   }
 
   @Post("/")

@@ -18,7 +18,7 @@ import {
 } from "../../../core/index.js";
 import type { FolderEvent } from "../contract.js";
 import { normaliseTags } from "../lib/validation.js";
-import type { FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
+import type { FolderListQuery, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderRepository, type FolderRecord, type FolderTreeRow } from "../repositories/FolderRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
@@ -37,13 +37,6 @@ export function normaliseRanges(ranges: readonly string[] | undefined): string[]
     out.add(cidr.text);
   });
   return [...out];
-}
-
-export interface FolderListQuery {
-  parent_id?: string;
-  q?: string;
-  limit: number;
-  cursor?: string;
 }
 
 /** Folders (node groups): the tree, its scope rules, validation and change events. */

@@ -16,20 +16,10 @@ import {
 } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
 import { normaliseTags } from "../lib/validation.js";
-import type { NodeFacts, NodeListFilter, NodeView, NodeWrite } from "../models/NodeModels.js";
+import type { NodeFacts, NodeListFilter, NodeListQuery, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeRepository, type NodeRecord } from "../repositories/NodeRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
-
-export interface NodeListQuery {
-  group_id?: string;
-  pool?: string;
-  profile_id?: string;
-  q?: string;
-  address?: string;
-  cursor?: string;
-  limit: number;
-}
 
 const unknownReference = (field: string, what: string) => badRequest("unknown_reference", `${field} names no ${what} you can use.`);
 
