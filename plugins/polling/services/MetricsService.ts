@@ -11,17 +11,10 @@ import {
   type InterfaceTopMetric,
   type InterfaceTopResult,
   type MetricHistory,
+  type MetricHistoryQuery,
   type NodeInterfaceView,
 } from "../models/MetricsModels.js";
 import { MetricsRepository } from "../repositories/MetricsRepository.js";
-
-export interface HistoryParams {
-  from?: string;
-  to?: string;
-  ifindex?: number;
-  row?: number;
-  step?: number;
-}
 
 const NONE = -1;
 const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]{0,99}$/;
@@ -65,7 +58,7 @@ export class MetricsService {
     return this.repo.nodeInterfaces(nodeId);
   }
 
-  async history(nodeId: string, metric: string, p: HistoryParams, scope: Scope): Promise<MetricHistory> {
+  async history(nodeId: string, metric: string, p: MetricHistoryQuery, scope: Scope): Promise<MetricHistory> {
     if (!METRIC_NAME.test(metric)) throw badRequest("invalid_metric", "metric must be an identifier ([A-Za-z_:][A-Za-z0-9_:]*, at most 100 characters).");
     const toMs = p.to === undefined ? Date.now() : parseTimeBound(p.to);
     if (toMs === null) throw badRequest("invalid_range", "to must be an RFC 3339 timestamp or Unix seconds.");
