@@ -50,7 +50,7 @@ export type { Caller, Role, Scope, PermissionName } from "./auth/Caller.js";
 export { ApiError, badRequest, conflict, forbidden, notFound, notImplemented, storeUnavailable, unauthorized } from "./http/errors.js";
 export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";
 export { Body, CallerScope, Query, timestampParam, tokenList } from "./http/params.js";
-export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, ReturnsPage } from "./http/pagination.js";
+export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, PageQuery, ReturnsPage } from "./http/pagination.js";
 export { invalidCursor } from "./http/pagination.js";
 export { EventBus } from "./bus/EventBus.js";
 export { TurnBatcher } from "./bus/TurnBatcher.js";
