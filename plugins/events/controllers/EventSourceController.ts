@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Patch, Post, Returns, Summary, Status } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Patch, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Body, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage, PageQuery, Query } from "../../../core/index.js";
 import { CreatedSource, EventSourceBody, EventSourceUpdate, EventSourceView, IngestToken } from "../models/SourceModels.js";
 import { SourceService } from "../services/SourceService.js";
 
@@ -29,12 +29,8 @@ export class EventSourceController {
   @Summary("Event sources, oldest first (the built-in ones first; keyset pagination); tokens are never answered")
   @ReturnsPage(EventSourceView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<EventSourceView[]> {
-    return sendPage(ctx, await this.sources.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<EventSourceView[]> {
+    return sendPage(ctx, await this.sources.list(page.limit, page.cursor));
   }
 
   @Get("/:id")

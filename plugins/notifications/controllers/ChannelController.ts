@@ -1,8 +1,20 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Patch, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage, WithoutStore } from "../../../core/index.js";
+import { Delete, Format, Get, MaxLength, Patch, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import {
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  Permission,
+  ReturnsPage,
+  ScopeUnsupported,
+  sendPage,
+  WithoutStore,
+  PageQuery,
+  Query,
+} from "../../../core/index.js";
 import { LIFECYCLE_POINTS } from "../contract.js";
 import {
   BuiltinTemplateItem,
@@ -63,12 +75,8 @@ export class ChannelController {
   @Summary("Channels by name (keyset pagination); secrets are never answered")
   @ReturnsPage(ChannelView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<ChannelView[]> {
-    return sendPage(ctx, await this.channels.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<ChannelView[]> {
+    return sendPage(ctx, await this.channels.list(page.limit, page.cursor));
   }
 
   @Post("/")

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
 import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, ScopeUnsupported, PageQuery, Query } from "../../../core/index.js";
 import { CollectionTemplateBody, CollectionTemplateItemBody, CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
 import { CollectionTemplateService } from "../services/CollectionTemplateService.js";
 
@@ -20,12 +20,8 @@ export class CollectionTemplateController {
   @Summary("List collection templates by name (keyset pagination)")
   @ReturnsPage(CollectionTemplateView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<CollectionTemplateView[]> {
-    return sendPage(ctx, await this.templates.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<CollectionTemplateView[]> {
+    return sendPage(ctx, await this.templates.list(page.limit, page.cursor));
   }
 
   @Get("/collection-templates/:id")

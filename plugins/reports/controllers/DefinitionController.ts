@@ -1,8 +1,21 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { BodyParams, Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope } from "../../../core/index.js";
+import { BodyParams, Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import {
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  Permission,
+  ReturnsPage,
+  SkeletonRead,
+  sendPage,
+  CallerScope,
+  type Scope,
+  PageQuery,
+  Query,
+} from "../../../core/index.js";
 import { DefinitionBody, DefinitionView, RunAccepted, RunRequest, SectionKindView } from "../models/ReportModels.js";
 import { DefinitionService } from "../services/DefinitionService.js";
 import { RunService } from "../services/RunService.js";
@@ -50,12 +63,8 @@ export class DefinitionController {
   @Summary("Report definitions, oldest first (keyset pagination)")
   @ReturnsPage(DefinitionView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<DefinitionView[]> {
-    return sendPage(ctx, await this.definitions.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<DefinitionView[]> {
+    return sendPage(ctx, await this.definitions.list(page.limit, page.cursor));
   }
 
   @Get("/definitions/:id")

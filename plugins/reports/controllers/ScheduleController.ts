@@ -1,8 +1,21 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import {
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  Permission,
+  ReturnsPage,
+  SkeletonRead,
+  sendPage,
+  CallerScope,
+  type Scope,
+  PageQuery,
+  Query,
+} from "../../../core/index.js";
 import { ScheduleBody, ScheduleView } from "../models/ReportModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
 
@@ -30,13 +43,8 @@ export class ScheduleController {
   @Summary("Report schedules, oldest first (keyset pagination), with their next run")
   @ReturnsPage(ScheduleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @CallerScope() scope: Scope,
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<ScheduleView[]> {
-    return sendPage(ctx, await this.schedules.list(limit, cursor, scope));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<ScheduleView[]> {
+    return sendPage(ctx, await this.schedules.list(page.limit, page.cursor, scope));
   }
 
   @Get("/:id")
