@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
-import { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
+import { Delete, Description, Format, Get, MaxLength, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { ActiveMaintenanceWindow, MaintenanceListQuery, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceService } from "../services/MaintenanceService.js";
 
 @Controller("/maintenance-windows")
@@ -33,13 +33,8 @@ export class MaintenanceController {
   @Summary("Maintenance windows the caller can see (every target visible), newest first; the next page via ?cursor= from the X-Next-Cursor header")
   @ReturnsPage(MaintenanceWindowView)
   @Returns(400, ErrorEnvelope)
-  async list(
-    @CallerScope() scope: Scope,
-    @Context() ctx: PlatformContext,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-  ): Promise<MaintenanceWindowView[]> {
-    return sendPage(ctx, await this.windows.list({ cursor, limit }, scope));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: MaintenanceListQuery): Promise<MaintenanceWindowView[]> {
+    return sendPage(ctx, await this.windows.list(query, scope));
   }
 
   @Get("/active")

@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope } from "../../../core/index.js";
-import { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Post, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { BulkMuteRequest, BulkMuteResult, MuteListQuery, MuteView } from "../models/MuteModels.js";
 import { MuteService } from "../services/MuteService.js";
 
 @Controller("/mutes")
@@ -28,15 +28,8 @@ export class MuteController {
   @Summary("Active mutes (until in the future) the caller can see, newest first; the next page via ?cursor= from the X-Next-Cursor header")
   @ReturnsPage(MuteView)
   @Returns(400, ErrorEnvelope)
-  async list(
-    @CallerScope() scope: Scope,
-    @Context() ctx: PlatformContext,
-    @QueryParams("node_id") @Format("uuid") @Description("One node's mutes") nodeId?: string,
-    @QueryParams("metric_name") @MaxLength(200) @Description("One metric's mutes (exact name)") metricName?: string,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-  ): Promise<MuteView[]> {
-    return sendPage(ctx, await this.mutes.list({ node_id: nodeId, metric_name: metricName, cursor, limit }, scope));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: MuteListQuery): Promise<MuteView[]> {
+    return sendPage(ctx, await this.mutes.list(query, scope));
   }
 
   @Delete("/:id")
