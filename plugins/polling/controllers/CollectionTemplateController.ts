@@ -1,9 +1,15 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, ScopeUnsupported, PageQuery, Query } from "../../../core/index.js";
-import { CollectionTemplateBody, CollectionTemplateItemBody, CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
+import {
+  CollectionTemplateBody,
+  CollectionTemplateItemBody,
+  CollectionTemplateItemView,
+  CollectionTemplateView,
+  TemplateItemListQuery,
+} from "../models/CollectionTemplateModels.js";
 import { CollectionTemplateService } from "../services/CollectionTemplateService.js";
 
 /**
@@ -82,10 +88,9 @@ export class CollectionTemplateController {
   async listItems(
     @Context() ctx: PlatformContext,
     @PathParams("id") @Format("uuid") id: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 1000,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+    @Query() query: TemplateItemListQuery,
   ): Promise<CollectionTemplateItemView[]> {
-    return sendPage(ctx, await this.templates.listItems(id, limit, cursor));
+    return sendPage(ctx, await this.templates.listItems(id, query.limit, query.cursor));
   }
 
   @Get("/collection-templates/:id/items/:item_id")

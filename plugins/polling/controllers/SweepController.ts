@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
-import { SweepCreate, SweepDetail, SweepView } from "../models/SweepModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Description, Format, Get, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported, Query } from "../../../core/index.js";
+import { SweepCreate, SweepDetail, SweepView, SweepListQuery } from "../models/SweepModels.js";
 import { SweepService } from "../services/SweepService.js";
 
 /**
@@ -40,12 +40,8 @@ export class SweepController {
   @Summary("Sweeps, newest first (keyset pagination); without their results")
   @ReturnsPage(SweepView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(100) limit: number = 50,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<SweepView[]> {
-    return sendPage(ctx, await this.sweeps.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() query: SweepListQuery): Promise<SweepView[]> {
+    return sendPage(ctx, await this.sweeps.list(query.limit, query.cursor));
   }
 
   @Get("/:id")

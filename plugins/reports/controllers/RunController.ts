@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Returns, Summary } from "@tsed/schema";
-import { ErrorEnvelope, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope } from "../../../core/index.js";
-import { RunDetailView, RunView } from "../models/ReportModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Enum, Format, Get, Returns, Summary } from "@tsed/schema";
+import { ErrorEnvelope, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { RunDetailView, RunView, RunListQuery } from "../models/ReportModels.js";
 import { FORMATS, RunService, type Format as OutputFormat } from "../services/RunService.js";
 
 /** Report runs. A folder-scoped caller sees only the runs made for folders within its own. */
@@ -18,14 +18,8 @@ export class RunController {
   @Summary("Report runs, newest first (keyset pagination); optional definition_id filter")
   @ReturnsPage(RunView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @CallerScope() scope: Scope,
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 50,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("definition_id") @Format("uuid") definitionId?: string,
-  ): Promise<RunView[]> {
-    return sendPage(ctx, await this.runs.list(limit, cursor, definitionId, scope));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: RunListQuery): Promise<RunView[]> {
+    return sendPage(ctx, await this.runs.list(query.limit, query.cursor, query.definition_id, scope));
   }
 
   @Get("/:id")
