@@ -1,8 +1,17 @@
 import { Controller, Inject } from "@tsed/di";
-import { QueryParams } from "@tsed/platform-params";
-import { Description, Get, Integer, Maximum, Minimum, Returns, Summary } from "@tsed/schema";
+
+import { Description, Get, Returns, Summary } from "@tsed/schema";
 import { ErrorEnvelope, Permission, Query, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
-import { AlertHistoryRow, AlertTransitionView, CalendarBucket, HistoryQuery, TopAlertNodes } from "../models/HistoryModels.js";
+import {
+  AlertHistoryRow,
+  AlertTransitionView,
+  CalendarBucket,
+  HistoryQuery,
+  TopAlertNodes,
+  CalendarQuery,
+  TopNodesQuery,
+  TransitionsQuery,
+} from "../models/HistoryModels.js";
 import { HistoryService } from "../services/HistoryService.js";
 
 @Controller("/alerts")
@@ -34,11 +43,8 @@ export class HistoryController {
   @Summary("Fires per weekday × hour (UTC) over the last `days` days; only non-empty cells; empty when no history")
   @(Returns(200, Array).Of(CalendarBucket))
   @Returns(400, ErrorEnvelope)
-  calendar(
-    @CallerScope() scope: Scope,
-    @QueryParams("days") @Integer() @Minimum(1) @Maximum(366) @Description("Days back from now, 1 to 366, default 28") days: number = 28,
-  ): Promise<CalendarBucket[]> {
-    return this.history.calendar(days, scope);
+  calendar(@CallerScope() scope: Scope, @Query() query: CalendarQuery): Promise<CalendarBucket[]> {
+    return this.history.calendar(query.days, scope);
   }
 
   @Get("/top-nodes")
@@ -47,17 +53,8 @@ export class HistoryController {
   @Summary("Nodes with the most fires within the window, highest first; partial for folder-scoped callers")
   @Returns(200, TopAlertNodes)
   @Returns(400, ErrorEnvelope)
-  topNodes(
-    @CallerScope() scope: Scope,
-    @QueryParams("window")
-    @Integer()
-    @Minimum(60)
-    @Maximum(31622400)
-    @Description("Seconds back from now, 60 to 31622400 (366 days), default 86400")
-    window: number = 86400,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 10") limit: number = 10,
-  ): Promise<TopAlertNodes> {
-    return this.history.topNodes(window, limit, scope);
+  topNodes(@CallerScope() scope: Scope, @Query() query: TopNodesQuery): Promise<TopAlertNodes> {
+    return this.history.topNodes(query.window, query.limit, scope);
   }
 
   @Get("/transitions")
@@ -66,10 +63,7 @@ export class HistoryController {
   @Summary("The latest fires and resolutions (history rows with node names), newest first; no cursor")
   @(Returns(200, Array).Of(AlertTransitionView))
   @Returns(400, ErrorEnvelope)
-  transitions(
-    @CallerScope() scope: Scope,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 12") limit: number = 12,
-  ): Promise<AlertTransitionView[]> {
-    return this.history.transitions(limit, scope);
+  transitions(@CallerScope() scope: Scope, @Query() query: TransitionsQuery): Promise<AlertTransitionView[]> {
+    return this.history.transitions(query.limit, scope);
   }
 }

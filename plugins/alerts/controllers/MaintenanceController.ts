@@ -1,9 +1,15 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, MaxLength, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Post, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
-import { ActiveMaintenanceWindow, MaintenanceListQuery, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
+import {
+  ActiveMaintenanceWindow,
+  MaintenanceListQuery,
+  MaintenanceWindowCreate,
+  MaintenanceWindowView,
+  ActiveWindowsQuery,
+} from "../models/MaintenanceModels.js";
 import { MaintenanceService } from "../services/MaintenanceService.js";
 
 @Controller("/maintenance-windows")
@@ -42,11 +48,8 @@ export class MaintenanceController {
   @Summary("The visible windows active at an instant, each with the occurrence that covers it")
   @(Returns(200, Array).Of(ActiveMaintenanceWindow))
   @Returns(400, ErrorEnvelope)
-  active(
-    @CallerScope() scope: Scope,
-    @QueryParams("at") @MaxLength(64) @Description("RFC 3339 instant; default now") at?: string,
-  ): Promise<ActiveMaintenanceWindow[]> {
-    return this.windows.activeAt(at, scope);
+  active(@CallerScope() scope: Scope, @Query() query: ActiveWindowsQuery): Promise<ActiveMaintenanceWindow[]> {
+    return this.windows.activeAt(query.at, scope);
   }
 
   @Get("/:id")

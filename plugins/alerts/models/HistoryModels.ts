@@ -1,6 +1,22 @@
 import { CollectionOf, Description, Enum, Format, Integer, MaxLength, Maximum, Minimum, Nullable, Required } from "@tsed/schema";
 import { AckState, NODE_STATES, SEVERITIES, SUBJECT_KINDS } from "./AlertModels.js";
 
+/** The query of GET /alerts/calendar. */
+export class CalendarQuery {
+  @Integer() @Minimum(1) @Maximum(366) @Description("Days back from now, 1 to 366, default 28") days: number = 28;
+}
+
+/** The query of GET /alerts/top-nodes. */
+export class TopNodesQuery {
+  @Integer() @Minimum(60) @Maximum(31622400) @Description("Seconds back from now, 60 to 31622400 (366 days), default 86400") window: number = 86400;
+  @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 10") limit: number = 10;
+}
+
+/** The query of GET /alerts/transitions. */
+export class TransitionsQuery {
+  @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 12") limit: number = 12;
+}
+
 /** The query of GET /alerts/history (cursor, bounds, filters); the service checks what a schema cannot say. */
 export class HistoryQuery {
   @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100;

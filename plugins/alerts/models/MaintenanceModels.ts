@@ -21,6 +21,11 @@ import {
 /** Most targets one window may name. */
 export const MAX_WINDOW_TARGETS = 1000;
 
+/** The query of GET /maintenance-windows/active. */
+export class ActiveWindowsQuery {
+  @MaxLength(64) @Description("RFC 3339 instant; default now") at?: string;
+}
+
 /** The query of GET /maintenance-windows: the keyset cursor. */
 export class MaintenanceListQuery {
   @MaxLength(2048) cursor?: string;

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, MaxLength, Patch, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Patch, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import {
   Body,
   CreatedId,
@@ -24,6 +24,7 @@ import {
   ChannelPatch,
   ChannelTestResult,
   ChannelView,
+  BuiltinTemplateQuery,
 } from "../models/ChannelModels.js";
 import { ChannelService } from "../services/ChannelService.js";
 import { DeliveryWorker } from "../services/DeliveryWorker.js";
@@ -48,8 +49,8 @@ export class ChannelController {
   @Summary("The built-in template items of a channel kind, for fire, resolve and suppress")
   @(Returns(200, Array).Of(BuiltinTemplateItem))
   @(Returns(400, ErrorEnvelope).Description("unknown_channel_kind"))
-  builtinTemplate(@QueryParams("kind") @MaxLength(64) kind: string = "webhook"): BuiltinTemplateItem[] {
-    const k = this.kinds.get(kind);
+  builtinTemplate(@Query() query: BuiltinTemplateQuery): BuiltinTemplateItem[] {
+    const k = this.kinds.get(query.kind);
     return LIFECYCLE_POINTS.map((event) => ({ event, subject: k.builtinTemplates[event].subject, body: k.builtinTemplates[event].body }));
   }
 
