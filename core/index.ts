@@ -43,14 +43,14 @@ export {
   WithoutStore,
   ProtocolInput,
 } from "./auth/decorators.js";
-export { callerScope, requireCaller, runAsSystem } from "./auth/scope.js";
+export { callerScope, requireCaller, runAsSystem, assertInScope, assertNodeInScope, assertFolderInScope } from "./auth/scope.js";
 export { currentCaller } from "./http/requestContext.js";
 export { scopeCovers, scopeFolders, hasPermission, ROLES, PERMISSIONS, ROLE_PERMISSIONS } from "./auth/Caller.js";
 export type { Caller, Role, Scope, PermissionName } from "./auth/Caller.js";
 export { ApiError, badRequest, conflict, forbidden, notFound, notImplemented, storeUnavailable, unauthorized } from "./errors.js";
 export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";
-export { Body } from "./http/params.js";
-export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, ReturnsPage } from "./http/pagination.js";
+export { Body, CallerScope, Query, timestampParam, tokenList } from "./http/params.js";
+export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, PageQuery, ReturnsPage } from "./http/pagination.js";
 export { invalidCursor } from "./http/pagination.js";
 export { EventBus } from "./bus/EventBus.js";
 export { TurnBatcher } from "./bus/TurnBatcher.js";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { DIContext, getAsyncStore } from "@tsed/di";
-import { unauthorized } from "../errors.js";
+import { notFound, unauthorized } from "../errors.js";
 import { currentCaller, setCaller } from "../http/requestContext.js";
-import type { Caller, Scope } from "./Caller.js";
+import { type Caller, type Scope, scopeCovers } from "./Caller.js";
 
 /** The caller of the current request; throws 401 outside an authenticated request. */
 export function requireCaller(): Caller {
@@ -16,6 +16,25 @@ export function callerScope(): Scope {
   return requireCaller().scope;
 }
 
+/**
+ * 404 `message` unless the item exists (a folder path, not null) and the scope covers it: to a folder-scoped caller
+ * what lies outside its folders answers exactly like what does not exist. Returns the path for the caller's use.
+ */
+export function assertInScope(scope: Scope, folderPath: readonly string[] | null | undefined, message: string): readonly string[] {
+  if (folderPath === null || folderPath === undefined || !scopeCovers(scope, folderPath)) throw notFound(message);
+  return folderPath;
+}
+
+/** {@link assertInScope} for a node by its folder path (empty = the tree root, visible to scope All only). */
+export function assertNodeInScope(scope: Scope, folderPath: readonly string[] | null | undefined): readonly string[] {
+  return assertInScope(scope, folderPath, "No such node.");
+}
+
+/** {@link assertInScope} for a folder by its path from the root down to itself. */
+export function assertFolderInScope(scope: Scope, path: readonly string[] | null | undefined): readonly string[] {
+  return assertInScope(scope, path, "No such folder.");
+}
+
 /** The caller a background job acts as in {@link runAsSystem}: an unrestricted admin that names no person. */
 export function systemCaller(name: string): Caller {
   return { kind: "token", username: `system:${name}`, role: "admin", scope: "All", accountId: null, sessionId: null, tokenId: null };
@@ -23,7 +42,7 @@ export function systemCaller(name: string): Caller {
 
 /**
  * Runs `fn` as an unrestricted system caller named `name` (outside any request, or replacing the request's caller):
- * for jobs that call another plugin's services which read the caller's scope (a sync importing nodes).
+ * for jobs whose work needs a caller's identity (audit names); a service's scope is an explicit argument, "All" for jobs.
  */
 export function runAsSystem<T>(name: string, fn: () => Promise<T>): Promise<T> {
   const ctx = new DIContext({ id: `system-${randomUUID()}` });

@@ -185,7 +185,7 @@ export class NoteService implements ${P}Notes {
 }
 `,
     "controllers/NoteController.ts": `import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, sendPage } from "nms-core";
-import { Context, Controller, Get, Inject, Integer, Maximum, MaxLength, Minimum, Post, QueryParams, Returns, Summary, type PlatformContext } from "nms-core/tsed";
+import { Context, Controller, Get, Inject, Integer, Maximum, MaxLength, Minimum, Post, QueryParams, Returns, Status, Summary, type PlatformContext } from "nms-core/tsed";
 import { NoteBody, NoteView } from "../models/NoteModels.js";
 import { NoteService } from "../services/NoteService.js";
 
@@ -210,11 +210,10 @@ export class NoteController {
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Add a note")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, note_too_long"))
-  async create(@Body() body: NoteBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: NoteBody): Promise<CreatedId> {
     const id = await this.notes.create(body.text);
-    ctx.response.status(201);
     return { id };
   }
 }

@@ -6,7 +6,7 @@ import { ApiError } from "../errors.js";
 import { kernelLogger } from "./requestContext.js";
 import { routeTable } from "./routeTable.js";
 
-interface AjvLikeError {
+export interface AjvLikeError {
   instancePath?: string;
   dataPath?: string;
   keyword?: string;
@@ -15,7 +15,7 @@ interface AjvLikeError {
 }
 
 /** A readable, value-free sentence from Ajv errors ("name must NOT have fewer than 1 characters"). */
-function describeValidation(errors: AjvLikeError[], where: string): string {
+export function describeValidation(errors: AjvLikeError[], where: string): string {
   const parts = errors.slice(0, 5).map((e) => {
     const path = (e.instancePath ?? e.dataPath ?? "").replace(/^\//, "").replace(/\//g, ".");
     if (e.keyword === "additionalProperties") return `unknown field "${[path, e.params?.additionalProperty].filter(Boolean).join(".")}"`;

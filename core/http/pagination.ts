@@ -1,5 +1,5 @@
 import type { Type } from "@tsed/core";
-import { Returns } from "@tsed/schema";
+import { Integer, Maximum, MaxLength, Minimum, Returns } from "@tsed/schema";
 import { badRequest, type ApiError } from "../errors.js";
 
 /**
@@ -9,6 +9,12 @@ import { badRequest, type ApiError } from "../errors.js";
  * client passes it back as `?cursor=`.
  */
 export const NEXT_CURSOR_HEADER = "X-Next-Cursor";
+
+/** The query of a keyset-paged list (read with `@Query()`): the page size, and the cursor from the last page's header. */
+export class PageQuery {
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+  @MaxLength(2048) cursor?: string;
+}
 
 export function encodeCursor(parts: readonly string[]): string {
   return Buffer.from(JSON.stringify(parts), "utf8").toString("base64url");

@@ -64,14 +64,14 @@ export abstract class NodeAddresses {
 
 /** Folders' own settings that another plugin manages. */
 export abstract class Folders {
-  /** Sets a folder's own IP ranges (the ipam sync, for folders mapped to an IPAM site). */
-  abstract setIpRanges(id: string, ranges: readonly string[]): Promise<void>;
+  /** Sets a folder's own IP ranges (the ipam sync, for folders mapped to an IPAM site), as a caller of `scope` ("All" in a job). */
+  abstract setIpRanges(id: string, ranges: readonly string[], scope: Scope): Promise<void>;
 }
 
 /** The discovery import (POST /discovery/import) for integrations that bring nodes in. */
 export abstract class DiscoveryImport {
-  /** Reads the caller's scope: use runAsSystem in a job. */
-  abstract import(body: DiscoveryImportBody): Promise<DiscoveryImportResult>;
+  /** The discovery import (POST /discovery/import) as a caller of `scope` ("All" in a job). */
+  abstract import(body: DiscoveryImportBody, scope: Scope): Promise<DiscoveryImportResult>;
 }
 
 export type { DiscoveryImportBody, DiscoveryImportResult, RevealedCredential };

@@ -1,12 +1,12 @@
 import { Controller, Inject } from "@tsed/di";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body } from "../../http/params.js";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, Query } from "../../http/params.js";
 import { CreatedId, ErrorEnvelope } from "../../http/models.js";
 import { AuthService } from "../AuthService.js";
 import { Permission, ScopeUnsupported } from "../decorators.js";
-import { AccountCreate, AccountUpdate, AccountView } from "../models/AuthModels.js";
+import { AccountCreate, AccountUpdate, AccountView, AccountListQuery } from "../models/AuthModels.js";
 
 @Controller("/accounts")
 export class AccountController {
@@ -19,23 +19,19 @@ export class AccountController {
   @Summary("List accounts, ordered by username (keyset: pass the last username as `after`)")
   @(Returns(200, Array).Of(AccountView))
   @Returns(400, ErrorEnvelope)
-  list(
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("after") @MaxLength(64) after?: string,
-  ): Promise<AccountView[]> {
-    return this.auth.listAccounts(limit, after);
+  list(@Query() query: AccountListQuery): Promise<AccountView[]> {
+    return this.auth.listAccounts(query.limit, query.after);
   }
 
   @Post("/")
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create an account")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @Returns(400, ErrorEnvelope)
   @(Returns(409, ErrorEnvelope).Description("username_taken"))
-  async create(@Body() body: AccountCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: AccountCreate): Promise<CreatedId> {
     const id = await this.auth.createAccount({ username: body.username, password: body.password, role: body.role, scope: body.scope ?? "All" });
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Context } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Get, Post, Returns, Summary } from "@tsed/schema";
+import { Delete, Get, Post, Returns, Summary, Status } from "@tsed/schema";
 import { Body } from "../../http/params.js";
 import { ErrorEnvelope } from "../../http/models.js";
 import { AuthService } from "../AuthService.js";
@@ -17,15 +17,13 @@ export class SessionController {
   @Post("/sessions")
   @Public()
   @Summary("Log in: open a session for a person")
-  @Returns(201, SessionCreated)
+  @Status(201, SessionCreated)
   @Returns(400, ErrorEnvelope)
   @(Returns(401, ErrorEnvelope).Description("Wrong username or password"))
   @(Returns(429, ErrorEnvelope).Description("Too many failed logins for this username or address"))
   async login(@Body() body: LoginRequest, @Context() ctx: PlatformContext): Promise<SessionCreated> {
     const address = (ctx.request.raw as { ip?: string }).ip ?? ctx.request.raw.socket?.remoteAddress ?? "unknown";
-    const result = await this.auth.login(body.username, body.password, address);
-    ctx.response.status(201);
-    return result;
+    return this.auth.login(body.username, body.password, address);
   }
 
   @Delete("/sessions/current")

@@ -1,13 +1,13 @@
 import { Controller, Inject } from "@tsed/di";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Format, Get, Integer, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
+import { Delete, Format, Get, Post, Returns, Summary, Status } from "@tsed/schema";
 import { badRequest } from "../../errors.js";
-import { Body } from "../../http/params.js";
+import { Body, Query } from "../../http/params.js";
 import { ErrorEnvelope } from "../../http/models.js";
 import { AuthService } from "../AuthService.js";
 import { Permission, ScopeUnsupported } from "../decorators.js";
-import { TokenCreate, TokenCreated, TokenView } from "../models/AuthModels.js";
+import { TokenCreate, TokenCreated, TokenView, TokenListQuery } from "../models/AuthModels.js";
 
 @Controller("/tokens")
 export class TokenController {
@@ -20,24 +20,19 @@ export class TokenController {
   @Summary("List API tokens, newest first (keyset: `before` = last row's created_at, `before_id` = its id); never the token values")
   @(Returns(200, Array).Of(TokenView))
   @Returns(400, ErrorEnvelope)
-  list(
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("before") @Format("date-time") before?: string,
-    @QueryParams("before_id") @Format("uuid") beforeId?: string,
-  ): Promise<TokenView[]> {
-    if (beforeId && !before) throw badRequest("validation_failed", "before_id needs before.");
-    return this.auth.listTokens(limit, before ? { at: before, id: beforeId ?? null } : undefined);
+  list(@Query() query: TokenListQuery): Promise<TokenView[]> {
+    if (query.before_id && !query.before) throw badRequest("validation_failed", "before_id needs before.");
+    return this.auth.listTokens(query.limit, query.before ? { at: query.before, id: query.before_id ?? null } : undefined);
   }
 
   @Post("/")
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create an API token (shown once, stored hashed)")
-  @Returns(201, TokenCreated)
+  @Status(201, TokenCreated)
   @Returns(400, ErrorEnvelope)
-  async create(@Body() body: TokenCreate, @Context() ctx: PlatformContext): Promise<TokenCreated> {
+  async create(@Body() body: TokenCreate): Promise<TokenCreated> {
     const created = await this.auth.createToken({ name: body.name, role: body.role, scope: body.scope ?? "All", expires_at: body.expires_at });
-    ctx.response.status(201);
     return created;
   }
 

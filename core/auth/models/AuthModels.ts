@@ -1,7 +1,35 @@
-import { AdditionalProperties, Any, Description, Enum, Format, MaxLength, MinLength, Nullable, Optional, Pattern, Required } from "@tsed/schema";
+import {
+  AdditionalProperties,
+  Any,
+  Description,
+  Enum,
+  Format,
+  MaxLength,
+  MinLength,
+  Nullable,
+  Optional,
+  Pattern,
+  Required,
+  Integer,
+  Minimum,
+  Maximum,
+} from "@tsed/schema";
 import { ROLES, type Role, type Scope } from "../Caller.js";
 
 const SCOPE_DOC = 'Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids)';
+
+/** The query of GET /accounts: a page by username, after the last one seen. */
+export class AccountListQuery {
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+  @MaxLength(64) after?: string;
+}
+
+/** The query of GET /tokens: a page, newest first, before the last one seen. */
+export class TokenListQuery {
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+  @Format("date-time") before?: string;
+  @Format("uuid") before_id?: string;
+}
 
 export class LoginRequest {
   @Required()

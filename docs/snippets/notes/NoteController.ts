@@ -1,6 +1,6 @@
 // notes/controllers/NoteController.ts
-import { Body, CreatedId, DashboardRead, ErrorEnvelope, Permission, SkeletonRead } from "nms-core";
-import { Context, Controller, Get, Inject, Post, Returns, Summary, type PlatformContext } from "nms-core/tsed";
+import { Body, CallerScope, CreatedId, DashboardRead, ErrorEnvelope, Permission, type Scope, SkeletonRead } from "nms-core";
+import { Controller, Get, Inject, Post, Returns, Status, Summary } from "nms-core/tsed";
 import { NoteCreate, NoteView } from "./NoteModels.js";
 import { NoteService } from "./NoteService.js";
 
@@ -15,18 +15,16 @@ export class NoteController {
   @SkeletonRead([]) // skeleton mode answers [] instead of 503
   @Summary("Latest notes the caller may see")
   @(Returns(200, Array).Of(NoteView))
-  list(): Promise<NoteView[]> {
-    return this.notes.list();
+  list(@CallerScope() scope: Scope): Promise<NoteView[]> {
+    return this.notes.list(scope);
   }
 
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Add a note, optionally on a node")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_reference"))
-  async create(@Body() body: NoteCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.notes.create(body);
-    ctx.response.status(201);
-    return { id };
+  async create(@Body() body: NoteCreate, @CallerScope() scope: Scope): Promise<CreatedId> {
+    return { id: await this.notes.create(body, scope) };
   }
 }

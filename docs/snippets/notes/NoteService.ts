@@ -1,5 +1,5 @@
 // notes/services/NoteService.ts
-import { badRequest, callerScope, isoTimestamp } from "nms-core";
+import { badRequest, isoTimestamp, type Scope, scopeCovers, scopeFolders } from "nms-core";
 import { NODE_DIRECTORY_VIEW, type NodeDirectoryRow } from "nms-core/contracts/inventory";
 import { Inject, Injectable } from "nms-core/tsed";
 import { NOTES_CONTEXT, type NotesContext } from "./context.js";
@@ -16,22 +16,21 @@ export class NoteService {
   @Inject(NOTES_CONTEXT)
   private ctx: NotesContext;
 
-  /** The latest notes on nodes the caller may see (inventory publishes each node's folder path in its view). */
-  async list(): Promise<NoteView[]> {
-    const scope = callerScope(); // "All" or { folders: [...] }
+  /** The latest notes on nodes `scope` covers (inventory publishes each node's folder path in its view). */
+  async list(scope: Scope): Promise<NoteView[]> {
     const { rows } = await this.ctx.store.query<NoteView>(
       `SELECT n.id, n.text, n.node_id, ${isoTimestamp("n.created_at")} AS created_at
          FROM ${this.ctx.store.table("notes")} n
          LEFT JOIN ${NODE_DIRECTORY_VIEW} d ON d.id = n.node_id
         WHERE $1::uuid[] IS NULL OR d.folder_path && $1::uuid[]
         ORDER BY n.created_at DESC, n.id DESC LIMIT $2`,
-      [scope === "All" ? null : scope.folders, this.ctx.config.pageSize],
+      [scopeFolders(scope), this.ctx.config.pageSize],
     );
     return rows;
   }
 
-  async create(body: NoteCreate): Promise<string> {
-    const node = body.node_id ? await this.node(body.node_id) : null;
+  async create(body: NoteCreate, scope: Scope): Promise<string> {
+    const node = body.node_id ? await this.node(body.node_id, scope) : null;
     if (body.node_id && !node) throw badRequest("unknown_reference", "node_id names no node you can see.");
     const { rows } = await this.ctx.store.query<{ id: string }>(`INSERT INTO ${this.ctx.store.table("notes")} (text, node_id) VALUES ($1, $2) RETURNING id`, [
       body.text,
@@ -44,14 +43,13 @@ export class NoteService {
     return id;
   }
 
-  /** A node, from the view inventory publishes for other plugins (never from its tables), if the caller may see it. */
-  private async node(id: string): Promise<Pick<NodeDirectoryRow, "id" | "folder_path"> | null> {
+  /** A node, from the view inventory publishes for other plugins (never from its tables), if `scope` covers it. */
+  private async node(id: string, scope: Scope): Promise<Pick<NodeDirectoryRow, "id" | "folder_path"> | null> {
     const { rows } = await this.ctx.store.query<Pick<NodeDirectoryRow, "id" | "folder_path">>(
       `SELECT id, folder_path FROM ${NODE_DIRECTORY_VIEW} WHERE id = $1`,
       [id],
     );
-    const scope = callerScope();
-    return rows.find((n) => scope === "All" || n.folder_path.some((f) => scope.folders.includes(f))) ?? null;
+    return rows.find((n) => scopeCovers(scope, n.folder_path)) ?? null;
   }
 
   async prune(): Promise<number> {

@@ -1,6 +1,6 @@
 import { Controller, Inject } from "@tsed/di";
 import { Get, Post, Returns, Summary, Description } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission } from "../../../core/index.js";
+import { Body, ErrorEnvelope, Permission, CallerScope, type Scope } from "../../../core/index.js";
 import { AckRequest, AckResult, ActiveAlertView } from "../models/AlertModels.js";
 import { AckService } from "../services/AckService.js";
 import { ActiveAlertService } from "../services/ActiveAlertService.js";
@@ -20,8 +20,8 @@ export class AlertController {
     "Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All.",
   )
   @(Returns(200, Array).Of(ActiveAlertView))
-  list(): Promise<ActiveAlertView[]> {
-    return this.active.list();
+  list(@CallerScope() scope: Scope): Promise<ActiveAlertView[]> {
+    return this.active.list(scope);
   }
 
   @Post("/ack")
@@ -39,7 +39,7 @@ export class AlertController {
   @Returns(200, AckResult)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  ack(@Body() body: AckRequest): Promise<AckResult> {
-    return this.acks.ack(body);
+  ack(@Body() body: AckRequest, @CallerScope() scope: Scope): Promise<AckResult> {
+    return this.acks.ack(body, scope);
   }
 }

@@ -1,9 +1,15 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
-import { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import {
+  ActiveMaintenanceWindow,
+  MaintenanceListQuery,
+  MaintenanceWindowCreate,
+  MaintenanceWindowView,
+  ActiveWindowsQuery,
+} from "../models/MaintenanceModels.js";
 import { MaintenanceService } from "../services/MaintenanceService.js";
 
 @Controller("/maintenance-windows")
@@ -21,11 +27,10 @@ export class MaintenanceController {
       "target_ids: nodes or folders (a folder covers everything beneath it) the caller can see, else 400 unknown_reference. A folder is known through the nodes filed beneath it.",
     ].join("\n\n"),
   )
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @Returns(400, ErrorEnvelope)
-  async create(@Body() body: MaintenanceWindowCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.windows.create(body);
-    ctx.response.status(201);
+  async create(@Body() body: MaintenanceWindowCreate, @CallerScope() scope: Scope): Promise<CreatedId> {
+    const id = await this.windows.create(body, scope);
     return { id };
   }
 
@@ -34,12 +39,8 @@ export class MaintenanceController {
   @Summary("Maintenance windows the caller can see (every target visible), newest first; the next page via ?cursor= from the X-Next-Cursor header")
   @ReturnsPage(MaintenanceWindowView)
   @Returns(400, ErrorEnvelope)
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-  ): Promise<MaintenanceWindowView[]> {
-    return sendPage(ctx, await this.windows.list({ cursor, limit }));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: MaintenanceListQuery): Promise<MaintenanceWindowView[]> {
+    return sendPage(ctx, await this.windows.list(query, scope));
   }
 
   @Get("/active")
@@ -47,8 +48,8 @@ export class MaintenanceController {
   @Summary("The visible windows active at an instant, each with the occurrence that covers it")
   @(Returns(200, Array).Of(ActiveMaintenanceWindow))
   @Returns(400, ErrorEnvelope)
-  active(@QueryParams("at") @MaxLength(64) @Description("RFC 3339 instant; default now") at?: string): Promise<ActiveMaintenanceWindow[]> {
-    return this.windows.activeAt(at);
+  active(@CallerScope() scope: Scope, @Query() query: ActiveWindowsQuery): Promise<ActiveMaintenanceWindow[]> {
+    return this.windows.activeAt(query.at, scope);
   }
 
   @Get("/:id")
@@ -57,8 +58,8 @@ export class MaintenanceController {
   @Returns(200, MaintenanceWindowView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  get(@PathParams("id") @Format("uuid") id: string): Promise<MaintenanceWindowView> {
-    return this.windows.get(id);
+  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<MaintenanceWindowView> {
+    return this.windows.get(id, scope);
   }
 
   @Delete("/:id")
@@ -67,8 +68,8 @@ export class MaintenanceController {
   @Returns(204)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
-    await this.windows.remove(id);
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    await this.windows.remove(id, scope);
     ctx.response.status(204);
   }
 }

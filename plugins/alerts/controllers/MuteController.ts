@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
-import { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Post, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { BulkMuteRequest, BulkMuteResult, MuteListQuery, MuteView } from "../models/MuteModels.js";
 import { MuteService } from "../services/MuteService.js";
 
 @Controller("/mutes")
@@ -19,8 +19,8 @@ export class MuteController {
   )
   @Returns(200, BulkMuteResult)
   @Returns(400, ErrorEnvelope)
-  bulk(@Body() body: BulkMuteRequest): Promise<BulkMuteResult> {
-    return this.mutes.bulk(body);
+  bulk(@Body() body: BulkMuteRequest, @CallerScope() scope: Scope): Promise<BulkMuteResult> {
+    return this.mutes.bulk(body, scope);
   }
 
   @Get("/")
@@ -28,14 +28,8 @@ export class MuteController {
   @Summary("Active mutes (until in the future) the caller can see, newest first; the next page via ?cursor= from the X-Next-Cursor header")
   @ReturnsPage(MuteView)
   @Returns(400, ErrorEnvelope)
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("node_id") @Format("uuid") @Description("One node's mutes") nodeId?: string,
-    @QueryParams("metric_name") @MaxLength(200) @Description("One metric's mutes (exact name)") metricName?: string,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-  ): Promise<MuteView[]> {
-    return sendPage(ctx, await this.mutes.list({ node_id: nodeId, metric_name: metricName, cursor, limit }));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: MuteListQuery): Promise<MuteView[]> {
+    return sendPage(ctx, await this.mutes.list(query, scope));
   }
 
   @Delete("/:id")
@@ -44,8 +38,8 @@ export class MuteController {
   @Returns(204)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
-    await this.mutes.remove(id);
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    await this.mutes.remove(id, scope);
     ctx.response.status(204);
   }
 }

@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Pattern, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
-import { METRIC_PATTERN, ThresholdBody, ThresholdView } from "../models/ThresholdModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Description, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported, Query } from "../../../core/index.js";
+import { ThresholdBody, ThresholdListQuery, ThresholdView } from "../models/ThresholdModels.js";
 import { ThresholdService } from "../services/ThresholdService.js";
 
 const VALIDATION =
@@ -26,13 +26,8 @@ export class ThresholdController {
   @Summary("List threshold rules, oldest first (keyset pagination)")
   @ReturnsPage(ThresholdView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit, metric), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("metric") @MaxLength(128) @Pattern(METRIC_PATTERN) @Description("Only rules of this metric") metric?: string,
-  ): Promise<ThresholdView[]> {
-    return sendPage(ctx, await this.thresholds.list(limit, cursor, metric));
+  async list(@Context() ctx: PlatformContext, @Query() query: ThresholdListQuery): Promise<ThresholdView[]> {
+    return sendPage(ctx, await this.thresholds.list(query.limit, query.cursor, query.metric));
   }
 
   @Get("/:id")
@@ -53,11 +48,10 @@ export class ThresholdController {
     "The four bounds win over direction/warning/critical when any of them carries a value; scope_ids wins over scope_id; a global rule " +
       "ignores (does not store) targets; a profile, folder or node rule without targets is a global rule. The rule is stored normalised.",
   )
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(VALIDATION))
-  async create(@Body() body: ThresholdBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ThresholdBody): Promise<CreatedId> {
     const id = await this.thresholds.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

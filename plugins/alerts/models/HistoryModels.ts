@@ -1,5 +1,40 @@
-import { CollectionOf, Description, Enum, Format, Integer, Nullable, Required } from "@tsed/schema";
+import { CollectionOf, Description, Enum, Format, Integer, MaxLength, Maximum, Minimum, Nullable, Required } from "@tsed/schema";
 import { AckState, NODE_STATES, SEVERITIES, SUBJECT_KINDS } from "./AlertModels.js";
+
+/** The query of GET /alerts/calendar. */
+export class CalendarQuery {
+  @Integer() @Minimum(1) @Maximum(366) @Description("Days back from now, 1 to 366, default 28") days: number = 28;
+}
+
+/** The query of GET /alerts/top-nodes. */
+export class TopNodesQuery {
+  @Integer() @Minimum(60) @Maximum(31622400) @Description("Seconds back from now, 60 to 31622400 (366 days), default 86400") window: number = 86400;
+  @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 10") limit: number = 10;
+}
+
+/** The query of GET /alerts/transitions. */
+export class TransitionsQuery {
+  @Integer() @Minimum(1) @Maximum(100) @Description("1 to 100, default 12") limit: number = 12;
+}
+
+/** The query of GET /alerts/history (cursor, bounds, filters); the service checks what a schema cannot say. */
+export class HistoryQuery {
+  @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100;
+  @MaxLength(64) @Description("Keyset cursor: the last row's recorded_at (RFC 3339)") before?: string;
+  @Format("uuid") @Description("Keyset cursor second half: the last row's id; send with before; omitted = strictly before that instant") before_id?: string;
+  @MaxLength(64) @Description("recorded_at at or after (RFC 3339)") since?: string;
+  @MaxLength(64) @Description("recorded_at at or before (RFC 3339)") until?: string;
+  @MaxLength(200) @Description("Comma-separated info, warning, critical; empty = all; an unknown token is 400") severity?: string;
+  @MaxLength(200)
+  @Description("Comma-separated ok, warning, critical, unknown, unreachable, maintenance; empty = all; an unknown token is 400")
+  state?: string;
+  @Enum("true", "false") @Description("Boolean: false = fires only; true = clears only") resolved?: string;
+  @Enum("true", "false") @Description("Boolean: true = rows of acknowledged incidents (incident key + severity); false = of the others") acked?: string;
+  @MaxLength(200) @Description("Case-insensitive substring of the metric name; liveness rows (no metric) never match") metric?: string;
+  @Format("uuid") @Description("One node's rows; rows of other subjects are excluded") node_id?: string;
+  @MaxLength(255) @Description("Case-insensitive substring of the node's current name (inventory)") node_q?: string;
+  @Format("uuid") @Description("Rows of nodes filed in that folder or anywhere beneath it (current filing)") group_id?: string;
+}
 
 /** The spec's Alert history row, field for field. */
 export class AlertHistoryRow {

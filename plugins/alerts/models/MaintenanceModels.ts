@@ -21,6 +21,17 @@ import {
 /** Most targets one window may name. */
 export const MAX_WINDOW_TARGETS = 1000;
 
+/** The query of GET /maintenance-windows/active. */
+export class ActiveWindowsQuery {
+  @MaxLength(64) @Description("RFC 3339 instant; default now") at?: string;
+}
+
+/** The query of GET /maintenance-windows: the keyset cursor. */
+export class MaintenanceListQuery {
+  @MaxLength(2048) cursor?: string;
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+}
+
 /** A recurring window: every day, or on some weekdays, from a local wall-clock time for a duration. */
 @AdditionalProperties(false)
 export class RecurrenceModel {

@@ -1,6 +1,27 @@
-import { AdditionalProperties, CollectionOf, Description, Format, Integer, MaxLength, MinLength, Nullable, Pattern, Required } from "@tsed/schema";
+import {
+  AdditionalProperties,
+  CollectionOf,
+  Description,
+  Format,
+  Integer,
+  MaxLength,
+  MinLength,
+  Nullable,
+  Pattern,
+  Required,
+  Minimum,
+  Maximum,
+} from "@tsed/schema";
 
 export const METRIC_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The query of GET /mutes: the node and metric filters, and the keyset cursor. */
+export class MuteListQuery {
+  @Format("uuid") @Description("One node's mutes") node_id?: string;
+  @MaxLength(200) @Description("One metric's mutes (exact name)") metric_name?: string;
+  @MaxLength(2048) cursor?: string;
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+}
 
 /** The spec's Bulk mute request. */
 @AdditionalProperties(false)

@@ -17,12 +17,18 @@ import {
   array,
   string,
 } from "@tsed/schema";
+import { PageQuery } from "../../../core/index.js";
 import { SCOPE_LEVELS, type ScopeLevel } from "../lib/rules.js";
 
 export const METRIC_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const DIRECTIONS = ["above", "below"] as const;
 export const MAX_SCOPE_IDS = 32;
 export const DWELL_DEFAULT = 1;
+
+/** The query of GET /thresholds: a page, optionally of one metric's rules. */
+export class ThresholdListQuery extends PageQuery {
+  @MaxLength(128) @Pattern(METRIC_PATTERN) @Description("Only rules of this metric") metric?: string;
+}
 
 /** Create and full replacement (PUT) of a threshold rule: the spec's Threshold rule body. */
 @AdditionalProperties(false)

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, isUuid, notFound, requireCaller } from "../../../core/index.js";
+import { badRequest, isUuid, notFound, requireCaller, type Scope } from "../../../core/index.js";
 import type { AckBroadcast, AckedIncident, AckRequest, AckResult } from "../models/AlertModels.js";
 import { ActiveAlertRepository, type IncidentRecord, type SubjectRef } from "../repositories/ActiveAlertRepository.js";
 import { ActiveAlertService } from "./ActiveAlertService.js";
@@ -34,13 +34,12 @@ export class AckService {
   @Inject(ActiveAlertService)
   private active: ActiveAlertService;
 
-  async ack(body: AckRequest): Promise<AckResult> {
+  async ack(body: AckRequest, scope: Scope): Promise<AckResult> {
     const subject = readSubject(body);
     if (!subject) {
       throw badRequest("validation_failed", 'Name exactly one subject: node (a uuid) or subject ("pool:<name>", "netcloud_org:<name>" or "node:<uuid>").');
     }
     const caller = requireCaller();
-    const scope = callerScope();
     let folders: string[] = [];
     if (subject.kind === "node") {
       folders = await this.active.assertNodeVisible(subject.nodeId, scope);

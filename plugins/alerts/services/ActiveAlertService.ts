@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { callerScope, notFound, scopeCovers, type Scope, scopeFolders } from "../../../core/index.js";
+import { assertFolderInScope, assertNodeInScope, type Scope, scopeFolders } from "../../../core/index.js";
 import type { ActiveAlertView } from "../models/AlertModels.js";
 import { ActiveAlertRepository } from "../repositories/ActiveAlertRepository.js";
 
@@ -15,24 +15,23 @@ export class ActiveAlertService {
   @Inject(ActiveAlertRepository)
   private repo: ActiveAlertRepository;
 
-  list(): Promise<ActiveAlertView[]> {
-    return this.repo.listActive(scopeFolders(callerScope()));
+  list(scope: Scope): Promise<ActiveAlertView[]> {
+    return this.repo.listActive(scopeFolders(scope));
   }
 
   /** The node's folder path; 404 when it does not exist or lies outside the scope. */
-  async assertNodeVisible(id: string, scope: Scope = callerScope()): Promise<string[]> {
+  async assertNodeVisible(id: string, scope: Scope): Promise<string[]> {
     const path = await this.repo.nodeFolderPath(id);
-    if (path === null || !scopeCovers(scope, path)) throw notFound("No such node.");
-    return path;
+    assertNodeInScope(scope, path);
+    return path!;
   }
 
   /**
    * 404 unless the folder is visible: one of the caller's folders, or known (through a node filed beneath it)
    * with a path the scope covers. For scope All a folder is known when a node is filed beneath it.
    */
-  async assertFolderVisible(id: string, scope: Scope = callerScope()): Promise<void> {
+  async assertFolderVisible(id: string, scope: Scope): Promise<void> {
     if (scope !== "All" && scope.folders.includes(id)) return;
-    const path = await this.repo.folderPath(id);
-    if (path === null || !scopeCovers(scope, path)) throw notFound("No such folder.");
+    assertFolderInScope(scope, await this.repo.folderPath(id));
   }
 }

@@ -1,46 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, parseRfc3339, type Scope, scopeFolders } from "../../../core/index.js";
+import { badRequest, parseRfc3339, type Scope, scopeFolders, timestampParam, tokenList } from "../../../core/index.js";
 import { NODE_STATES, SEVERITIES } from "../models/AlertModels.js";
-import type { AlertHistoryRow, AlertTransitionView, CalendarBucket, HistoryFilter, TopAlertNodes } from "../models/HistoryModels.js";
+import type { AlertHistoryRow, AlertTransitionView, CalendarBucket, HistoryFilter, HistoryQuery, TopAlertNodes } from "../models/HistoryModels.js";
 import { HistoryRepository } from "../repositories/HistoryRepository.js";
 import { ActiveAlertService } from "./ActiveAlertService.js";
-
-/** The query of GET /alerts/history as received (limit, ids and booleans already typed by the route). */
-export interface HistoryQuery {
-  limit: number;
-  before?: string;
-  before_id?: string;
-  since?: string;
-  until?: string;
-  severity?: string;
-  state?: string;
-  resolved?: string;
-  acked?: string;
-  metric?: string;
-  node_id?: string;
-  node_q?: string;
-  group_id?: string;
-}
-
-/** A timestamp query parameter: the text itself (PostgreSQL keeps its microseconds), or 400. */
-export function timestampParam(name: string, value: string | undefined): string | null {
-  if (value === undefined) return null;
-  const parsed = parseRfc3339(value);
-  if (!parsed) throw badRequest("validation_failed", `${name} must be an RFC 3339 timestamp (for example 2026-01-31T23:59:59.123456Z).`);
-  return parsed.text;
-}
-
-/** A comma-separated list of a vocabulary; empty = no filter; an unknown token is 400. */
-export function tokenList(name: string, value: string | undefined, vocabulary: readonly string[]): string[] | null {
-  if (value === undefined) return null;
-  const tokens = value
-    .split(",")
-    .map((t) => t.trim())
-    .filter((t) => t !== "");
-  if (!tokens.length) return null;
-  if (tokens.some((t) => !vocabulary.includes(t))) throw badRequest("validation_failed", `${name} takes a comma-separated list of ${vocabulary.join(", ")}.`);
-  return [...new Set(tokens)];
-}
 
 /** Alert history and what is derived from it (calendar, top nodes, transitions), through the caller's folder scope. */
 @Injectable()
@@ -51,7 +14,7 @@ export class HistoryService {
   @Inject(ActiveAlertService)
   private active: ActiveAlertService;
 
-  async history(query: HistoryQuery): Promise<AlertHistoryRow[]> {
+  async history(query: HistoryQuery, scope: Scope): Promise<AlertHistoryRow[]> {
     if (query.before_id !== undefined && query.before === undefined) throw badRequest("validation_failed", "before_id needs before.");
     const before = timestampParam("before", query.before);
     const since = timestampParam("since", query.since);
@@ -73,28 +36,26 @@ export class HistoryService {
       nodeQ: query.node_q === undefined || query.node_q === "" ? null : query.node_q,
       groupId: query.group_id?.toLowerCase() ?? null,
     };
-    const scope = callerScope();
     await this.assertFilterTargets(filter, scope);
     const nodes = await this.nodeSet(scope, filter.groupId, filter.nodeQ);
     if (nodes !== null && nodes.length === 0) return [];
     return this.repo.page(filter, nodes);
   }
 
-  async calendar(days: number): Promise<CalendarBucket[]> {
-    const nodes = await this.nodeSet(callerScope(), null, null);
+  async calendar(days: number, scope: Scope): Promise<CalendarBucket[]> {
+    const nodes = await this.nodeSet(scope, null, null);
     if (nodes !== null && nodes.length === 0) return [];
     return this.repo.calendar(days, nodes);
   }
 
-  async topNodes(windowSecs: number, limit: number): Promise<TopAlertNodes> {
-    const scope = callerScope();
+  async topNodes(windowSecs: number, limit: number, scope: Scope): Promise<TopAlertNodes> {
     const entries = await this.repo.topNodes(windowSecs, limit, scopeFolders(scope));
     // A folder-scoped caller may be entitled to nodes it cannot see here; never for scope All.
     return { entries, partial: scope !== "All" };
   }
 
-  async transitions(limit: number): Promise<AlertTransitionView[]> {
-    const nodes = await this.nodeSet(callerScope(), null, null);
+  async transitions(limit: number, scope: Scope): Promise<AlertTransitionView[]> {
+    const nodes = await this.nodeSet(scope, null, null);
     if (nodes !== null && nodes.length === 0) return [];
     return this.repo.transitions(limit, nodes);
   }

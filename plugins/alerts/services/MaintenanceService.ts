@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope, scopeFolders } from "../../../core/index.js";
+import { badRequest, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope, scopeCovers, scopeFolders } from "../../../core/index.js";
 import { isValidTimeZone, occurrenceAt, windowFromRow, type Recurrence } from "../lib/maintenanceTime.js";
 import type { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
 import { MaintenanceRepository, type MaintenanceRecord } from "../repositories/MaintenanceRepository.js";
@@ -25,7 +25,7 @@ export class MaintenanceService {
   @Inject(ActiveAlertRepository)
   private directory: ActiveAlertRepository;
 
-  async create(body: MaintenanceWindowCreate): Promise<string> {
+  async create(body: MaintenanceWindowCreate, scope: Scope): Promise<string> {
     const name = body.name.trim();
     if (!name) throw invalid("name must hold a non-blank character.");
     const oneOff = body.starts_at !== undefined || body.ends_at !== undefined;
@@ -45,7 +45,7 @@ export class MaintenanceService {
       recurrence = normaliseRecurrence(body.recurrence!);
     }
     const ids = [...new Set(body.target_ids.map((id) => id.toLowerCase()))];
-    await this.assertTargetsVisible(body.target_kind, ids, callerScope());
+    await this.assertTargetsVisible(body.target_kind, ids, scope);
     return this.repo.insert({
       name,
       target_kind: body.target_kind,
@@ -57,34 +57,34 @@ export class MaintenanceService {
     });
   }
 
-  async list(query: { cursor?: string; limit: number }): Promise<{ rows: MaintenanceWindowView[]; next: string | null }> {
+  async list(query: { cursor?: string; limit: number }, scope: Scope): Promise<{ rows: MaintenanceWindowView[]; next: string | null }> {
     let before: { at: string; id: string } | null = null;
     if (query.cursor !== undefined) {
       const [at, id] = decodeCursor(query.cursor, 2, ([first, last]) => parseRfc3339(first) !== null && isUuid(last));
       before = { at, id };
     }
-    const rows = await this.repo.list(scopeFolders(callerScope()), before, query.limit + 1);
+    const rows = await this.repo.list(scopeFolders(scope), before, query.limit + 1);
     const paged = page(rows, query.limit, (r) => [r.created_at_key, r.id]);
     return { rows: paged.rows.map(view), next: paged.next };
   }
 
-  async get(id: string): Promise<MaintenanceWindowView> {
-    const found = await this.repo.find(id, scopeFolders(callerScope()));
+  async get(id: string, scope: Scope): Promise<MaintenanceWindowView> {
+    const found = await this.repo.find(id, scopeFolders(scope));
     if (!found) throw notFound("No such maintenance window.");
     return view(found);
   }
 
-  async remove(id: string): Promise<void> {
-    if (!(await this.repo.delete(id, scopeFolders(callerScope())))) throw notFound("No such maintenance window.");
+  async remove(id: string, scope: Scope): Promise<void> {
+    if (!(await this.repo.delete(id, scopeFolders(scope)))) throw notFound("No such maintenance window.");
   }
 
   /** The visible windows active at `at` (RFC 3339; default now), each with the occurrence covering it. */
-  async activeAt(at: string | undefined): Promise<ActiveMaintenanceWindow[]> {
+  async activeAt(at: string | undefined, scope: Scope): Promise<ActiveMaintenanceWindow[]> {
     const instant = at === undefined ? { ms: Date.now(), text: new Date().toISOString() } : parseRfc3339(at);
     if (!instant) throw invalid("at must be an RFC 3339 timestamp.");
     const date = new Date(instant.ms);
     const out: ActiveMaintenanceWindow[] = [];
-    for (const r of await this.repo.candidatesAt(scopeFolders(callerScope()), instant.text)) {
+    for (const r of await this.repo.candidatesAt(scopeFolders(scope), instant.text)) {
       const occurrence = occurrenceAt(windowFromRow(r.timing), date);
       if (occurrence) out.push({ ...view(r), active_from: occurrence.start.toISOString(), active_until: occurrence.end.toISOString() });
     }
@@ -102,7 +102,7 @@ export class MaintenanceService {
     for (const id of ids) {
       if (folders?.includes(id)) continue;
       const path = await this.directory.folderPath(id);
-      if (path === null || (folders !== null && !path.some((f) => folders.includes(f)))) {
+      if (path === null || !scopeCovers(scope, path)) {
         throw badRequest("unknown_reference", "target_ids names a folder you cannot use.");
       }
     }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, scopeCovers, scopeFolders } from "../../../core/index.js";
+import { badRequest, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope, scopeCovers, scopeFolders } from "../../../core/index.js";
 import type { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
 import { MuteRepository } from "../repositories/MuteRepository.js";
 import { ActiveAlertService } from "./ActiveAlertService.js";
@@ -20,7 +20,7 @@ export class MuteService {
   @Inject(ActiveAlertService)
   private active: ActiveAlertService;
 
-  async bulk(body: BulkMuteRequest): Promise<BulkMuteResult> {
+  async bulk(body: BulkMuteRequest, scope: Scope): Promise<BulkMuteResult> {
     const max = this.ctx.config.bulkMuteMax;
     if (body.node_ids.length > max) throw badRequest("validation_failed", `node_ids carries more than ${max} ids.`);
     const until = parseRfc3339(body.until);
@@ -30,18 +30,20 @@ export class MuteService {
     if (!ids.length) return { created: 0, requested: 0 };
     const created = await this.repo.insertForVisibleNodes(
       { nodeIds: ids, metricName: body.metric_name, reason: body.reason, until: until.text, createdBy: requireCaller().username },
-      scopeFolders(callerScope()),
+      scopeFolders(scope),
     );
     return { created, requested: ids.length };
   }
 
-  async list(query: { node_id?: string; metric_name?: string; cursor?: string; limit: number }): Promise<{ rows: MuteView[]; next: string | null }> {
+  async list(
+    query: { node_id?: string; metric_name?: string; cursor?: string; limit: number },
+    scope: Scope,
+  ): Promise<{ rows: MuteView[]; next: string | null }> {
     let before: { at: string; id: string } | null = null;
     if (query.cursor !== undefined) {
       const [at, id] = decodeCursor(query.cursor, 2, ([first, last]) => parseRfc3339(first) !== null && isUuid(last));
       before = { at, id };
     }
-    const scope = callerScope();
     // Like the history filter: a node outside a folder-scoped caller's scope is 404.
     if (query.node_id !== undefined && scope !== "All") await this.active.assertNodeVisible(query.node_id, scope);
     const rows = await this.repo.listActive(
@@ -55,8 +57,7 @@ export class MuteService {
   }
 
   /** 404 when missing, or (folder-scoped caller) when its node is gone or outside the scope. */
-  async remove(id: string): Promise<void> {
-    const scope = callerScope();
+  async remove(id: string, scope: Scope): Promise<void> {
     const found = await this.repo.findNodePath(id);
     if (!found || (scope !== "All" && (found.folder_path === null || !scopeCovers(scope, found.folder_path)))) throw notFound("No such mute.");
     if (!(await this.repo.delete(id))) throw notFound("No such mute.");

@@ -1,10 +1,10 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, Permission, SkeletonRead, WithoutStore } from "../../../core/index.js";
-import { FindingView, JobCreate, JobView, ToolView } from "../models/AnalysisModels.js";
-import { AnalysisService, type FindingQuery } from "../services/AnalysisService.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Description, Get, MaxLength, Post, Returns, Summary } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, Permission, SkeletonRead, WithoutStore, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { FindingQuery, FindingView, JobCreate, JobFindingQuery, JobView, ToolView } from "../models/AnalysisModels.js";
+import { AnalysisService } from "../services/AnalysisService.js";
 import { ToolRegistry } from "../services/ToolRegistry.js";
 
 const KEYSET =
@@ -39,8 +39,8 @@ export class AnalysisController {
   @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_tool, invalid_params"))
   @(Returns(404, ErrorEnvelope).Description("not_found: scope_id names no folder or node the caller may see"))
   @(Returns(413, ErrorEnvelope).Description("document_too_large: params over limits.jsonDocumentMaxBytes"))
-  async run(@Body() body: JobCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.analysis.submit(body);
+  async run(@Body() body: JobCreate, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<CreatedId> {
+    const id = await this.analysis.submit(body, scope);
     ctx.response.status(202);
     return { id };
   }
@@ -50,8 +50,8 @@ export class AnalysisController {
   @Summary("A run: status (queued, running, succeeded, failed), progress and finding counts")
   @Returns(200, JobView)
   @(Returns(404, ErrorEnvelope).Description("not_found (also outside the caller's scope)"))
-  job(@PathParams("id") @MaxLength(64) id: string): Promise<JobView> {
-    return this.analysis.job(id);
+  job(@PathParams("id") @MaxLength(64) id: string, @CallerScope() scope: Scope): Promise<JobView> {
+    return this.analysis.job(id, scope);
   }
 
   @Get("/jobs/:id/findings")
@@ -61,15 +61,8 @@ export class AnalysisController {
   @(Returns(200, Array).Of(FindingView))
   @(Returns(400, ErrorEnvelope).Description(FINDING_400))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  jobFindings(
-    @PathParams("id") @MaxLength(64) id: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100,
-    @QueryParams("before") @MaxLength(64) @Description("keyset cursor: the last row's at (RFC 3339)") before?: string,
-    @QueryParams("before_id") @Format("uuid") @Description("keyset cursor second half: the last row's id; send with before") beforeId?: string,
-    @QueryParams("tool") @MaxLength(500) @Description("comma-separated tool names") tool?: string,
-    @QueryParams("severity") @MaxLength(100) @Description("comma-separated info, warning, critical") severity?: string,
-  ): Promise<FindingView[]> {
-    return this.analysis.jobFindings(id, { limit, before, before_id: beforeId, tool, severity });
+  jobFindings(@CallerScope() scope: Scope, @PathParams("id") @MaxLength(64) id: string, @Query() query: JobFindingQuery): Promise<FindingView[]> {
+    return this.analysis.jobFindings(id, query, scope);
   }
 
   @Get("/findings")
@@ -80,19 +73,7 @@ export class AnalysisController {
   @(Returns(200, Array).Of(FindingView))
   @(Returns(400, ErrorEnvelope).Description(FINDING_400))
   @(Returns(404, ErrorEnvelope).Description("not_found: node_id or group_id outside the caller's scope"))
-  findings(
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100,
-    @QueryParams("before") @MaxLength(64) @Description("keyset cursor: the last row's at (RFC 3339)") before?: string,
-    @QueryParams("before_id")
-    @Format("uuid")
-    @Description("keyset cursor second half: the last row's id; send with before; omitted = strictly before that instant")
-    beforeId?: string,
-    @QueryParams("tool") @MaxLength(500) @Description("comma-separated tool names; an unknown one is 400") tool?: string,
-    @QueryParams("severity") @MaxLength(100) @Description("comma-separated info, warning, critical; empty = all") severity?: string,
-    @QueryParams("node_id") @Format("uuid") @Description("findings about that node (its interfaces included)") nodeId?: string,
-    @QueryParams("group_id") @Format("uuid") @Description("findings filed in that folder or anywhere beneath it") groupId?: string,
-  ): Promise<FindingView[]> {
-    const query: FindingQuery = { limit, before, before_id: beforeId, tool, severity, node_id: nodeId, group_id: groupId };
-    return this.analysis.findings(query);
+  findings(@CallerScope() scope: Scope, @Query() query: FindingQuery): Promise<FindingView[]> {
+    return this.analysis.findings(query, scope);
   }
 }

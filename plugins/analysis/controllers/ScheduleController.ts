@@ -1,8 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
-import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams } from "@tsed/platform-params";
-import { Delete, Description, Get, MaxLength, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, SkeletonRead } from "../../../core/index.js";
+import { PathParams } from "@tsed/platform-params";
+import { Delete, Description, Get, MaxLength, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
 import { ScheduleBody, ScheduleView } from "../models/AnalysisModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
 
@@ -19,8 +18,8 @@ export class ScheduleController {
   @SkeletonRead([])
   @Summary("Analysis schedules the caller may see, oldest first, with their next run")
   @(Returns(200, Array).Of(ScheduleView))
-  list(): Promise<ScheduleView[]> {
-    return this.schedules.list();
+  list(@CallerScope() scope: Scope): Promise<ScheduleView[]> {
+    return this.schedules.list(scope);
   }
 
   @Post("/")
@@ -29,13 +28,12 @@ export class ScheduleController {
   @Description(
     "weekly needs day_of_week (0 = Sunday), monthly day_of_month (a shorter month runs on its last day); another frequency ignores them (400 invalid_schedule when missing).",
   )
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_400))
   @(Returns(404, ErrorEnvelope).Description("not_found: scope_id names no folder or node the caller may see"))
   @(Returns(413, ErrorEnvelope).Description("document_too_large"))
-  async create(@Body() body: ScheduleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.schedules.create(body);
-    ctx.response.status(201);
+  async create(@Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
+    const id = await this.schedules.create(body, scope);
     return { id };
   }
 
@@ -44,8 +42,8 @@ export class ScheduleController {
   @Summary("One schedule")
   @Returns(200, ScheduleView)
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  get(@PathParams("id") @MaxLength(64) id: string): Promise<ScheduleView> {
-    return this.schedules.get(id);
+  get(@PathParams("id") @MaxLength(64) id: string, @CallerScope() scope: Scope): Promise<ScheduleView> {
+    return this.schedules.get(id, scope);
   }
 
   @Put("/:id")
@@ -55,8 +53,8 @@ export class ScheduleController {
   @(Returns(400, ErrorEnvelope).Description(BODY_400))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
   @(Returns(413, ErrorEnvelope).Description("document_too_large"))
-  async update(@PathParams("id") @MaxLength(64) id: string, @Body() body: ScheduleBody): Promise<MutationOk> {
-    await this.schedules.update(id, body);
+  async update(@PathParams("id") @MaxLength(64) id: string, @Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<MutationOk> {
+    await this.schedules.update(id, body, scope);
     return { ok: true };
   }
 
@@ -65,8 +63,8 @@ export class ScheduleController {
   @Summary("Delete a schedule (its past runs and findings stay)")
   @Returns(200, MutationOk)
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async remove(@PathParams("id") @MaxLength(64) id: string): Promise<MutationOk> {
-    await this.schedules.remove(id);
+  async remove(@PathParams("id") @MaxLength(64) id: string, @CallerScope() scope: Scope): Promise<MutationOk> {
+    await this.schedules.remove(id, scope);
     return { ok: true };
   }
 }

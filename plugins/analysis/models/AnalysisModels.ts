@@ -21,6 +21,21 @@ export type ScopeKind = (typeof SCOPE_KINDS)[number];
 export const FREQUENCIES = ["daily", "weekly", "monthly"] as const;
 export const JOB_STATUSES = ["queued", "running", "succeeded", "failed"] as const;
 
+/** The query of GET /analysis/jobs/{id}/findings: a keyset cursor and the tool and severity filters. */
+export class JobFindingQuery {
+  @Integer() @Minimum(1) @Maximum(1000) @Description("1 to 1000, default 100") limit: number = 100;
+  @MaxLength(64) @Description("keyset cursor: the last row's at (RFC 3339)") before?: string;
+  @Format("uuid") @Description("keyset cursor second half: the last row's id; send with before; omitted = strictly before that instant") before_id?: string;
+  @MaxLength(500) @Description("comma-separated tool names; an unknown one is 400") tool?: string;
+  @MaxLength(100) @Description("comma-separated info, warning, critical; empty = all") severity?: string;
+}
+
+/** The query of GET /analysis/findings: a run's filters, and the node or folder the findings are about. */
+export class FindingQuery extends JobFindingQuery {
+  @Format("uuid") @Description("findings about that node (its interfaces included)") node_id?: string;
+  @Format("uuid") @Description("findings filed in that folder or anywhere beneath it") group_id?: string;
+}
+
 export class ToolView {
   @Required() @Example("silent_nodes") name: string;
   @Required() title: string;

@@ -1,22 +1,11 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, isUuid, notFound, requireCaller, scopeFolders } from "../../../core/index.js";
+import { assertInScope, badRequest, isUuid, requireCaller, type Scope, scopeFolders, timestampParam, tokenList } from "../../../core/index.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
-import { tokenList, timestampParam } from "../lib/time.js";
 import { SEVERITIES, type FindingDraft, type Severity } from "../lib/tools/types.js";
-import type { FindingView, JobCreate, JobView } from "../models/AnalysisModels.js";
+import type { FindingQuery, FindingView, JobCreate, JobFindingQuery, JobView } from "../models/AnalysisModels.js";
 import { AnalysisRepository, type JobRow } from "../repositories/AnalysisRepository.js";
-import { ScopeTargets, visibleTo } from "./ScopeTargets.js";
+import { ScopeTargets } from "./ScopeTargets.js";
 import { ToolRegistry } from "./ToolRegistry.js";
-
-export interface FindingQuery {
-  limit: number;
-  before?: string;
-  before_id?: string;
-  tool?: string;
-  severity?: string;
-  node_id?: string;
-  group_id?: string;
-}
 
 const RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
@@ -36,10 +25,10 @@ export class AnalysisService {
   private targets: ScopeTargets;
 
   /** Queues a run (analysis.run job) and answers its id. */
-  async submit(body: JobCreate): Promise<string> {
+  async submit(body: JobCreate, scope: Scope): Promise<string> {
     const { tool, params } = this.tools.check(body.tool, body.params);
     const caller = requireCaller();
-    const target = await this.targets.resolve(body.scope_kind, body.scope_id, caller.scope);
+    const target = await this.targets.resolve(body.scope_kind, body.scope_id, scope);
     const id = await this.repo.insertJob({
       tool: tool.name,
       scope_kind: target.scope_kind,
@@ -54,21 +43,20 @@ export class AnalysisService {
     return id;
   }
 
-  async job(id: string): Promise<JobView> {
-    const job = await this.visibleJob(id);
+  async job(id: string, scope: Scope): Promise<JobView> {
+    const job = await this.visibleJob(id, scope);
     const { run_folders: _r, visible_folders: _v, ...view } = job;
     return view;
   }
 
-  async jobFindings(id: string, query: FindingQuery): Promise<FindingView[]> {
-    await this.visibleJob(id);
-    return this.findings(query, id);
+  async jobFindings(id: string, query: JobFindingQuery, scope: Scope): Promise<FindingView[]> {
+    await this.visibleJob(id, scope);
+    return this.findings(query, scope, id);
   }
 
-  async findings(query: FindingQuery, jobId: string | null = null): Promise<FindingView[]> {
+  async findings(query: FindingQuery, scope: Scope, jobId: string | null = null): Promise<FindingView[]> {
     if (query.before_id !== undefined && query.before === undefined) throw badRequest("validation_failed", "before_id needs before.");
     const before = timestampParam("before", query.before);
-    const scope = callerScope();
     const nodeId = query.node_id?.toLowerCase() ?? null;
     const groupId = query.group_id?.toLowerCase() ?? null;
     // Outside the caller's scope reads as missing (404), as everywhere; with scope All an id that names nothing matches nothing.
@@ -86,10 +74,10 @@ export class AnalysisService {
     });
   }
 
-  private async visibleJob(id: string): Promise<JobRow> {
+  private async visibleJob(id: string, scope: Scope): Promise<JobRow> {
     const job = isUuid(id) ? await this.repo.job(id.toLowerCase()) : null;
-    if (!job || !visibleTo(callerScope(), job.visible_folders)) throw notFound("No analysis job with that id.");
-    return job;
+    assertInScope(scope, job?.visible_folders, "No analysis job with that id.");
+    return job!;
   }
 
   /** The analysis.run job: runs the tool over its scope and saves what it finds. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import {
+  assertInScope,
   badRequest,
-  callerScope,
   isTimeZone,
   isUuid,
   nextRun,
@@ -10,12 +10,13 @@ import {
   type BundleImportResult,
   type Frequency,
   type Queryable,
+  type Scope,
   scopeFolders,
 } from "../../../core/index.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
 import { FREQUENCIES, SCOPE_KINDS, type ScheduleBody, type ScheduleView, type ScopeKind } from "../models/AnalysisModels.js";
 import { AnalysisRepository, type ScheduleRow, type ScheduleWrite } from "../repositories/AnalysisRepository.js";
-import { ScopeTargets, visibleTo } from "./ScopeTargets.js";
+import { ScopeTargets } from "./ScopeTargets.js";
 import { ToolRegistry } from "./ToolRegistry.js";
 
 /** The bundle's analysis_schedule record (spec: Configuration bundle). */
@@ -38,33 +39,33 @@ export class ScheduleService {
   @Inject(ScopeTargets)
   private targets: ScopeTargets;
 
-  async list(): Promise<ScheduleView[]> {
-    return (await this.repo.schedules(scopeFolders(callerScope()), this.ctx.config.maxSchedules)).map(view);
+  async list(scope: Scope): Promise<ScheduleView[]> {
+    return (await this.repo.schedules(scopeFolders(scope), this.ctx.config.maxSchedules)).map(view);
   }
 
-  async get(id: string): Promise<ScheduleView> {
-    return view(await this.visible(id));
+  async get(id: string, scope: Scope): Promise<ScheduleView> {
+    return view(await this.visible(id, scope));
   }
 
-  async create(body: ScheduleBody): Promise<string> {
+  async create(body: ScheduleBody, scope: Scope): Promise<string> {
     if ((await this.repo.countSchedules()) >= this.ctx.config.maxSchedules) {
       throw badRequest("too_many_schedules", `This deployment keeps at most ${this.ctx.config.maxSchedules} analysis schedules.`);
     }
-    const write = await this.fromBody(body, null);
+    const write = await this.fromBody(body, null, scope);
     const id = await this.repo.insertSchedule(write);
     await this.wake(write.next_run_at);
     return id;
   }
 
-  async update(id: string, body: ScheduleBody): Promise<void> {
-    const current = await this.visible(id);
-    const write = await this.fromBody(body, current);
+  async update(id: string, body: ScheduleBody, scope: Scope): Promise<void> {
+    const current = await this.visible(id, scope);
+    const write = await this.fromBody(body, current, scope);
     if (!(await this.repo.updateSchedule(current.id, write))) throw notFound("No analysis schedule with that id.");
     await this.wake(write.next_run_at);
   }
 
-  async remove(id: string): Promise<void> {
-    const current = await this.visible(id);
+  async remove(id: string, scope: Scope): Promise<void> {
+    const current = await this.visible(id, scope);
     if (!(await this.repo.deleteSchedule(current.id))) throw notFound("No analysis schedule with that id.");
   }
 
@@ -80,18 +81,17 @@ export class ScheduleService {
     if (at !== null) await this.ctx.jobs.schedule(new Date(at), "tick", {});
   }
 
-  private async visible(id: string): Promise<ScheduleRow> {
+  private async visible(id: string, scope: Scope): Promise<ScheduleRow> {
     const row = isUuid(id) ? await this.repo.schedule(id.toLowerCase()) : null;
-    if (!row || !visibleTo(callerScope(), row.visible_folders)) throw notFound("No analysis schedule with that id.");
-    return row;
+    assertInScope(scope, row?.visible_folders, "No analysis schedule with that id.");
+    return row!;
   }
 
-  private async fromBody(body: ScheduleBody, current: ScheduleRow | null): Promise<ScheduleWrite> {
+  private async fromBody(body: ScheduleBody, current: ScheduleRow | null, scope: Scope): Promise<ScheduleWrite> {
     const { tool, params } = this.tools.check(body.tool, body.params);
     const days = checkTiming(body.frequency, body.day_of_week ?? null, body.day_of_month ?? null);
     const timezone = body.timezone ?? current?.timezone ?? "UTC";
     if (!isTimeZone(timezone)) throw badRequest("invalid_timezone", "timezone must be an IANA zone name (for example Europe/Berlin).");
-    const scope = callerScope();
     const target = await this.targets.resolve(body.scope_kind, body.scope_id, scope);
     const enabled = body.enabled ?? true;
     const write: ScheduleWrite = {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, notFound, scopeCovers, type Queryable, type Scope, scopeFolders } from "../../../core/index.js";
+import { assertInScope, badRequest, type Queryable, type Scope, scopeFolders } from "../../../core/index.js";
 import type { ScopeKind } from "../models/AnalysisModels.js";
 import { AnalysisRepository } from "../repositories/AnalysisRepository.js";
 
@@ -13,11 +13,6 @@ export interface ResolvedTarget {
   run_folders: string[] | null;
   /** Who may see the job or schedule (scoped callers whose folders meet these); '{}' = unrestricted callers only. */
   visible_folders: string[];
-}
-
-/** Whether a scoped caller may see a job or schedule with these visible folders. */
-export function visibleTo(scope: Scope, visibleFolders: readonly string[]): boolean {
-  return scope === "All" || visibleFolders.some((f) => scope.folders.includes(f));
 }
 
 @Injectable()
@@ -37,7 +32,7 @@ export class ScopeTargets {
     }
     if (id === null || id === undefined) throw badRequest("validation_failed", `scope_id is required when scope_kind is ${kind}.`);
     const target = kind === "folder" ? await this.repo.folder(id.toLowerCase(), db) : await this.repo.node(id.toLowerCase(), db);
-    if (!target || !scopeCovers(scope, target.folder_path)) throw notFound(`No ${kind} with that id.`);
-    return { scope_kind: kind, scope_id: target.id, label: target.name, run_folders: callerFolders, visible_folders: target.folder_path };
+    assertInScope(scope, target?.folder_path, `No ${kind} with that id.`);
+    return { scope_kind: kind, scope_id: target!.id, label: target!.name, run_folders: callerFolders, visible_folders: target!.folder_path };
   }
 }

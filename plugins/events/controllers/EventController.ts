@@ -2,7 +2,18 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, QueryParams } from "@tsed/platform-params";
 import { Description, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, ProtocolInput, Public, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import {
+  Body,
+  ErrorEnvelope,
+  Permission,
+  ProtocolInput,
+  Public,
+  ReturnsPage,
+  ScopeUnsupported,
+  sendPage,
+  CallerScope,
+  type Scope,
+} from "../../../core/index.js";
 import { CountBucket, EventView, ForwardedBody, ForwardedResult, IngestBody, IngestResult, StatsBucket, TimeBucket } from "../models/EventModels.js";
 import { EventQueryService, MAX_BUCKETS, type EventQuery } from "../services/EventQueryService.js";
 import { IngestService } from "../services/IngestService.js";
@@ -27,12 +38,13 @@ export class EventController {
   @(Returns(400, ErrorEnvelope).Description("validation_failed (a malformed bound, an unknown kind or action, a bad severity), invalid_regex, invalid_cursor"))
   @(Returns(503, ErrorEnvelope).Description("query_timeout: narrow the range"))
   async list(
+    @CallerScope() scope: Scope,
     @Context() ctx: PlatformContext,
     @QueryParams() q: EventQuery,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
   ): Promise<EventView[]> {
-    return sendPage(ctx, await this.query.list(strings(q), limit, cursor));
+    return sendPage(ctx, await this.query.list(strings(q), scope, limit, cursor));
   }
 
   @Get("/stats")
@@ -48,8 +60,11 @@ export class EventController {
     "validation_failed: malformed range bound, unknown kind, group_by outside kind/action/trap/source/time, bad limit, bucket_secs or split; invalid_regex",
   ))
   @(Returns(503, ErrorEnvelope).Description("query_timeout: narrow the range; store_unavailable: no node-name resolution (skeleton mode)"))
-  stats(@QueryParams() q: EventQuery & { group_by?: string; limit?: string; bucket_secs?: string; split?: string }): Promise<TimeBucket[] | CountBucket[]> {
-    return this.query.stats(strings(q));
+  stats(
+    @QueryParams() q: EventQuery & { group_by?: string; limit?: string; bucket_secs?: string; split?: string },
+    @CallerScope() scope: Scope,
+  ): Promise<TimeBucket[] | CountBucket[]> {
+    return this.query.stats(strings(q), scope);
   }
 
   @Post("/forwarded")

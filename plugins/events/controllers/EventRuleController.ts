@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage, PageQuery, Query } from "../../../core/index.js";
 import { EventRuleBody, EventRuleView } from "../models/RuleModels.js";
 import { RuleService } from "../services/RuleService.js";
 
@@ -16,13 +16,12 @@ export class EventRuleController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create an event rule")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(
     "validation_failed: a pattern does not compile for its match_kind (or could backtrack catastrophically), or a field is outside its range; unknown_reference: node_id or source_id",
   ))
-  async create(@Body() body: EventRuleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: EventRuleBody): Promise<CreatedId> {
     const id = await this.rules.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -31,12 +30,8 @@ export class EventRuleController {
   @Summary("Event rules, oldest first (keyset pagination)")
   @ReturnsPage(EventRuleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<EventRuleView[]> {
-    return sendPage(ctx, await this.rules.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<EventRuleView[]> {
+    return sendPage(ctx, await this.rules.list(page.limit, page.cursor));
   }
 
   @Get("/:id")

@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Patch, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Patch, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Body, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage, PageQuery, Query } from "../../../core/index.js";
 import { CreatedSource, EventSourceBody, EventSourceUpdate, EventSourceView, IngestToken } from "../models/SourceModels.js";
 import { SourceService } from "../services/SourceService.js";
 
@@ -16,12 +16,11 @@ export class EventSourceController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create an event source; an http source's ingest token is answered this once")
-  @Returns(201, CreatedSource)
+  @Status(201, CreatedSource)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (a syslog or trap source without node_id), unknown_reference (node_id)"))
   @(Returns(409, ErrorEnvelope).Description("name_taken, source_exists (the node already has a source of this kind)"))
-  async create(@Body() body: EventSourceBody, @Context() ctx: PlatformContext): Promise<CreatedSource> {
+  async create(@Body() body: EventSourceBody): Promise<CreatedSource> {
     const created = await this.sources.create(body);
-    ctx.response.status(201);
     return created;
   }
 
@@ -30,12 +29,8 @@ export class EventSourceController {
   @Summary("Event sources, oldest first (the built-in ones first; keyset pagination); tokens are never answered")
   @ReturnsPage(EventSourceView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<EventSourceView[]> {
-    return sendPage(ctx, await this.sources.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<EventSourceView[]> {
+    return sendPage(ctx, await this.sources.list(page.limit, page.cursor));
   }
 
   @Get("/:id")

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import {
   badRequest,
-  callerScope,
   decodeCursor,
   isPgError,
   isRfc3339,
@@ -11,6 +10,8 @@ import {
   parseCidr,
   parseRfc3339,
   PG_ERROR,
+  type Scope,
+  scopeFolders,
 } from "../../../core/index.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { ACTIONS, GROUP_BY, type CountBucket, type EventView, type TimeBucket } from "../models/EventModels.js";
@@ -105,7 +106,7 @@ export class EventQueryService {
   private repo: EventRepository;
 
   /** Checks the common conditions (400 validation_failed / invalid_regex naming the parameter); `defaultRange` fills a missing start. */
-  async filter(q: EventQuery, defaultRange: boolean): Promise<EventFilter> {
+  async filter(q: EventQuery, defaultRange: boolean, scope: Scope): Promise<EventFilter> {
     let end = parseBound("end", q.end);
     let start = parseBound("start", q.start);
     if (defaultRange) {
@@ -132,26 +133,24 @@ export class EventQueryService {
         srcText === null
           ? null
           : { text: parseCidr(srcText)?.text ?? srcText, cidr: parseCidr(srcText) !== null, not: parseBool("src_not", q.src_not) ?? false },
-      scopeFolders: null,
+      scopeFolders: scopeFolders(scope),
     };
     if (f.q?.regex) await this.checkRegex("q", f.q.text);
     if (f.msg?.regex) await this.checkRegex("msg", f.msg.text);
-    const scope = callerScope();
-    if (scope !== "All") f.scopeFolders = scope.folders;
     return f;
   }
 
-  async list(q: EventQuery, limit: number, cursor?: string): Promise<{ rows: EventView[]; next: string | null }> {
-    const f = await this.filter(q, false);
+  async list(q: EventQuery, scope: Scope, limit: number, cursor?: string): Promise<{ rows: EventView[]; next: string | null }> {
+    const f = await this.filter(q, false, scope);
     const before = cursor ? (decodeCursor(cursor, 2, ([at, id]) => isRfc3339(at) && isUuid(id)) as [string, string]) : null;
     return page(await this.repo.page(f, before, limit), limit, (r) => [r.received_at, r.id]);
   }
 
-  async stats(q: StatsQuery): Promise<TimeBucket[] | CountBucket[]> {
+  async stats(q: StatsQuery, scope: Scope): Promise<TimeBucket[] | CountBucket[]> {
     const groupBy = q.group_by === undefined || q.group_by === "" ? "kind" : q.group_by;
     if (!(GROUP_BY as readonly string[]).includes(groupBy)) throw invalid(`group_by must be one of ${GROUP_BY.join(", ")}.`);
     if (q.split !== undefined && q.split !== "" && q.split !== "kind") throw invalid("split must be kind (or absent).");
-    const f = await this.filter(q, true);
+    const f = await this.filter(q, true, scope);
     if (groupBy === "time") {
       const rangeSecs = Math.max(1, Math.ceil((Date.parse(f.end!) - Date.parse(f.start!)) / 1000));
       const fallback = Math.min(DAY_SECS * 30, Math.max(60, Math.ceil(rangeSecs / 200 / 60) * 60));

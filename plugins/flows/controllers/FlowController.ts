@@ -3,7 +3,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, QueryParams } from "@tsed/platform-params";
 import { Consumes, Description, Enum, Get, In, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, ScopeUnsupported } from "../../../core/index.js";
+import { Body, ErrorEnvelope, Permission, ScopeUnsupported, CallerScope, type Scope } from "../../../core/index.js";
 import {
   AsnImport,
   AsnImportResult,
@@ -37,8 +37,8 @@ export class FlowController {
   @(Returns(200, Array).Of(FlowConversation))
   @(Returns(400, ErrorEnvelope).Description("validation_failed: a value that does not parse, more than 8 values in a filter, from after to"))
   @(Returns(503, ErrorEnvelope).Description("flows_disabled: flow monitoring is not enabled (no flow store)"))
-  conversations(@QueryParams() q: Record<string, string>): Promise<FlowConversation[]> {
-    return this.flows.conversations(firstValues(q));
+  conversations(@QueryParams() q: Record<string, string>, @CallerScope() scope: Scope): Promise<FlowConversation[]> {
+    return this.flows.conversations(firstValues(q), scope);
   }
 
   @Get("/top-as")
@@ -48,8 +48,8 @@ export class FlowController {
   @(Returns(200, Array).Of(TopAs))
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(503, ErrorEnvelope).Description("flows_disabled"))
-  topAs(@QueryParams() q: Record<string, string>): Promise<TopAs[]> {
-    return this.flows.topAs(firstValues(q));
+  topAs(@QueryParams() q: Record<string, string>, @CallerScope() scope: Scope): Promise<TopAs[]> {
+    return this.flows.topAs(firstValues(q), scope);
   }
 
   @Get("/exporters")
@@ -57,8 +57,8 @@ export class FlowController {
   @Summary("Exporters seen: node, version, counters, records per second, sampling and templates")
   @(Returns(200, Array).Of(FlowExporter))
   @(Returns(503, ErrorEnvelope).Description("flows_disabled"))
-  exporters(): Promise<FlowExporter[]> {
-    return this.flows.exporters();
+  exporters(@CallerScope() scope: Scope): Promise<FlowExporter[]> {
+    return this.flows.exporters(scope);
   }
 
   @Post("/asn")

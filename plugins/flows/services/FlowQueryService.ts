@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, badRequest, callerScope, parseCidr } from "../../../core/index.js";
+import { ApiError, badRequest, parseCidr, type Scope, scopeFolders } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { FLOWS_CONTEXT, type FlowsContext } from "../context.js";
 import { AsnTableError, openAsnMmdb } from "../lib/mmdbAsn.js";
@@ -35,24 +35,24 @@ export class FlowQueryService {
   @Inject(FlowRepository)
   private repo: FlowRepository;
 
-  private scope(): string[] | null {
+  /** The scope's folders to filter by (null = all); 503 flows_disabled first when flows are off. */
+  private folders(scope: Scope): string[] | null {
     if (!this.ctx.config.enabled) throw disabled();
-    const s = callerScope();
-    return s === "All" ? null : s.folders;
+    return scopeFolders(scope);
   }
 
-  conversations(q: Record<string, string | undefined>): Promise<FlowConversation[]> {
-    const scope = this.scope();
-    return this.repo.conversations(parseFlowQuery(q), scope);
+  conversations(q: Record<string, string | undefined>, scope: Scope): Promise<FlowConversation[]> {
+    const folders = this.folders(scope);
+    return this.repo.conversations(parseFlowQuery(q), folders);
   }
 
-  topAs(q: Record<string, string | undefined>): Promise<TopAs[]> {
-    const scope = this.scope();
-    return this.repo.topAs(parseFlowQuery(q), scope);
+  topAs(q: Record<string, string | undefined>, scope: Scope): Promise<TopAs[]> {
+    const folders = this.folders(scope);
+    return this.repo.topAs(parseFlowQuery(q), folders);
   }
 
-  exporters(): Promise<FlowExporter[]> {
-    return this.repo.exporters(this.scope(), NODE_DIRECTORY_VIEW);
+  exporters(scope: Scope): Promise<FlowExporter[]> {
+    return this.repo.exporters(this.folders(scope), NODE_DIRECTORY_VIEW);
   }
 
   /** Loads prefixes (host bits cleared) and names; a prefix that does not parse refuses the whole request. */

@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage, PageQuery, Query } from "../../../core/index.js";
 import { DestinationBody, DestinationStatusView, DestinationView } from "../models/DestinationModels.js";
 import { DestinationService } from "../services/DestinationService.js";
 import { ForwardingTee } from "../services/ForwardingTee.js";
@@ -27,12 +27,11 @@ export class DestinationController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create a destination: where the tee sends a received stream (syslog, trap, flow), with its filter")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(`${BODY_CODES}, too_many_destinations`))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: DestinationBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: DestinationBody): Promise<CreatedId> {
     const id = await this.destinations.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -42,12 +41,8 @@ export class DestinationController {
   @Summary("Destinations by name (keyset pagination); secrets are never answered")
   @ReturnsPage(DestinationView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<DestinationView[]> {
-    return sendPage(ctx, await this.destinations.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<DestinationView[]> {
+    return sendPage(ctx, await this.destinations.list(page.limit, page.cursor));
   }
 
   @Get("/:id")

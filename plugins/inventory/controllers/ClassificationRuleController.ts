@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
-import { ClassificationRuleBody, ClassificationRuleView } from "../models/ClassificationRuleModels.js";
+import { Delete, Description, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage, Query } from "../../../core/index.js";
+import { ClassificationRuleBody, ClassificationRuleView, ClassificationRuleListQuery } from "../models/ClassificationRuleModels.js";
 import { ClassificationRuleService } from "../services/ClassificationRuleService.js";
 
 /** Classification rules: which profile a device gets from its sysObjectID and sysDescr. */
@@ -22,12 +22,8 @@ export class ClassificationRuleController {
   )
   @ReturnsPage(ClassificationRuleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) @Description("Page size; omitted = every rule") limit?: number,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<ClassificationRuleView[]> {
-    return sendPage(ctx, await this.rules.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() query: ClassificationRuleListQuery): Promise<ClassificationRuleView[]> {
+    return sendPage(ctx, await this.rules.list(query.limit, query.cursor));
   }
 
   @Get("/:id")
@@ -44,13 +40,12 @@ export class ClassificationRuleController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a classification rule")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(
     "validation_failed (neither sysobjectid_prefix nor sysdescr_regex, not a dotted OID, …), invalid_regex, unknown_reference",
   ))
-  async create(@Body() body: ClassificationRuleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ClassificationRuleBody): Promise<CreatedId> {
     const id = await this.rules.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

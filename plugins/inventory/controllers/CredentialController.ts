@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
-import { CREDENTIAL_KINDS, CredentialBody, CredentialView, type CredentialKind } from "../models/CredentialModels.js";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage, Query } from "../../../core/index.js";
+import { CredentialBody, CredentialListQuery, CredentialView } from "../models/CredentialModels.js";
 import { CredentialService } from "../services/CredentialService.js";
 
 /**
@@ -21,13 +21,8 @@ export class CredentialController {
   @Summary("List credentials by name (keyset pagination); secrets are never answered")
   @ReturnsPage(CredentialView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit, kind), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("kind") @Enum(...CREDENTIAL_KINDS) kind?: CredentialKind,
-  ): Promise<CredentialView[]> {
-    return sendPage(ctx, await this.credentials.list(limit, cursor, kind));
+  async list(@Context() ctx: PlatformContext, @Query() query: CredentialListQuery): Promise<CredentialView[]> {
+    return sendPage(ctx, await this.credentials.list(query.limit, query.cursor, query.kind));
   }
 
   @Get("/:id")
@@ -45,12 +40,11 @@ export class CredentialController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a credential: name, kind and the fields of that kind")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed: a field outside its kind, a missing field of the kind, a key shorter than 8"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: CredentialBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: CredentialBody): Promise<CreatedId> {
     const id = await this.credentials.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,6 +1,6 @@
 import { Controller, Inject } from "@tsed/di";
 import { Description, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission } from "../../../core/index.js";
+import { Body, ErrorEnvelope, Permission, CallerScope, type Scope } from "../../../core/index.js";
 import { DiscoveryImportBody, DiscoveryImportResult } from "../models/DiscoveryModels.js";
 import { DiscoveryService } from "../services/DiscoveryService.js";
 
@@ -20,7 +20,7 @@ export class DiscoveryController {
   )
   @Returns(200, DiscoveryImportResult)
   @Returns(400, ErrorEnvelope)
-  import(@Body() body: DiscoveryImportBody): Promise<DiscoveryImportResult> {
-    return this.discovery.import(body);
+  import(@Body() body: DiscoveryImportBody, @CallerScope() scope: Scope): Promise<DiscoveryImportResult> {
+    return this.discovery.import(body, scope);
   }
 }

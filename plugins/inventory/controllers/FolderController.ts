@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
-import { FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { FolderListQuery, FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderService } from "../services/FolderService.js";
 
 @Controller("/node-groups")
@@ -17,14 +17,8 @@ export class FolderController {
   @ReturnsPage(FolderView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed or invalid_cursor"))
   @(Returns(400, ErrorEnvelope).Description("unknown_reference: parent_id names no folder the caller may see"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("parent_id") @Format("uuid") @Description("Only the direct sub-folders of this folder") parentId?: string,
-    @QueryParams("q") @MaxLength(200) @Description("Name contains this (case-insensitive)") q?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2000) cursor?: string,
-  ): Promise<FolderView[]> {
-    return sendPage(ctx, await this.folders.list({ parent_id: parentId, q, limit, cursor }));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: FolderListQuery): Promise<FolderView[]> {
+    return sendPage(ctx, await this.folders.list(query, scope));
   }
 
   // Declared before /:id, which would otherwise take "tree" for an id.
@@ -39,13 +33,12 @@ export class FolderController {
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Create a folder")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (including an ip_ranges entry that is not a CIDR) or invalid_pool"))
   @(Returns(403, ErrorEnvelope).Description("out_of_scope: a folder-scoped caller cannot create at the tree root"))
   @(Returns(400, ErrorEnvelope).Description("unknown_reference: parent_id names no folder the caller may see"))
-  async create(@Body() body: FolderWrite, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.folders.create(body);
-    ctx.response.status(201);
+  async create(@Body() body: FolderWrite, @CallerScope() scope: Scope): Promise<CreatedId> {
+    const id = await this.folders.create(body, scope);
     return { id };
   }
 
@@ -55,8 +48,8 @@ export class FolderController {
   @Returns(200, FolderView)
   @Returns(400, ErrorEnvelope)
   @(Returns(404, ErrorEnvelope).Description("No such folder, or outside the caller's scope"))
-  get(@PathParams("id") @Format("uuid") id: string): Promise<FolderView> {
-    return this.folders.get(id);
+  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<FolderView> {
+    return this.folders.get(id, scope);
   }
 
   @Put("/:id")
@@ -66,8 +59,8 @@ export class FolderController {
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_pool, or folder_cycle (moving it under itself or its own descendant)"))
   @(Returns(403, ErrorEnvelope).Description("out_of_scope: a folder-scoped caller cannot move a folder to the tree root"))
   @(Returns(404, ErrorEnvelope).Description("No such folder or parent, or outside the caller's scope"))
-  update(@PathParams("id") @Format("uuid") id: string, @Body() body: FolderWrite): Promise<FolderView> {
-    return this.folders.update(id, body);
+  update(@PathParams("id") @Format("uuid") id: string, @Body() body: FolderWrite, @CallerScope() scope: Scope): Promise<FolderView> {
+    return this.folders.update(id, body, scope);
   }
 
   @Put("/:id/pool")
@@ -76,8 +69,8 @@ export class FolderController {
   @Returns(200, MutationOk)
   @(Returns(400, ErrorEnvelope).Description("invalid_pool: longer than 63 or characters outside letters, digits, _ and -"))
   @(Returns(404, ErrorEnvelope).Description("No such group, or outside the caller's scope"))
-  async setPool(@PathParams("id") @Format("uuid") id: string, @Body() body: FolderPoolUpdate): Promise<MutationOk> {
-    await this.folders.setPool(id, body.pool);
+  async setPool(@PathParams("id") @Format("uuid") id: string, @Body() body: FolderPoolUpdate, @CallerScope() scope: Scope): Promise<MutationOk> {
+    await this.folders.setPool(id, body.pool, scope);
     return { ok: true };
   }
 
@@ -88,8 +81,8 @@ export class FolderController {
   @Returns(400, ErrorEnvelope)
   @(Returns(404, ErrorEnvelope).Description("No such folder, or outside the caller's scope"))
   @(Returns(409, ErrorEnvelope).Description("folder_not_empty: it holds sub-folders or nodes"))
-  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
-    await this.folders.remove(id);
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    await this.folders.remove(id, scope);
     ctx.response.status(204);
   }
 }

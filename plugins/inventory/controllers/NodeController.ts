@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Integer, MaxLength, Maximum, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
-import { NodeView, NodeWrite } from "../models/NodeModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { NodeListQuery, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeService } from "../services/NodeService.js";
 
 @Controller("/nodes")
@@ -17,27 +17,17 @@ export class NodeController {
   @ReturnsPage(NodeView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("group_id") @Format("uuid") @Description("That folder and everything beneath it (404 when not visible)") groupId?: string,
-    @QueryParams("pool") @Description("Effective pool equals") pool?: string,
-    @QueryParams("profile_id") @Format("uuid") profileId?: string,
-    @QueryParams("q") @MaxLength(255) @Description("Case-insensitive substring of the name") q?: string,
-    @QueryParams("address") @MaxLength(64) @Description("Exact IP address") address?: string,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-  ): Promise<NodeView[]> {
-    return sendPage(ctx, await this.nodes.list({ group_id: groupId, pool, profile_id: profileId, q, address, cursor, limit }));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: NodeListQuery): Promise<NodeView[]> {
+    return sendPage(ctx, await this.nodes.list(query, scope));
   }
 
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Create a node (group_id absent or null = tree root)")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @Returns(400, ErrorEnvelope)
-  async create(@Body() body: NodeWrite, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.nodes.create(body);
-    ctx.response.status(201);
+  async create(@Body() body: NodeWrite, @CallerScope() scope: Scope): Promise<CreatedId> {
+    const id = await this.nodes.create(body, scope);
     return { id };
   }
 
@@ -47,8 +37,8 @@ export class NodeController {
   @Returns(200, NodeView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  get(@PathParams("id") @Format("uuid") id: string): Promise<NodeView> {
-    return this.nodes.get(id);
+  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<NodeView> {
+    return this.nodes.get(id, scope);
   }
 
   @Put("/:id")
@@ -57,9 +47,9 @@ export class NodeController {
   @Returns(200, NodeView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async update(@PathParams("id") @Format("uuid") id: string, @Body() body: NodeWrite): Promise<NodeView> {
-    await this.nodes.update(id, body);
-    return this.nodes.get(id);
+  async update(@PathParams("id") @Format("uuid") id: string, @Body() body: NodeWrite, @CallerScope() scope: Scope): Promise<NodeView> {
+    await this.nodes.update(id, body, scope);
+    return this.nodes.get(id, scope);
   }
 
   @Delete("/:id")
@@ -68,8 +58,8 @@ export class NodeController {
   @Returns(204)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
-    await this.nodes.remove(id);
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    await this.nodes.remove(id, scope);
     ctx.response.status(204);
   }
 }

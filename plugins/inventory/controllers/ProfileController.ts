@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
+import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage } from "../../../core/index.js";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ScopeUnsupported, ReturnsPage, PageQuery, Query } from "../../../core/index.js";
 import { ProfileBody, ProfileView } from "../models/ProfileModels.js";
 import { ProfileService } from "../services/ProfileService.js";
 
@@ -17,12 +17,8 @@ export class ProfileController {
   @Summary("List device profiles by name (keyset pagination)")
   @ReturnsPage(ProfileView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<ProfileView[]> {
-    return sendPage(ctx, await this.profiles.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<ProfileView[]> {
+    return sendPage(ctx, await this.profiles.list(page.limit, page.cursor));
   }
 
   @Get("/:id")
@@ -39,12 +35,11 @@ export class ProfileController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a device profile")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_reference (parent_id)"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: ProfileBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ProfileBody): Promise<CreatedId> {
     const id = await this.profiles.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

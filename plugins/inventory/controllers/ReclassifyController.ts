@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, QueryParams } from "@tsed/platform-params";
-import { Description, Get, Integer, MaxLength, Maximum, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage } from "../../../core/index.js";
-import { ReclassifyPreviewRow, ReclassifyRequest, ReclassifyResult } from "../models/ReclassifyModels.js";
+import { Context } from "@tsed/platform-params";
+import { Description, Get, Post, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { ReclassifyPreviewQuery, ReclassifyPreviewRow, ReclassifyRequest, ReclassifyResult } from "../models/ReclassifyModels.js";
 import { ReclassifyService } from "../services/ReclassifyService.js";
 
 @Controller("/reclassify")
@@ -21,8 +21,8 @@ export class ReclassifyController {
   )
   @Returns(200, ReclassifyResult)
   @Returns(400, ErrorEnvelope)
-  apply(@Body() body: ReclassifyRequest): Promise<ReclassifyResult> {
-    return this.reclassify.apply(body);
+  apply(@Body() body: ReclassifyRequest, @CallerScope() scope: Scope): Promise<ReclassifyResult> {
+    return this.reclassify.apply(body, scope);
   }
 
   @Get("/preview")
@@ -30,11 +30,7 @@ export class ReclassifyController {
   @Summary("Nodes whose classification rules now choose another profile than they have (not profile_locked), by (lower(name), id)")
   @ReturnsPage(ReclassifyPreviewRow)
   @Returns(400, ErrorEnvelope)
-  async preview(
-    @Context() ctx: PlatformContext,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-  ): Promise<ReclassifyPreviewRow[]> {
-    return sendPage(ctx, await this.reclassify.preview({ cursor, limit }));
+  async preview(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: ReclassifyPreviewQuery): Promise<ReclassifyPreviewRow[]> {
+    return sendPage(ctx, await this.reclassify.preview(query, scope));
   }
 }

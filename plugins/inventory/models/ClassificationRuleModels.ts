@@ -19,6 +19,12 @@ export const INT32_MAX = 2147483647;
 export const RULE_PRIORITY_DEFAULT = 100;
 export const OID_PREFIX_PATTERN = /^\.?[0-9]+(\.[0-9]+)*$/;
 
+/** The query of GET /classification-rules: every rule, or a page of them. */
+export class ClassificationRuleListQuery {
+  @Integer() @Minimum(1) @Maximum(1000) @Description("Page size; omitted = every rule") limit?: number;
+  @MaxLength(2048) cursor?: string;
+}
+
 /**
  * Create and full replacement (PUT) of a classification rule. At least one of
  * sysobjectid_prefix and sysdescr_regex must be set.

@@ -1,4 +1,5 @@
 import { AdditionalProperties, CollectionOf, Description, Enum, Format, MaxLength, MinLength, Optional, Pattern, Property, Required } from "@tsed/schema";
+import { PageQuery } from "../../../core/index.js";
 
 export const CREDENTIAL_KINDS = ["snmp_v2c", "snmp_v3", "netcloud_api", "http"] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
@@ -13,6 +14,11 @@ export const HTTP_MODES = ["basic", "bearer"] as const;
 export const SECRET_FIELDS = ["community", "auth_key", "priv_key", "api_key", "password", "token"] as const;
 export type SecretField = (typeof SECRET_FIELDS)[number];
 export type CredentialSecrets = Partial<Record<SecretField, string>>;
+
+/** The query of GET /credentials: a page, optionally of one kind. */
+export class CredentialListQuery extends PageQuery {
+  @Enum(...CREDENTIAL_KINDS) kind?: CredentialKind;
+}
 
 /**
  * Create and full replacement (PUT) of a credential: `name`, `kind` and the fields of

@@ -4,6 +4,7 @@ import {
   Default,
   Description,
   Format,
+  Integer,
   MaxItems,
   MaxLength,
   Maximum,
@@ -18,6 +19,14 @@ const POOL_DOC =
   "Poller pool: letters, digits, _ and -, at most 63 characters (else 400 invalid_pool); null or empty = inherit from the folder above, else the default pool";
 const RANGES_DOC =
   "CIDR ranges (IPv4 and IPv6) used when filing by prefix. Host bits are cleared (10.1.2.3/24 is stored as 10.1.2.0/24); a bare address is a single-host range (/32, /128); repeats are dropped";
+
+/** The query of GET /node-groups: the parent filter, a name filter and the keyset cursor. */
+export class FolderListQuery {
+  @Format("uuid") @Description("Only the direct sub-folders of this folder") parent_id?: string;
+  @MaxLength(200) @Description("Name contains this (case-insensitive)") q?: string;
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+  @MaxLength(2000) cursor?: string;
+}
 
 /**
  * Create body, and the full document of an update (PUT): a field left out of an update

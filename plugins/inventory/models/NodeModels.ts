@@ -18,6 +18,17 @@ import {
 const POOL_DOC = "Pool name: 1 to 63 letters, digits, _ or - (else 400 invalid_pool); null = inherit from the folder, else the default pool";
 const TAGS_DOC = "At most 64 distinct tags of 1 to 64 characters (trimmed)";
 
+/** The query of GET /nodes: filters, and the keyset cursor. */
+export class NodeListQuery {
+  @Format("uuid") @Description("That folder and everything beneath it (404 when not visible)") group_id?: string;
+  @Description("Effective pool equals") pool?: string;
+  @Format("uuid") profile_id?: string;
+  @MaxLength(255) @Description("Case-insensitive substring of the name") q?: string;
+  @MaxLength(64) @Description("Exact IP address") address?: string;
+  @MaxLength(2048) cursor?: string;
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+}
+
 /**
  * The node body of POST /nodes and of the full-document PUT /nodes/{id}: the spec's
  * create body plus group_id, snmp_port and the stored record's fields. An absent

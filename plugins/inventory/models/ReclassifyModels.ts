@@ -1,4 +1,23 @@
-import { AdditionalProperties, CollectionOf, Integer, Description, Enum, Format, MaxItems, Nullable, Required } from "@tsed/schema";
+import {
+  AdditionalProperties,
+  CollectionOf,
+  Integer,
+  Description,
+  Enum,
+  Format,
+  MaxItems,
+  Nullable,
+  Required,
+  MaxLength,
+  Minimum,
+  Maximum,
+} from "@tsed/schema";
+
+/** The query of GET /reclassify/preview: the keyset cursor. */
+export class ReclassifyPreviewQuery {
+  @MaxLength(2048) cursor?: string;
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+}
 
 /** One proposed change, as a reclassify screen showed it. */
 @AdditionalProperties(false)

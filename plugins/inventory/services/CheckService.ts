@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { ApiError, badRequest, isIpAddress, isPgError, notFound, PG_ERROR, pgConstraint, type Queryable } from "../../../core/index.js";
+import { ApiError, badRequest, isIpAddress, isPgError, notFound, PG_ERROR, pgConstraint, type Queryable, type Scope } from "../../../core/index.js";
 import type { BodyMatch, DnsCheckBody, DnsCheckView, ExpectedStatus, JsonExtractRule, UrlCheckBody, UrlCheckView } from "../models/CheckModels.js";
 import { CheckRepository, type DnsCheckRecord, type UrlCheckRecord } from "../repositories/CheckRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
@@ -183,8 +183,8 @@ export class CheckService {
   @Inject(InventoryScope)
   private scope: InventoryScope;
 
-  async getUrlCheck(nodeId: string): Promise<UrlCheckView> {
-    await this.scope.assertNodeVisible(nodeId);
+  async getUrlCheck(nodeId: string, scope: Scope): Promise<UrlCheckView> {
+    await this.scope.assertNodeVisible(nodeId, scope);
     const found = await this.repo.findUrlCheck(nodeId);
     if (!found) throw notFound("This node has no URL check.");
     return found;
@@ -208,9 +208,9 @@ export class CheckService {
   }
 
   /** Create or replace the node's URL check (omitted fields take their defaults). */
-  async putUrlCheck(nodeId: string, body: UrlCheckBody): Promise<UrlCheckView> {
+  async putUrlCheck(nodeId: string, body: UrlCheckBody, scope: Scope): Promise<UrlCheckView> {
     const record = this.resolveUrlCheck(body);
-    return this.onVisibleNode(nodeId, async (client) => {
+    return this.onVisibleNode(nodeId, scope, async (client) => {
       if (record.credential_id !== null) {
         const kind = await this.repo.lockCredentialKind(record.credential_id, client);
         if (kind !== "http") throw badRequest("unknown_reference", '"credential_id" names no stored credential of kind http.');
@@ -219,13 +219,13 @@ export class CheckService {
     });
   }
 
-  async deleteUrlCheck(nodeId: string): Promise<void> {
-    await this.scope.assertNodeVisible(nodeId);
+  async deleteUrlCheck(nodeId: string, scope: Scope): Promise<void> {
+    await this.scope.assertNodeVisible(nodeId, scope);
     if (!(await this.repo.deleteUrlCheck(nodeId))) throw notFound("This node has no URL check.");
   }
 
-  async getDnsCheck(nodeId: string): Promise<DnsCheckView> {
-    await this.scope.assertNodeVisible(nodeId);
+  async getDnsCheck(nodeId: string, scope: Scope): Promise<DnsCheckView> {
+    await this.scope.assertNodeVisible(nodeId, scope);
     const found = await this.repo.findDnsCheck(nodeId);
     if (!found) throw notFound("This node has no DNS check.");
     return found;
@@ -249,22 +249,22 @@ export class CheckService {
     };
   }
 
-  async putDnsCheck(nodeId: string, body: DnsCheckBody): Promise<DnsCheckView> {
+  async putDnsCheck(nodeId: string, body: DnsCheckBody, scope: Scope): Promise<DnsCheckView> {
     const record = this.resolveDnsCheck(body);
-    return this.onVisibleNode(nodeId, (client) => this.repo.upsertDnsCheck(nodeId, record, client));
+    return this.onVisibleNode(nodeId, scope, (client) => this.repo.upsertDnsCheck(nodeId, record, client));
   }
 
-  async deleteDnsCheck(nodeId: string): Promise<void> {
-    await this.scope.assertNodeVisible(nodeId);
+  async deleteDnsCheck(nodeId: string, scope: Scope): Promise<void> {
+    await this.scope.assertNodeVisible(nodeId, scope);
     if (!(await this.repo.deleteDnsCheck(nodeId))) throw notFound("This node has no DNS check.");
   }
 
   /** Runs `write` in one transaction with the node locked against deletion, after the scope check (404 when missing or hidden). */
-  private async onVisibleNode<T>(nodeId: string, write: (client: Queryable) => Promise<T>): Promise<T> {
+  private async onVisibleNode<T>(nodeId: string, scope: Scope, write: (client: Queryable) => Promise<T>): Promise<T> {
     try {
       return await this.ctx.store.tx(async (client) => {
         if (!(await this.repo.lockNode(nodeId, client))) throw notFound("No such node.");
-        await this.scope.assertNodeVisible(nodeId, client);
+        await this.scope.assertNodeVisible(nodeId, scope, client);
         return write(client);
       });
     } catch (err) {

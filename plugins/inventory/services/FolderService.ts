@@ -3,7 +3,6 @@ import {
   ApiError,
   assertPoolName,
   badRequest,
-  callerScope,
   conflict,
   decodeCursor,
   isPgError,
@@ -19,7 +18,7 @@ import {
 } from "../../../core/index.js";
 import type { FolderEvent, Folders } from "../contract.js";
 import { normaliseTags } from "../lib/validation.js";
-import type { FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
+import type { FolderListQuery, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderRepository, type FolderRecord, type FolderTreeRow } from "../repositories/FolderRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
@@ -40,13 +39,6 @@ export function normaliseRanges(ranges: readonly string[] | undefined): string[]
   return [...out];
 }
 
-export interface FolderListQuery {
-  parent_id?: string;
-  q?: string;
-  limit: number;
-  cursor?: string;
-}
-
 /** Folders (node groups): the tree, its scope rules, validation and change events. */
 @Injectable()
 export class FolderService implements Folders {
@@ -59,11 +51,10 @@ export class FolderService implements Folders {
   @Inject(InventoryScope)
   private scope: InventoryScope;
 
-  async list(query: FolderListQuery): Promise<{ rows: FolderView[]; next: string | null }> {
-    const scope = callerScope();
+  async list(query: FolderListQuery, scope: Scope): Promise<{ rows: FolderView[]; next: string | null }> {
     const after = query.cursor ? (decodeCursor(query.cursor, 2, ([, id]) => isUuid(id)) as [string, string]) : null;
     // Listing the children of a folder the caller cannot see answers 404, as that folder does not exist for it.
-    if (query.parent_id) await this.scope.assertFolderVisible(query.parent_id, this.ctx.store, scope);
+    if (query.parent_id) await this.scope.assertFolderVisible(query.parent_id, scope);
     const rows = await this.repo.list({
       scopeFolders: scopeFolders(scope),
       parentId: query.parent_id ?? null,
@@ -75,8 +66,8 @@ export class FolderService implements Folders {
     return { rows: paged.rows.map(({ sort_name: _omit, ...view }) => view), next: paged.next };
   }
 
-  async get(id: string): Promise<FolderView> {
-    await this.scope.assertFolderVisible(id);
+  async get(id: string, scope: Scope): Promise<FolderView> {
+    await this.scope.assertFolderVisible(id, scope);
     const row = await this.repo.get(id);
     if (!row) throw notFound("No such folder.");
     return row;
@@ -89,8 +80,7 @@ export class FolderService implements Folders {
     return buildTree(rows);
   }
 
-  async create(body: FolderWrite): Promise<string> {
-    const scope = callerScope();
+  async create(body: FolderWrite, scope: Scope): Promise<string> {
     const rec = this.record(body);
     const { id, event } = await this.ctx.store.tx(async (db) => {
       if (rec.parent_id === null) this.scope.assertMayUseRoot(scope);
@@ -112,12 +102,11 @@ export class FolderService implements Folders {
    * its own scope folder, whose parent it cannot see); a new parent must be visible and must not be
    * the folder itself or beneath it (400 folder_cycle); the root is refused to scoped callers.
    */
-  async update(id: string, body: FolderWrite): Promise<FolderView> {
-    const scope = callerScope();
+  async update(id: string, body: FolderWrite, scope: Scope): Promise<FolderView> {
     const rec = this.record(body);
     const event = await this.ctx.store.tx(async (db) => {
       await this.repo.lockTree(db);
-      await this.scope.assertFolderVisible(id, db, scope);
+      await this.scope.assertFolderVisible(id, scope, db);
       const current = await this.repo.parentOf(id, db);
       if (current === undefined) throw notFound("No such folder.");
       if (rec.parent_id !== current) {
@@ -143,12 +132,11 @@ export class FolderService implements Folders {
   }
 
   /** Sets or clears (null, empty, omitted) the folder's own pool; nodes beneath without a pool follow. */
-  async setPool(id: string, pool: string | null | undefined): Promise<void> {
+  async setPool(id: string, pool: string | null | undefined, scope: Scope): Promise<void> {
     const value = pool === undefined || pool === "" ? null : pool;
     assertPoolName(value);
-    const scope = callerScope();
     const event = await this.ctx.store.tx(async (db) => {
-      await this.scope.assertFolderVisible(id, db, scope);
+      await this.scope.assertFolderVisible(id, scope, db);
       if (!(await this.repo.setPool(id, value, db))) throw notFound("No such folder.");
       const row = await this.repo.get(id, db);
       if (!row) throw notFound("No such folder.");
@@ -160,13 +148,12 @@ export class FolderService implements Folders {
   /**
    * Sets a folder's own ip_ranges (normalised as a folder write does; 400 validation_failed for an entry that is not a
    * CIDR), within the caller's scope (404 otherwise), and emits inventory.folder.updated. For dependants: the ipam sync
-   * makes a mapped folder's ranges follow its IPAM site (run under runAsSystem). Unchanged ranges write nothing.
+   * makes a mapped folder's ranges follow its IPAM site (with scope "All"). Unchanged ranges write nothing.
    */
-  async setIpRanges(id: string, ranges: readonly string[]): Promise<void> {
+  async setIpRanges(id: string, ranges: readonly string[], scope: Scope): Promise<void> {
     const value = normaliseRanges(ranges);
-    const scope = callerScope();
     const event = await this.ctx.store.tx(async (db) => {
-      await this.scope.assertFolderVisible(id, db, scope);
+      await this.scope.assertFolderVisible(id, scope, db);
       const { rowCount } = await db.query(
         "UPDATE inventory.node_groups SET ip_ranges = $2::cidr[], updated_at = now() WHERE id = $1 AND ip_ranges IS DISTINCT FROM $2::cidr[]",
         [id, value],
@@ -179,11 +166,10 @@ export class FolderService implements Folders {
   }
 
   /** Deletes an empty folder; one holding sub-folders or nodes is refused (409 folder_not_empty). Its pins go with it. */
-  async remove(id: string): Promise<void> {
-    const scope = callerScope();
+  async remove(id: string, scope: Scope): Promise<void> {
     const event = await this.ctx.store.tx(async (db) => {
       await this.repo.lockTree(db);
-      await this.scope.assertFolderVisible(id, db, scope);
+      await this.scope.assertFolderVisible(id, scope, db);
       const row = await this.repo.get(id, db);
       if (!row) throw notFound("No such folder.");
       if (await this.repo.hasContents(id, db)) throw notEmpty();
@@ -234,7 +220,7 @@ export class FolderService implements Folders {
   /** A parent named in a body is a reference: missing or hidden is 400 unknown_reference, as for nodes. */
   private async assertParent(id: string, db: Queryable, scope: Scope): Promise<void> {
     try {
-      await this.scope.assertFolderVisible(id, db, scope);
+      await this.scope.assertFolderVisible(id, scope, db);
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) throw badRequest("unknown_reference", "parent_id names no folder you can see.");
       throw err;

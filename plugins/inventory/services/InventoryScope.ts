@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { callerScope, forbidden, notFound, type Queryable, type Scope } from "../../../core/index.js";
+import { assertFolderInScope, assertNodeInScope, forbidden, type Queryable, type Scope } from "../../../core/index.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
 /**
@@ -13,26 +13,26 @@ export class InventoryScope {
   private ctx: InventoryContext;
 
   /** null for scope All; else every visible folder id (the scope's folders and their descendants). */
-  async visibleFolders(scope: Scope = callerScope(), db: Queryable = this.ctx.store): Promise<string[] | null> {
+  async visibleFolders(scope: Scope, db: Queryable = this.ctx.store): Promise<string[] | null> {
     if (scope === "All") return null;
     const { rows } = await db.query<{ id: string }>("SELECT id FROM inventory.folder_paths WHERE path && $1::uuid[]", [scope.folders]);
     return rows.map((r) => r.id);
   }
 
   /** 404 unless the folder exists and the caller may see it. */
-  async assertFolderVisible(id: string, db: Queryable = this.ctx.store, scope: Scope = callerScope()): Promise<void> {
+  async assertFolderVisible(id: string, scope: Scope, db: Queryable = this.ctx.store): Promise<void> {
     const { rows } = await db.query<{ path: string[] }>("SELECT path FROM inventory.folder_paths WHERE id = $1", [id]);
-    if (!rows.length || (scope !== "All" && !rows[0].path.some((f) => scope.folders.includes(f)))) throw notFound("No such folder.");
+    assertFolderInScope(scope, rows[0]?.path);
   }
 
   /** 404 unless the node exists and sits in a folder the caller may see (the tree root only for scope All). */
-  async assertNodeVisible(id: string, db: Queryable = this.ctx.store, scope: Scope = callerScope()): Promise<void> {
+  async assertNodeVisible(id: string, scope: Scope, db: Queryable = this.ctx.store): Promise<void> {
     const { rows } = await db.query<{ folder_path: string[] }>("SELECT folder_path FROM inventory.node_directory WHERE id = $1", [id]);
-    if (!rows.length || (scope !== "All" && !rows[0].folder_path.some((f) => scope.folders.includes(f)))) throw notFound("No such node.");
+    assertNodeInScope(scope, rows[0]?.folder_path);
   }
 
   /** A folder-scoped caller cannot put anything at the tree root (403 out_of_scope). */
-  assertMayUseRoot(scope: Scope = callerScope()): void {
+  assertMayUseRoot(scope: Scope): void {
     if (scope !== "All") throw forbidden("out_of_scope", "A folder-scoped account cannot file anything at the tree root; choose one of your folders.");
   }
 }

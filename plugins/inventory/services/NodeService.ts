@@ -3,7 +3,6 @@ import {
   ApiError,
   assertPoolName,
   badRequest,
-  callerScope,
   decodeCursor,
   isIpAddress,
   isPgError,
@@ -13,23 +12,14 @@ import {
   pgConstraint,
   type Queryable,
   type Scope,
+  scopeFolders,
 } from "../../../core/index.js";
 import type { NodeEvent, NodeFacts, SystemFacts } from "../contract.js";
 import { normaliseTags } from "../lib/validation.js";
-import type { NodeListFilter, NodeView, NodeWrite } from "../models/NodeModels.js";
+import type { NodeListFilter, NodeListQuery, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeRepository, type NodeRecord } from "../repositories/NodeRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
-
-export interface NodeListQuery {
-  group_id?: string;
-  pool?: string;
-  profile_id?: string;
-  q?: string;
-  address?: string;
-  cursor?: string;
-  limit: number;
-}
 
 const unknownReference = (field: string, what: string) => badRequest("unknown_reference", `${field} names no ${what} you can use.`);
 
@@ -59,7 +49,7 @@ export class NodeService implements NodeFacts {
   @Inject(NodeRepository)
   private repo: NodeRepository;
 
-  async list(query: NodeListQuery): Promise<{ rows: NodeView[]; next: string | null }> {
+  async list(query: NodeListQuery, scope: Scope): Promise<{ rows: NodeView[]; next: string | null }> {
     if (query.pool !== undefined) assertPoolName(query.pool);
     if (query.address !== undefined && !isIpAddress(query.address)) throw badRequest("validation_failed", "address must be an IPv4 or IPv6 address.");
     let after: { nameKey: string; id: string } | null = null;
@@ -68,9 +58,8 @@ export class NodeService implements NodeFacts {
       const [nameKey, id] = decodeCursor(query.cursor, 2, ([, last]) => isUuid(last));
       after = { nameKey, id };
     }
-    const scope = callerScope();
     // A folder filter outside the caller's scope is 404, as if the folder did not exist.
-    if (query.group_id !== undefined) await this.scope.assertFolderVisible(query.group_id, this.ctx.store, scope);
+    if (query.group_id !== undefined) await this.scope.assertFolderVisible(query.group_id, scope);
     const filter: NodeListFilter = {
       groupId: query.group_id ?? null,
       effectivePool: query.pool ?? null,
@@ -78,19 +67,18 @@ export class NodeService implements NodeFacts {
       q: query.q === undefined || query.q === "" ? null : query.q,
       address: query.address ?? null,
     };
-    return this.repo.list(filter, scope === "All" ? null : scope.folders, after, query.limit);
+    return this.repo.list(filter, scopeFolders(scope), after, query.limit);
   }
 
-  async get(id: string): Promise<NodeView> {
-    await this.scope.assertNodeVisible(id);
+  async get(id: string, scope: Scope): Promise<NodeView> {
+    await this.scope.assertNodeVisible(id, scope);
     const found = await this.repo.find(id);
     if (!found) throw notFound("No such node.");
     return found;
   }
 
-  async create(body: NodeWrite): Promise<string> {
+  async create(body: NodeWrite, scope: Scope): Promise<string> {
     const record = this.toRecord(body);
-    const scope = callerScope();
     if (record.group_id === null) this.scope.assertMayUseRoot(scope);
     const event = await this.write(async (db) => {
       await this.checkReferences(record, scope, null, db);
@@ -102,12 +90,11 @@ export class NodeService implements NodeFacts {
   }
 
   /** Full-document update: absent optional fields take their defaults. */
-  async update(id: string, body: NodeWrite): Promise<void> {
+  async update(id: string, body: NodeWrite, scope: Scope): Promise<void> {
     const record = this.toRecord(body);
     if (record.parent_id === id) throw badRequest("validation_failed", "parent_id cannot name the node itself.");
-    const scope = callerScope();
     const event = await this.write(async (db) => {
-      await this.scope.assertNodeVisible(id, db, scope);
+      await this.scope.assertNodeVisible(id, scope, db);
       if (record.group_id === null) this.scope.assertMayUseRoot(scope);
       await this.checkReferences(record, scope, id, db);
       if (!(await this.repo.update(id, record, db))) throw notFound("No such node.");
@@ -116,10 +103,9 @@ export class NodeService implements NodeFacts {
     await this.ctx.bus.emit("inventory.node.updated", event);
   }
 
-  async remove(id: string): Promise<void> {
-    const scope = callerScope();
+  async remove(id: string, scope: Scope): Promise<void> {
     const event = await this.write(async (db) => {
-      await this.scope.assertNodeVisible(id, db, scope);
+      await this.scope.assertNodeVisible(id, scope, db);
       // Read the folder path before the row goes: the event is delivered by it.
       const before = await this.repo.event(id, db);
       if (!before || !(await this.repo.delete(id, db))) throw notFound("No such node.");
@@ -183,11 +169,11 @@ export class NodeService implements NodeFacts {
 
   /** Every id of the body names something that exists and that the caller may use, else 400 unknown_reference naming the field. */
   private async checkReferences(record: NodeRecord, scope: Scope, self: string | null, db: Queryable): Promise<void> {
-    if (record.group_id !== null) await this.visibleOr400(() => this.scope.assertFolderVisible(record.group_id!, db, scope), "group_id", "folder");
+    if (record.group_id !== null) await this.visibleOr400(() => this.scope.assertFolderVisible(record.group_id!, scope, db), "group_id", "folder");
     if (record.credential_id !== null && !(await this.repo.credentialExists(record.credential_id, db))) throw unknownReference("credential_id", "credential");
     if (record.profile_id !== null && !(await this.repo.profileExists(record.profile_id, db))) throw unknownReference("profile_id", "profile");
     if (record.parent_id !== null) {
-      await this.visibleOr400(() => this.scope.assertNodeVisible(record.parent_id!, db, scope), "parent_id", "node");
+      await this.visibleOr400(() => this.scope.assertNodeVisible(record.parent_id!, scope, db), "parent_id", "node");
       if (self !== null && (await this.repo.isAncestorOrSelf(self, record.parent_id, db))) {
         throw badRequest("validation_failed", "parent_id cannot name a node beneath this one.");
       }

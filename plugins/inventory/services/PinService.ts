@@ -37,7 +37,7 @@ export class PinService {
     const { accountId, scope, scopeFolders } = personAccount();
     await this.ctx.store.tx(async (db) => {
       await this.repo.lockAccount(accountId, db);
-      await this.scope.assertFolderVisible(groupId, db, scope);
+      await this.scope.assertFolderVisible(groupId, scope, db);
       if (await this.repo.exists(accountId, groupId, db)) return;
       const limit = this.ctx.config.pinLimit;
       if ((await this.repo.countVisible(accountId, scopeFolders, db)) >= limit) {
@@ -57,6 +57,6 @@ export class PinService {
   async unpin(groupId: string): Promise<void> {
     const { accountId, scope } = personAccount();
     if (await this.repo.delete(accountId, groupId)) return;
-    await this.scope.assertFolderVisible(groupId, this.ctx.store, scope);
+    await this.scope.assertFolderVisible(groupId, scope);
   }
 }

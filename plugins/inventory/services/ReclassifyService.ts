@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { callerScope, decodeCursor, isUuid, page } from "../../../core/index.js";
+import { decodeCursor, isUuid, page, type Scope } from "../../../core/index.js";
 import type { NodeEvent } from "../contract.js";
 import type { ReclassifyPreviewRow, ReclassifyRequest, ReclassifyResult } from "../models/ReclassifyModels.js";
 import { ReclassifyRepository } from "../repositories/ReclassifyRepository.js";
@@ -29,13 +29,12 @@ export class ReclassifyService {
   @Inject(InventoryScope)
   private scopes: InventoryScope;
 
-  async apply(body: ReclassifyRequest): Promise<ReclassifyResult> {
+  async apply(body: ReclassifyRequest, scope: Scope): Promise<ReclassifyResult> {
     // A node named twice counts once, with its last entry. Ids compare lower-case, as PostgreSQL prints them.
     const wanted = new Map<string, { from: string | null; to: string }>();
     for (const item of body.items) {
       wanted.set(item.node_id.toLowerCase(), { from: item.from_profile_id?.toLowerCase() ?? null, to: item.to_profile_id.toLowerCase() });
     }
-    const scope = callerScope();
     const result: ReclassifyResult = { applied: 0, skipped_changed: 0, skipped_hidden: 0, skipped_locked: 0 };
 
     const events = await this.ctx.store.tx(async (db) => {
@@ -83,13 +82,13 @@ export class ReclassifyService {
    * by (lower(name), id). Classification runs here (the same pickRule as everywhere), so
    * the scan reads nodes in chunks until it has a page.
    */
-  async preview(query: { cursor?: string; limit: number }): Promise<{ rows: ReclassifyPreviewRow[]; next: string | null }> {
+  async preview(query: { cursor?: string; limit: number }, scope: Scope): Promise<{ rows: ReclassifyPreviewRow[]; next: string | null }> {
     let after: [string, string] | null = null;
     if (query.cursor !== undefined) {
       const [nameKey, id] = decodeCursor(query.cursor, 2, ([, last]) => isUuid(last));
       after = [nameKey, id];
     }
-    const visible = await this.scopes.visibleFolders(callerScope());
+    const visible = await this.scopes.visibleFolders(scope);
     const rules = await this.classifier.rules();
     const found: { row: ReclassifyPreviewRow; key: [string, string] }[] = [];
     for (;;) {

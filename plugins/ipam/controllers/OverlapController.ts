@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, QueryParams } from "@tsed/platform-params";
-import { Get, Integer, Maximum, MaxLength, Minimum, Put, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage, SkeletonRead } from "../../../core/index.js";
+import { Context } from "@tsed/platform-params";
+import { Get, Put, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage, SkeletonRead, PageQuery, Query } from "../../../core/index.js";
 import { OverlapAckBody, OverlapView } from "../models/IpamModels.js";
 import { OverlapService } from "../services/OverlapService.js";
 
@@ -19,12 +19,8 @@ export class OverlapController {
   @Summary("Each current overlap between prefixes of different sites, by key (keyset pagination), with its ack state")
   @ReturnsPage(OverlapView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<OverlapView[]> {
-    return sendPage(ctx, await this.overlaps.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<OverlapView[]> {
+    return sendPage(ctx, await this.overlaps.list(page.limit, page.cursor));
   }
 
   @Put("/acks")

@@ -1,8 +1,20 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage, SkeletonRead } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import {
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  Permission,
+  ReturnsPage,
+  ScopeUnsupported,
+  sendPage,
+  SkeletonRead,
+  PageQuery,
+  Query,
+} from "../../../core/index.js";
 import { IpamServerBody, IpamServerCreateBody, IpamServerView, IpamSiteView, SiteMappingsBody, SiteMappingView } from "../models/IpamModels.js";
 import { ServerService } from "../services/ServerService.js";
 import { SyncService } from "../services/SyncService.js";
@@ -29,11 +41,10 @@ export class ServerController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Add an IPAM server (its token is sealed and never answered); its first sync starts within a minute")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
-  async create(@Body() body: IpamServerCreateBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: IpamServerCreateBody): Promise<CreatedId> {
     const id = await this.servers.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -44,12 +55,8 @@ export class ServerController {
   @Summary("IPAM servers by name (keyset pagination); tokens are never answered")
   @ReturnsPage(IpamServerView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<IpamServerView[]> {
-    return sendPage(ctx, await this.servers.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<IpamServerView[]> {
+    return sendPage(ctx, await this.servers.list(page.limit, page.cursor));
   }
 
   @Get("/:id")
@@ -107,13 +114,8 @@ export class ServerController {
   @ReturnsPage(IpamSiteView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async sites(
-    @Context() ctx: PlatformContext,
-    @PathParams("id") @Format("uuid") id: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<IpamSiteView[]> {
-    return sendPage(ctx, await this.servers.sites(id, limit, cursor));
+  async sites(@Context() ctx: PlatformContext, @PathParams("id") @Format("uuid") id: string, @Query() page: PageQuery): Promise<IpamSiteView[]> {
+    return sendPage(ctx, await this.servers.sites(id, page.limit, page.cursor));
   }
 
   @Get("/:id/site-mappings")

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { parseCidr, runAsSystem, ApiError } from "../../../core/index.js";
+import { parseCidr, ApiError } from "../../../core/index.js";
 import { Folders } from "../../inventory/contract.js";
 import { IPAM_CONTEXT, type IpamContext } from "../context.js";
 import { IpamClient, IpamSyncError } from "../lib/ipamClient.js";
@@ -129,7 +129,7 @@ export class SyncService {
     let written = 0;
     for (const [folderId, ranges] of byFolder) {
       try {
-        await runAsSystem("ipam-sync", () => this.folders.setIpRanges(folderId, [...ranges]));
+        await this.folders.setIpRanges(folderId, [...ranges], "All");
         written++;
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {

@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, MaxLength, Post, Put, Returns, Summary } from "@tsed/schema";
+import { Body, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage, PageQuery, Query } from "../../../core/index.js";
 import { DiscoveredOrg, DiscoverBody, ImportSettingsBody, NetworkView, NetworkWatchBody, OrgAddBody, OrgAdded, OrgView } from "../models/OrgModels.js";
 import { OrgService } from "../services/OrgService.js";
 
@@ -52,12 +52,8 @@ export class OrgController {
   @Summary("Organizations by name (keyset pagination); keys are never answered")
   @ReturnsPage(OrgView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<OrgView[]> {
-    return sendPage(ctx, await this.orgs.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<OrgView[]> {
+    return sendPage(ctx, await this.orgs.list(page.limit, page.cursor));
   }
 
   @Get("/:id")
@@ -114,13 +110,8 @@ export class OrgController {
   @ReturnsPage(NetworkView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async networks(
-    @Context() ctx: PlatformContext,
-    @PathParams("id") @Format("uuid") id: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<NetworkView[]> {
-    return sendPage(ctx, await this.orgs.networks(id, limit, cursor));
+  async networks(@Context() ctx: PlatformContext, @PathParams("id") @Format("uuid") id: string, @Query() page: PageQuery): Promise<NetworkView[]> {
+    return sendPage(ctx, await this.orgs.networks(id, page.limit, page.cursor));
   }
 
   @Put("/:id/networks/:network_id")

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { isIpAddress, runAsSystem } from "../../../core/index.js";
+import { isIpAddress } from "../../../core/index.js";
 import { DiscoveryImport, InventoryLimits } from "../../inventory/contract.js";
 import { NETCLOUD_CONTEXT, type NetcloudContext } from "../context.js";
 import { checkBaseUrl, NetcloudError, type CloudDevice } from "../lib/client.js";
@@ -157,11 +157,13 @@ export class SyncService {
     const batch = Math.max(1, this.limits.sweepSize);
     for (let i = 0; i < candidates.length; i += batch) {
       const rows = candidates.slice(i, i + batch);
-      const result = await runAsSystem("netcloud", () =>
-        this.discovery.import({
+      // A sync job sees the whole inventory: scope "All".
+      const result = await this.discovery.import(
+        {
           nodes: rows.map((d) => ({ name: (d.name ?? "").trim() || d.serial, address: d.address, model: d.model ?? null, vendor: null })),
           file_by_prefix: org.file_by_prefix,
-        }),
+        },
+        "All",
       );
       imported += result.created;
       linkedExisting += result.skipped_existing;

@@ -1,8 +1,20 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Patch, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, ScopeUnsupported, sendPage, WithoutStore } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Patch, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import {
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  Permission,
+  ReturnsPage,
+  ScopeUnsupported,
+  sendPage,
+  WithoutStore,
+  PageQuery,
+  Query,
+} from "../../../core/index.js";
 import { LIFECYCLE_POINTS } from "../contract.js";
 import {
   BuiltinTemplateItem,
@@ -12,6 +24,7 @@ import {
   ChannelPatch,
   ChannelTestResult,
   ChannelView,
+  BuiltinTemplateQuery,
 } from "../models/ChannelModels.js";
 import { ChannelService } from "../services/ChannelService.js";
 import { DeliveryWorker } from "../services/DeliveryWorker.js";
@@ -36,8 +49,8 @@ export class ChannelController {
   @Summary("The built-in template items of a channel kind, for fire, resolve and suppress")
   @(Returns(200, Array).Of(BuiltinTemplateItem))
   @(Returns(400, ErrorEnvelope).Description("unknown_channel_kind"))
-  builtinTemplate(@QueryParams("kind") @MaxLength(64) kind: string = "webhook"): BuiltinTemplateItem[] {
-    const k = this.kinds.get(kind);
+  builtinTemplate(@Query() query: BuiltinTemplateQuery): BuiltinTemplateItem[] {
+    const k = this.kinds.get(query.kind);
     return LIFECYCLE_POINTS.map((event) => ({ event, subject: k.builtinTemplates[event].subject, body: k.builtinTemplates[event].body }));
   }
 
@@ -63,24 +76,19 @@ export class ChannelController {
   @Summary("Channels by name (keyset pagination); secrets are never answered")
   @ReturnsPage(ChannelView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<ChannelView[]> {
-    return sendPage(ctx, await this.channels.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<ChannelView[]> {
+    return sendPage(ctx, await this.channels.list(page.limit, page.cursor));
   }
 
   @Post("/")
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create a channel: name, kind, the kind's config, optional templates")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, unknown_channel_kind, invalid_channel_config, invalid_template"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: ChannelCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: ChannelCreate): Promise<CreatedId> {
     const id = await this.channels.create(body);
-    ctx.response.status(201);
     return { id };
   }
 

@@ -1,8 +1,8 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, Permission, ReturnsPage, ScopeUnsupported, sendPage, PageQuery, Query } from "../../../core/index.js";
 import { RoutingRuleBody, RoutingRuleView } from "../models/RoutingRuleModels.js";
 import { RoutingRuleService } from "../services/RoutingRuleService.js";
 
@@ -16,11 +16,10 @@ export class RoutingRuleController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Create a routing rule")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (empty name, severity outside critical/warning/info/null), unknown_reference (a channel id)"))
-  async create(@Body() body: RoutingRuleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: RoutingRuleBody): Promise<CreatedId> {
     const id = await this.rules.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -30,12 +29,8 @@ export class RoutingRuleController {
   @Summary("Routing rules, oldest first (keyset pagination)")
   @ReturnsPage(RoutingRuleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<RoutingRuleView[]> {
-    return sendPage(ctx, await this.rules.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<RoutingRuleView[]> {
+    return sendPage(ctx, await this.rules.list(page.limit, page.cursor));
   }
 
   @Get("/:id")

@@ -1,5 +1,10 @@
 import { AdditionalProperties, CollectionOf, Description, Enum, MaxLength, MinLength, Nullable, Optional, Property, Required } from "@tsed/schema";
 
+/** The query of GET /notification-channels/builtin-template: which channel kind. */
+export class BuiltinTemplateQuery {
+  @MaxLength(64) kind: string = "webhook";
+}
+
 export class TemplateItemBody {
   @Required() @MinLength(1) @MaxLength(16384) @Description("liquid template of the subject") subject: string;
   @Optional() @Nullable(String) @MaxLength(16384) @Description("liquid template of the body; null = the kind's built-in body") body?: string | null;

@@ -1,4 +1,4 @@
-import { CollectionOf, Description, Nullable, Required } from "@tsed/schema";
+import { CollectionOf, Description, Enum, Format, Integer, Maximum, MaxLength, Minimum, Nullable, Required } from "@tsed/schema";
 
 export const DELIVERY_STATUSES = ["queued", "sending", "delivered", "failed", "expired"] as const;
 
@@ -10,6 +10,17 @@ export class DeliveryAttemptView {
   @Required() @Nullable(String) error_class: string | null;
   @Required() @Nullable(String) @Description("as the channel reported it; never its URL or a secret") error: string | null;
   @Required() ms: number;
+}
+
+/** The query of GET /notification-deliveries: the keyset cursor and the filters. */
+export class DeliveryListQuery {
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 100;
+  @MaxLength(2048) cursor?: string;
+  @Format("uuid") channel_id?: string;
+  @Enum(...DELIVERY_STATUSES) status?: string;
+  @MaxLength(512) @Description("an alert's incident key") alert?: string;
+  @Format("date-time") @Description("RFC 3339, inclusive") since?: string;
+  @Format("date-time") @Description("RFC 3339, exclusive") until?: string;
 }
 
 export class DeliveryView {

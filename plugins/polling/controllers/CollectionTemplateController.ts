@@ -1,9 +1,15 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
-import { CollectionTemplateBody, CollectionTemplateItemBody, CollectionTemplateItemView, CollectionTemplateView } from "../models/CollectionTemplateModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, ScopeUnsupported, PageQuery, Query } from "../../../core/index.js";
+import {
+  CollectionTemplateBody,
+  CollectionTemplateItemBody,
+  CollectionTemplateItemView,
+  CollectionTemplateView,
+  TemplateItemListQuery,
+} from "../models/CollectionTemplateModels.js";
 import { CollectionTemplateService } from "../services/CollectionTemplateService.js";
 
 /**
@@ -20,12 +26,8 @@ export class CollectionTemplateController {
   @Summary("List collection templates by name (keyset pagination)")
   @ReturnsPage(CollectionTemplateView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<CollectionTemplateView[]> {
-    return sendPage(ctx, await this.templates.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<CollectionTemplateView[]> {
+    return sendPage(ctx, await this.templates.list(page.limit, page.cursor));
   }
 
   @Get("/collection-templates/:id")
@@ -42,12 +44,11 @@ export class CollectionTemplateController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Create a collection template")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(409, ErrorEnvelope).Description("name_taken"))
-  async create(@Body() body: CollectionTemplateBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: CollectionTemplateBody): Promise<CreatedId> {
     const id = await this.templates.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -87,10 +88,9 @@ export class CollectionTemplateController {
   async listItems(
     @Context() ctx: PlatformContext,
     @PathParams("id") @Format("uuid") id: string,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 1000,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
+    @Query() query: TemplateItemListQuery,
   ): Promise<CollectionTemplateItemView[]> {
-    return sendPage(ctx, await this.templates.listItems(id, limit, cursor));
+    return sendPage(ctx, await this.templates.listItems(id, query.limit, query.cursor));
   }
 
   @Get("/collection-templates/:id/items/:item_id")
@@ -107,17 +107,12 @@ export class CollectionTemplateController {
   @Permission("ManageConfig")
   @ScopeUnsupported()
   @Summary("Add an item (an OID to read) to a collection template")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, reserved_metric_name"))
   @Returns(404, ErrorEnvelope)
   @(Returns(409, ErrorEnvelope).Description("metric_name_taken"))
-  async createItem(
-    @PathParams("id") @Format("uuid") id: string,
-    @Body() body: CollectionTemplateItemBody,
-    @Context() ctx: PlatformContext,
-  ): Promise<CreatedId> {
+  async createItem(@PathParams("id") @Format("uuid") id: string, @Body() body: CollectionTemplateItemBody): Promise<CreatedId> {
     const itemId = await this.templates.createItem(id, body);
-    ctx.response.status(201);
     return { id: itemId };
   }
 

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { Context } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Description, Get, Returns, Summary } from "@tsed/schema";
-import { callerScope, Permission } from "../../../core/index.js";
+import { CallerScope, Permission, type Scope } from "../../../core/index.js";
 import { DeviceMetricsService, EXPOSITION_CONTENT_TYPE } from "../services/DeviceMetricsService.js";
 
 @Controller("/")
@@ -21,8 +21,8 @@ export class DeviceMetricsController {
       "token (a viewer token scoped to folders limits what Prometheus stores). docs/metrics.md#device-metrics lists the families.",
   )
   @(Returns(200, String).ContentType(EXPOSITION_CONTENT_TYPE))
-  async exposition(@Context() ctx: PlatformContext): Promise<void> {
-    const text = await this.devices.exposition(callerScope());
+  async exposition(@Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    const text = await this.devices.exposition(scope);
     // Sent here: Ts.ED's content negotiation would answer plain text/plain, without the format's version.
     const res = ctx.response.raw;
     res.statusCode = 200;

@@ -1,16 +1,16 @@
 import { Controller, Inject } from "@tsed/di";
-import { PathParams, QueryParams } from "@tsed/platform-params";
-import { Description, Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Required, Returns, Summary } from "@tsed/schema";
-import { DashboardRead, ErrorEnvelope, Permission, SkeletonRead } from "../../../core/index.js";
+import { PathParams } from "@tsed/platform-params";
+import { Description, Format, Get, MaxLength, Returns, Summary } from "@tsed/schema";
+import { DashboardRead, ErrorEnvelope, Permission, SkeletonRead, CallerScope, Query, type Scope } from "../../../core/index.js";
 import {
   HISTORY_DESCRIPTION,
-  INTERFACE_TOP_AGG_NAMES,
   INTERFACE_TOP_DESCRIPTION,
-  INTERFACE_TOP_METRIC_NAMES,
+  InterfaceTopQuery,
   InterfaceTopResult,
   type InterfaceTopAgg,
   type InterfaceTopMetric,
   MetricHistory,
+  MetricHistoryQuery,
   NodeInterfaceView,
 } from "../models/MetricsModels.js";
 import { MetricsService } from "../services/MetricsService.js";
@@ -28,14 +28,9 @@ export class MetricsController {
   @Description(INTERFACE_TOP_DESCRIPTION)
   @Returns(200, InterfaceTopResult)
   @(Returns(400, ErrorEnvelope).Description("validation_failed: metric missing or outside the list, agg unsupported, limit not an integer"))
-  interfaceTop(
-    // Declared `string` (a union alias would emit Object as the parameter's type metadata and change how it is read).
-    @QueryParams("metric") @Required() @Enum(...INTERFACE_TOP_METRIC_NAMES) metric: string,
-    @QueryParams("agg") @Enum(...INTERFACE_TOP_AGG_NAMES) @Description("Default latest") agg?: string,
-    @QueryParams("limit") @Integer() @Description("Clamped to 1..100; default 10") limit?: number,
-  ): Promise<InterfaceTopResult> {
+  interfaceTop(@CallerScope() scope: Scope, @Query() query: InterfaceTopQuery): Promise<InterfaceTopResult> {
     // The enums are the only check of metric and agg (the spec names no code for them): a value outside is 400 validation_failed.
-    return this.metrics.interfaceTop(metric as InterfaceTopMetric, agg as InterfaceTopAgg | undefined, limit);
+    return this.metrics.interfaceTop(query.metric as InterfaceTopMetric, query.agg as InterfaceTopAgg | undefined, query.limit, scope);
   }
 
   @Get("/nodes/:id/interfaces")
@@ -45,8 +40,8 @@ export class MetricsController {
   @(Returns(200, Array).Of(NodeInterfaceView))
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
-  nodeInterfaces(@PathParams("id") @Format("uuid") id: string): Promise<NodeInterfaceView[]> {
-    return this.metrics.nodeInterfaces(id);
+  nodeInterfaces(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<NodeInterfaceView[]> {
+    return this.metrics.nodeInterfaces(id, scope);
   }
 
   @Get("/nodes/:id/metrics/:metric/history")
@@ -57,14 +52,11 @@ export class MetricsController {
   @(Returns(400, ErrorEnvelope).Description("invalid_range, too_many_points, invalid_metric, validation_failed"))
   @Returns(404, ErrorEnvelope)
   history(
+    @CallerScope() scope: Scope,
     @PathParams("id") @Format("uuid") id: string,
     @PathParams("metric") @MaxLength(100) metric: string,
-    @QueryParams("from") @MaxLength(64) @Description("RFC 3339 or Unix seconds; default one hour before to") from?: string,
-    @QueryParams("to") @MaxLength(64) @Description("RFC 3339 or Unix seconds; default now") to?: string,
-    @QueryParams("ifindex") @Integer() @Minimum(0) @Maximum(2147483647) ifindex?: number,
-    @QueryParams("row") @Integer() @Minimum(0) @Maximum(2147483647) row?: number,
-    @QueryParams("step") @Integer() @Minimum(1) @Maximum(86400) @Description("Bucket width in seconds; absent = raw samples") step?: number,
+    @Query() query: MetricHistoryQuery,
   ): Promise<MetricHistory> {
-    return this.metrics.history(id, metric, { from, to, ifindex, row, step });
+    return this.metrics.history(id, metric, query, scope);
   }
 }

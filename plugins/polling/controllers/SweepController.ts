@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Description, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported } from "../../../core/index.js";
-import { SweepCreate, SweepDetail, SweepView } from "../models/SweepModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Description, Format, Get, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported, Query } from "../../../core/index.js";
+import { SweepCreate, SweepDetail, SweepView, SweepListQuery } from "../models/SweepModels.js";
 import { SweepService } from "../services/SweepService.js";
 
 /**
@@ -25,13 +25,12 @@ export class SweepController {
       "are probed at once, each probe waits `timeout_ms` with no retry. Progress streams on the Socket.IO channel polling.sweeps; " +
       "GET /discovery/sweeps/{id} shows it and the results as a discovery import body.",
   )
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(
     "validation_failed, invalid_cidr, too_many_addresses (more than pluginConfig.inventory.sweepSize), invalid_pool, unknown_reference (no such credential), invalid_credential (not snmp_v2c or snmp_v3)",
   ))
-  async create(@Body() body: SweepCreate, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: SweepCreate): Promise<CreatedId> {
     const id = await this.sweeps.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -41,12 +40,8 @@ export class SweepController {
   @Summary("Sweeps, newest first (keyset pagination); without their results")
   @ReturnsPage(SweepView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(100) limit: number = 50,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<SweepView[]> {
-    return sendPage(ctx, await this.sweeps.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() query: SweepListQuery): Promise<SweepView[]> {
+    return sendPage(ctx, await this.sweeps.list(query.limit, query.cursor));
   }
 
   @Get("/:id")

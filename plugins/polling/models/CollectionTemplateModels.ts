@@ -12,6 +12,8 @@ import {
   Optional,
   Pattern,
   Required,
+  Minimum,
+  Maximum,
 } from "@tsed/schema";
 
 export const TEMPLATE_COLLECTIONS = ["scalar", "table"] as const;
@@ -20,6 +22,12 @@ export const TEMPLATE_METRIC_KINDS = ["gauge", "counter"] as const;
 export const METRIC_NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
 /** A dotted OID (a leading dot is accepted and dropped). */
 export const ITEM_OID_PATTERN = /^\.?[0-9]+(\.[0-9]+)+$/;
+
+/** The query of GET /collection-templates/{id}/items: a page (every item, up to 1000, by default). */
+export class TemplateItemListQuery {
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 1000;
+  @MaxLength(2048) cursor?: string;
+}
 
 /** Create and full replacement (PUT) of a collection template. */
 @AdditionalProperties(false)

@@ -1,4 +1,4 @@
-import { CollectionOf, Description, Format, Integer, Nullable, Required } from "@tsed/schema";
+import { CollectionOf, Description, Enum, Format, Integer, Maximum, MaxLength, Minimum, Nullable, Required } from "@tsed/schema";
 
 /** `metric` of GET /metrics/interface-top and the stored rates it adds up. */
 export const INTERFACE_TOP_METRICS = {
@@ -33,6 +33,23 @@ export const LATEST_MAX_AGE_SECS = 3600;
 
 /** History: most points one answer carries (raw samples, or buckets of `step`). */
 export const HISTORY_MAX_POINTS = 10000;
+/** The query of GET /metrics/interfaces/top: which metric, how it is aggregated, how many entries. */
+export class InterfaceTopQuery {
+  // Declared `string` (a union alias would emit Object as the field's type metadata and change how it is read).
+  @Required() @Enum(...INTERFACE_TOP_METRIC_NAMES) metric: string;
+  @Enum(...INTERFACE_TOP_AGG_NAMES) @Description("Default latest") agg?: string;
+  @Integer() @Description("Clamped to 1..100; default 10") limit?: number;
+}
+
+/** The query of GET /nodes/{id}/metrics/{metric}/history: the range, the series (ifindex, row) and the bucket width. */
+export class MetricHistoryQuery {
+  @MaxLength(64) @Description("RFC 3339 or Unix seconds; default one hour before to") from?: string;
+  @MaxLength(64) @Description("RFC 3339 or Unix seconds; default now") to?: string;
+  @Integer() @Minimum(0) @Maximum(2147483647) ifindex?: number;
+  @Integer() @Minimum(0) @Maximum(2147483647) row?: number;
+  @Integer() @Minimum(1) @Maximum(86400) @Description("Bucket width in seconds; absent = raw samples") step?: number;
+}
+
 /** History: the range when `from` is absent (before `to`). */
 export const HISTORY_DEFAULT_SECS = 3600;
 

@@ -25,6 +25,12 @@ export const SWEEP_MAX_CREDENTIALS = 8;
 export const SWEEP_DEFAULT_PORT = 161;
 export const SWEEP_DEFAULT_TIMEOUT_MS = 1000;
 
+/** The query of GET /sweeps: a page (50 by default). */
+export class SweepListQuery {
+  @Integer() @Minimum(1) @Maximum(100) limit: number = 50;
+  @MaxLength(2048) cursor?: string;
+}
+
 @AdditionalProperties(false)
 export class SweepCreate {
   @Required()

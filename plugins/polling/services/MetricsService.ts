@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, notFound, scopeFolders } from "../../../core/index.js";
+import { badRequest, notFound, type Scope, scopeFolders } from "../../../core/index.js";
 import {
   HISTORY_DEFAULT_SECS,
   HISTORY_MAX_POINTS,
@@ -11,17 +11,10 @@ import {
   type InterfaceTopMetric,
   type InterfaceTopResult,
   type MetricHistory,
+  type MetricHistoryQuery,
   type NodeInterfaceView,
 } from "../models/MetricsModels.js";
 import { MetricsRepository } from "../repositories/MetricsRepository.js";
-
-export interface HistoryParams {
-  from?: string;
-  to?: string;
-  ifindex?: number;
-  row?: number;
-  step?: number;
-}
 
 const NONE = -1;
 const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]{0,99}$/;
@@ -48,8 +41,8 @@ export class MetricsService {
   private repo: MetricsRepository;
 
   /** `metric` and `agg` come checked by the route's enums (a value outside them is 400 validation_failed there). */
-  async interfaceTop(metric: InterfaceTopMetric, agg: InterfaceTopAgg | undefined, limit: number | undefined): Promise<InterfaceTopResult> {
-    const folders = scopeFolders(callerScope());
+  async interfaceTop(metric: InterfaceTopMetric, agg: InterfaceTopAgg | undefined, limit: number | undefined, scope: Scope): Promise<InterfaceTopResult> {
+    const folders = scopeFolders(scope);
     const entries = await this.repo.interfaceTop({
       metrics: INTERFACE_TOP_METRICS[metric],
       window: INTERFACE_TOP_AGGS[agg ?? "latest"],
@@ -60,12 +53,12 @@ export class MetricsService {
     return { entries, partial: folders !== null };
   }
 
-  async nodeInterfaces(nodeId: string): Promise<NodeInterfaceView[]> {
-    await this.requireNode(nodeId);
+  async nodeInterfaces(nodeId: string, scope: Scope): Promise<NodeInterfaceView[]> {
+    await this.requireNode(nodeId, scope);
     return this.repo.nodeInterfaces(nodeId);
   }
 
-  async history(nodeId: string, metric: string, p: HistoryParams): Promise<MetricHistory> {
+  async history(nodeId: string, metric: string, p: MetricHistoryQuery, scope: Scope): Promise<MetricHistory> {
     if (!METRIC_NAME.test(metric)) throw badRequest("invalid_metric", "metric must be an identifier ([A-Za-z_:][A-Za-z0-9_:]*, at most 100 characters).");
     const toMs = p.to === undefined ? Date.now() : parseTimeBound(p.to);
     if (toMs === null) throw badRequest("invalid_range", "to must be an RFC 3339 timestamp or Unix seconds.");
@@ -76,7 +69,7 @@ export class MetricsService {
     if (step !== null && Math.ceil((toMs - fromMs) / (step * 1000)) + 1 > HISTORY_MAX_POINTS) {
       throw badRequest("too_many_points", `The range holds more than ${HISTORY_MAX_POINTS} buckets of ${step} s; ask for a larger step or a shorter range.`);
     }
-    await this.requireNode(nodeId);
+    await this.requireNode(nodeId, scope);
     const points = await this.repo.history({
       nodeId,
       metric,
@@ -106,7 +99,7 @@ export class MetricsService {
   }
 
   /** 404 for a node that is missing or outside the caller's scope (the same answer for both). */
-  private async requireNode(nodeId: string): Promise<void> {
-    if (!(await this.repo.nodeVisible(nodeId, scopeFolders(callerScope())))) throw notFound("No such node.");
+  private async requireNode(nodeId: string, scope: Scope): Promise<void> {
+    if (!(await this.repo.nodeVisible(nodeId, scopeFolders(scope)))) throw notFound("No such node.");
   }
 }

@@ -1,8 +1,21 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { BodyParams, Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage } from "../../../core/index.js";
+import { BodyParams, Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import {
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  Permission,
+  ReturnsPage,
+  SkeletonRead,
+  sendPage,
+  CallerScope,
+  type Scope,
+  PageQuery,
+  Query,
+} from "../../../core/index.js";
 import { DefinitionBody, DefinitionView, RunAccepted, RunRequest, SectionKindView } from "../models/ReportModels.js";
 import { DefinitionService } from "../services/DefinitionService.js";
 import { RunService } from "../services/RunService.js";
@@ -36,12 +49,11 @@ export class DefinitionController {
   @Post("/definitions")
   @Permission("ManageConfig")
   @Summary("Create a report definition")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
   @(Returns(413, ErrorEnvelope).Description("document_too_large: the spec is above limits.jsonDocumentMaxBytes"))
-  async create(@Body() body: DefinitionBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
+  async create(@Body() body: DefinitionBody): Promise<CreatedId> {
     const id = await this.definitions.create(body);
-    ctx.response.status(201);
     return { id };
   }
 
@@ -51,12 +63,8 @@ export class DefinitionController {
   @Summary("Report definitions, oldest first (keyset pagination)")
   @ReturnsPage(DefinitionView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<DefinitionView[]> {
-    return sendPage(ctx, await this.definitions.list(limit, cursor));
+  async list(@Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<DefinitionView[]> {
+    return sendPage(ctx, await this.definitions.list(page.limit, page.cursor));
   }
 
   @Get("/definitions/:id")
@@ -98,8 +106,13 @@ export class DefinitionController {
   @Returns(202, RunAccepted)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async run(@PathParams("id") @Format("uuid") id: string, @BodyParams() body: RunRequest, @Context() ctx: PlatformContext): Promise<RunAccepted> {
-    const runId = await this.runs.request(id, body && Object.keys(body).length ? body : undefined);
+  async run(
+    @PathParams("id") @Format("uuid") id: string,
+    @BodyParams() body: RunRequest,
+    @Context() ctx: PlatformContext,
+    @CallerScope() scope: Scope,
+  ): Promise<RunAccepted> {
+    const runId = await this.runs.request(id, body && Object.keys(body).length ? body : undefined, scope);
     ctx.response.status(202);
     return { id: runId };
   }

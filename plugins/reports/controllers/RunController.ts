@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Enum, Format, Get, Integer, Maximum, MaxLength, Minimum, Returns, Summary } from "@tsed/schema";
-import { ErrorEnvelope, Permission, ReturnsPage, SkeletonRead, sendPage } from "../../../core/index.js";
-import { RunDetailView, RunView } from "../models/ReportModels.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Enum, Format, Get, Returns, Summary } from "@tsed/schema";
+import { ErrorEnvelope, Permission, ReturnsPage, SkeletonRead, sendPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { RunDetailView, RunView, RunListQuery } from "../models/ReportModels.js";
 import { FORMATS, RunService, type Format as OutputFormat } from "../services/RunService.js";
 
 /** Report runs. A folder-scoped caller sees only the runs made for folders within its own. */
@@ -18,13 +18,8 @@ export class RunController {
   @Summary("Report runs, newest first (keyset pagination); optional definition_id filter")
   @ReturnsPage(RunView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 50,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-    @QueryParams("definition_id") @Format("uuid") definitionId?: string,
-  ): Promise<RunView[]> {
-    return sendPage(ctx, await this.runs.list(limit, cursor, definitionId));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: RunListQuery): Promise<RunView[]> {
+    return sendPage(ctx, await this.runs.list(query.limit, query.cursor, query.definition_id, scope));
   }
 
   @Get("/:id")
@@ -33,8 +28,8 @@ export class RunController {
   @Returns(200, RunDetailView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  get(@PathParams("id") @Format("uuid") id: string): Promise<RunDetailView> {
-    return this.runs.get(id);
+  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<RunDetailView> {
+    return this.runs.get(id, scope);
   }
 
   @Get("/:id/:format")
@@ -44,11 +39,12 @@ export class RunController {
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found, run_not_ready"))
   async download(
+    @CallerScope() scope: Scope,
     @PathParams("id") @Format("uuid") id: string,
     @PathParams("format") @Enum("html", "csv", "pdf") format: OutputFormat,
     @Context() ctx: PlatformContext,
   ): Promise<Buffer> {
-    const content = await this.runs.output(id, format);
+    const content = await this.runs.output(id, format, scope);
     ctx.response.setHeader("Content-Type", FORMATS[format]);
     ctx.response.setHeader("Content-Disposition", `attachment; filename="report-${id}.${format}"`);
     ctx.response.setHeader("X-Content-Type-Options", "nosniff");

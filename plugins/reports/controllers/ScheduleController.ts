@@ -1,8 +1,21 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
-import { Context, PathParams, QueryParams } from "@tsed/platform-params";
-import { Delete, Format, Get, Integer, Maximum, MaxLength, Minimum, Post, Put, Returns, Summary } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, ReturnsPage, SkeletonRead, sendPage } from "../../../core/index.js";
+import { Context, PathParams } from "@tsed/platform-params";
+import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
+import {
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  Permission,
+  ReturnsPage,
+  SkeletonRead,
+  sendPage,
+  CallerScope,
+  type Scope,
+  PageQuery,
+  Query,
+} from "../../../core/index.js";
 import { ScheduleBody, ScheduleView } from "../models/ReportModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
 
@@ -17,11 +30,10 @@ export class ScheduleController {
   @Post("/")
   @Permission("ManageConfig")
   @Summary("Schedule a report definition: daily, weekly or monthly at a wall-clock time of an IANA zone")
-  @Returns(201, CreatedId)
+  @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
-  async create(@Body() body: ScheduleBody, @Context() ctx: PlatformContext): Promise<CreatedId> {
-    const id = await this.schedules.create(body);
-    ctx.response.status(201);
+  async create(@Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
+    const id = await this.schedules.create(body, scope);
     return { id };
   }
 
@@ -31,12 +43,8 @@ export class ScheduleController {
   @Summary("Report schedules, oldest first (keyset pagination), with their next run")
   @ReturnsPage(ScheduleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(
-    @Context() ctx: PlatformContext,
-    @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
-    @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<ScheduleView[]> {
-    return sendPage(ctx, await this.schedules.list(limit, cursor));
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<ScheduleView[]> {
+    return sendPage(ctx, await this.schedules.list(page.limit, page.cursor, scope));
   }
 
   @Get("/:id")
@@ -45,8 +53,8 @@ export class ScheduleController {
   @Returns(200, ScheduleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  get(@PathParams("id") @Format("uuid") id: string): Promise<ScheduleView> {
-    return this.schedules.get(id);
+  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<ScheduleView> {
+    return this.schedules.get(id, scope);
   }
 
   @Put("/:id")
@@ -55,8 +63,8 @@ export class ScheduleController {
   @Returns(200, MutationOk)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async replace(@PathParams("id") @Format("uuid") id: string, @Body() body: ScheduleBody): Promise<MutationOk> {
-    await this.schedules.replace(id, body);
+  async replace(@PathParams("id") @Format("uuid") id: string, @Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<MutationOk> {
+    await this.schedules.replace(id, body, scope);
     return { ok: true };
   }
 
@@ -66,8 +74,8 @@ export class ScheduleController {
   @Returns(204)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext): Promise<void> {
-    await this.schedules.remove(id);
+  async remove(@PathParams("id") @Format("uuid") id: string, @Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
+    await this.schedules.remove(id, scope);
     ctx.response.status(204);
   }
 }

@@ -22,6 +22,13 @@ const SPEC_DESCRIPTION =
   "A JSON object: `sections` (array of `{kind, title?, ...params}`; kinds: GET /reports/section-kinds) and optional `range_days` (1 to 366). " +
   "Unknown kind → 400 unknown_section_kind; bad params → 400 invalid_section_params; above limits.jsonDocumentMaxBytes → 413 document_too_large.";
 
+/** The query of GET /reports/runs: a page, optionally of one definition's runs. */
+export class RunListQuery {
+  @Integer() @Minimum(1) @Maximum(1000) limit: number = 50;
+  @MaxLength(2048) cursor?: string;
+  @Format("uuid") definition_id?: string;
+}
+
 /** The spec's report definition body (create and update). */
 @AdditionalProperties(false)
 export class DefinitionBody {

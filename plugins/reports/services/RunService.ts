@@ -4,7 +4,7 @@
  * delivered to the run's channels (email, PDF attached). Progress goes out on the `reports.runs` channel.
  */
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page, requireCaller, type Scope } from "../../../core/index.js";
+import { badRequest, decodeCursor, isUuid, notFound, page, requireCaller, type Scope, scopeFolders } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { ReportDelivery } from "../../notifications/contract.js";
 import type { SectionContext } from "../contract.js";
@@ -50,21 +50,20 @@ export class RunService {
   private delivery: ReportDelivery;
 
   /** Queues a run of a definition for the caller's scope; the render job takes it. */
-  async request(definitionId: string, body: RunRequest | undefined): Promise<string> {
+  async request(definitionId: string, body: RunRequest | undefined, scope: Scope): Promise<string> {
     const def = await this.definitions.get(definitionId);
     const checked = this.sections.check(def.spec);
     const channels = body?.channel_ids ?? [];
     if (!channels.every(isUuid)) throw badRequest("validation_failed", "channel_ids must be channel ids (uuid).");
     const days = body?.range_days ?? checked.range_days ?? this.ctx.config.defaultRangeDays;
     const to = new Date();
-    const scope = callerScope();
     const caller = requireCaller();
     const id = await this.repo.insertRun(this.ctx.store, {
       definition_id: def.id,
       definition_name: def.name,
       schedule_id: null,
       requested_by: caller.username,
-      scope_folders: scope === "All" ? null : scope.folders,
+      scope_folders: scopeFolders(scope),
       from: new Date(to.getTime() - days * 86400000),
       to,
       spec: def.spec,
@@ -74,29 +73,28 @@ export class RunService {
     return id;
   }
 
-  private visible(r: RunRow | null): RunRow {
+  /** A run the caller may see: a scoped caller only those made for folders all within its own (else 404). */
+  private visible(r: RunRow | null, scope: Scope): RunRow {
     if (!r) throw noRun();
-    const scope = callerScope();
     if (scope === "All") return r;
     if (r.scope_folders === null || !r.scope_folders.every((f) => scope.folders.includes(f))) throw noRun();
     return r;
   }
 
-  async list(limit: number, cursor: string | undefined, definitionId: string | undefined): Promise<{ rows: RunView[]; next: string | null }> {
+  async list(limit: number, cursor: string | undefined, definitionId: string | undefined, scope: Scope): Promise<{ rows: RunView[]; next: string | null }> {
     const after = cursor ? (decodeCursor(cursor, 2, (p) => isUuid(p[1]) && !Number.isNaN(Date.parse(p[0]))) as [string, string]) : null;
-    const scope = callerScope();
-    const rows = await this.repo.runs(limit, after, scope === "All" ? null : scope.folders, definitionId ?? null);
+    const rows = await this.repo.runs(limit, after, scopeFolders(scope), definitionId ?? null);
     const p = page(rows, limit, (r) => [r.created_at, r.id]);
     return { rows: p.rows.map(runView), next: p.next };
   }
 
-  async get(id: string): Promise<RunDetailView> {
-    const r = this.visible(await this.repo.run(id, true));
+  async get(id: string, scope: Scope): Promise<RunDetailView> {
+    const r = this.visible(await this.repo.run(id, true), scope);
     return { ...runView(r), sections: (r.data as unknown[] | null) ?? null };
   }
 
-  async output(id: string, format: Format): Promise<Buffer> {
-    const r = this.visible(await this.repo.run(id));
+  async output(id: string, format: Format, scope: Scope): Promise<Buffer> {
+    const r = this.visible(await this.repo.run(id), scope);
     const content = r.status === "succeeded" ? await this.repo.output(r.id, format) : null;
     if (!content) throw notFound("This run has no output yet (it is queued, running or failed).", "run_not_ready");
     return content;

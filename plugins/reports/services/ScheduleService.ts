@@ -3,7 +3,7 @@
  * the due schedules (locked, so one replica runs each), queues a run for each and moves next_run_at on.
  */
 import { Inject, Injectable } from "@tsed/di";
-import { badRequest, callerScope, decodeCursor, isUuid, notFound, page } from "../../../core/index.js";
+import { badRequest, decodeCursor, isUuid, notFound, page, type Scope, scopeFolders } from "../../../core/index.js";
 import { REPORTS_CONTEXT, type ReportsContext } from "../context.js";
 import { isTimeZone, nextRun, scheduledRange, type ScheduleTiming } from "../lib/schedule.js";
 import type { ScheduleBody, ScheduleView } from "../models/ReportModels.js";
@@ -53,37 +53,34 @@ export class ScheduleService {
     return { ...timing, definition_id: body.definition_id, enabled, channel_ids: channels, next_run_at: enabled ? nextRun(timing, Date.now()) : null };
   }
 
-  async create(body: ScheduleBody): Promise<string> {
-    const scope = callerScope();
-    return this.repo.insertSchedule(await this.write(body), scope === "All" ? null : scope.folders);
+  async create(body: ScheduleBody, scope: Scope): Promise<string> {
+    return this.repo.insertSchedule(await this.write(body), scopeFolders(scope));
   }
 
-  async list(limit: number, cursor?: string): Promise<{ rows: ScheduleView[]; next: string | null }> {
+  async list(limit: number, cursor: string | undefined, scope: Scope): Promise<{ rows: ScheduleView[]; next: string | null }> {
     const after = cursor ? (decodeCursor(cursor, 2, (p) => isUuid(p[1]) && !Number.isNaN(Date.parse(p[0]))) as [string, string]) : null;
-    const scope = callerScope();
-    const p = page(await this.repo.schedules(limit, after, scope === "All" ? null : scope.folders), limit, (r) => [r.created_at, r.id]);
+    const p = page(await this.repo.schedules(limit, after, scopeFolders(scope)), limit, (r) => [r.created_at, r.id]);
     return { rows: p.rows.map(scheduleView), next: p.next };
   }
 
   /** A schedule the caller may see: a scoped caller only those made for folders all within its own (else 404). */
-  private async visible(id: string): Promise<ScheduleRow> {
+  private async visible(id: string, scope: Scope): Promise<ScheduleRow> {
     const row = await this.repo.schedule(id);
-    const scope = callerScope();
     if (!row || (scope !== "All" && (row.scope_folders === null || !row.scope_folders.every((f) => scope.folders.includes(f))))) throw noSchedule();
     return row;
   }
 
-  async get(id: string): Promise<ScheduleView> {
-    return scheduleView(await this.visible(id));
+  async get(id: string, scope: Scope): Promise<ScheduleView> {
+    return scheduleView(await this.visible(id, scope));
   }
 
-  async replace(id: string, body: ScheduleBody): Promise<void> {
-    await this.visible(id);
+  async replace(id: string, body: ScheduleBody, scope: Scope): Promise<void> {
+    await this.visible(id, scope);
     if (!(await this.repo.updateSchedule(id, await this.write(body)))) throw noSchedule();
   }
 
-  async remove(id: string): Promise<void> {
-    await this.visible(id);
+  async remove(id: string, scope: Scope): Promise<void> {
+    await this.visible(id, scope);
     if (!(await this.repo.deleteSchedule(id))) throw noSchedule();
   }
 
