@@ -26,8 +26,8 @@ export class FolderController {
   @Permission("read")
   @Summary("The whole visible tree with node counts and the caller's pins (a folder-scoped caller's scope folders are the roots)")
   @(Returns(200, Array).Of(FolderTreeNode))
-  tree(): Promise<FolderTreeNode[]> {
-    return this.folders.tree();
+  tree(@CallerScope() scope: Scope): Promise<FolderTreeNode[]> {
+    return this.folders.tree(scope);
   }
 
   @Post("/")

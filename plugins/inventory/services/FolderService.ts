@@ -73,10 +73,10 @@ export class FolderService implements Folders {
     return row;
   }
 
-  /** The whole visible tree: for a folder-scoped caller, its scope folders are the roots. */
-  async tree(): Promise<FolderTreeNode[]> {
+  /** The whole tree `scope` sees (for a folder scope, its folders are the roots), with the pins of the caller if a person. */
+  async tree(scope: Scope): Promise<FolderTreeNode[]> {
     const caller = requireCaller();
-    const rows = await this.repo.tree(scopeFolders(caller.scope), caller.kind === "session" ? caller.accountId : null);
+    const rows = await this.repo.tree(scopeFolders(scope), caller.kind === "session" ? caller.accountId : null);
     return buildTree(rows);
   }
 

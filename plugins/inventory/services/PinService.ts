@@ -1,15 +1,15 @@
 import { Inject, Injectable } from "@tsed/di";
-import { conflict, isPgError, notFound, PG_ERROR, requireCaller } from "../../../core/index.js";
+import { conflict, isPgError, notFound, PG_ERROR, requireCaller, type Scope, scopeFolders } from "../../../core/index.js";
 import type { PinnedFolder } from "../models/PinModels.js";
 import { PinRepository } from "../repositories/PinRepository.js";
 import { InventoryScope } from "./InventoryScope.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
 
-/** A person's account id (the routes are person-only; a session always names one). */
-function personAccount(): { accountId: string; scopeFolders: string[] | null; scope: ReturnType<typeof requireCaller>["scope"] } {
+/** The caller's account id (the routes are person-only; a session always names one). */
+function personAccount(): string {
   const caller = requireCaller();
   if (!caller.accountId) throw notFound("No such account.");
-  return { accountId: caller.accountId, scope: caller.scope, scopeFolders: caller.scope === "All" ? null : caller.scope.folders };
+  return caller.accountId;
 }
 
 /**
@@ -27,20 +27,19 @@ export class PinService {
   @Inject(InventoryScope)
   private scope: InventoryScope;
 
-  async list(): Promise<PinnedFolder[]> {
-    const { accountId, scopeFolders } = personAccount();
-    return this.repo.listVisible(accountId, scopeFolders);
+  async list(scope: Scope): Promise<PinnedFolder[]> {
+    return this.repo.listVisible(personAccount(), scopeFolders(scope));
   }
 
   /** Pins a visible folder; repeating is not an error and does not count twice; 409 pin_limit at the cap. */
-  async pin(groupId: string): Promise<void> {
-    const { accountId, scope, scopeFolders } = personAccount();
+  async pin(groupId: string, scope: Scope): Promise<void> {
+    const accountId = personAccount();
     await this.ctx.store.tx(async (db) => {
       await this.repo.lockAccount(accountId, db);
       await this.scope.assertFolderVisible(groupId, scope, db);
       if (await this.repo.exists(accountId, groupId, db)) return;
       const limit = this.ctx.config.pinLimit;
-      if ((await this.repo.countVisible(accountId, scopeFolders, db)) >= limit) {
+      if ((await this.repo.countVisible(accountId, scopeFolders(scope), db)) >= limit) {
         throw conflict("pin_limit", `An account can pin at most ${limit} folders; unpin one first.`);
       }
       try {
@@ -54,8 +53,8 @@ export class PinService {
   }
 
   /** Unpins; a folder that was not pinned is not an error, but one that does not exist for the caller is 404. */
-  async unpin(groupId: string): Promise<void> {
-    const { accountId, scope } = personAccount();
+  async unpin(groupId: string, scope: Scope): Promise<void> {
+    const accountId = personAccount();
     if (await this.repo.delete(accountId, groupId)) return;
     await this.scope.assertFolderVisible(groupId, scope);
   }
