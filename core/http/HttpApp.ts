@@ -15,7 +15,9 @@ import type { Readiness } from "../config/KernelRuntime.js";
 import { METRICS_PATH } from "../metrics/metricsEndpoint.js";
 import { EnvelopeErrorFilter } from "./ErrorFilter.js";
 import { inputGuard } from "./inputGuard.js";
-import { OpenApiController, OPENAPI_INFO, setOpenApiControllers } from "./OpenApiController.js";
+import { OpenApiController, OPENAPI_INFO, setOpenApiDocument } from "./OpenApiController.js";
+import { buildOpenApiDocument, OpenApiConflict, routesMissingFrom } from "./openApiDocument.js";
+import { kernelVersion } from "../paths.js";
 import { routeTable } from "./routeTable.js";
 import { staticAssetsMiddleware, type StaticAssetsDeclaration } from "./staticAssets.js";
 
@@ -32,6 +34,8 @@ export interface HttpAppOptions {
   /** Instances the container holds as they are (`use`), or as another provider's instance (`alias`: a contract token). */
   providers: ({ token: unknown; use: unknown } | { token: unknown; alias: unknown })[];
   bodyLimit: string;
+  /** Each plugin's id and description, for the OpenAPI document's tags (the kernel's own routes are tagged "core"). */
+  tags?: [string, string][];
   /** Where the kernel is in its life; anything but `ready` answers 503 outside the health routes and /metrics. */
   readiness?: () => Readiness;
   /** Plugins' static files (manifest `staticAssets`), served outside /api/v1 before the API's routes. */
@@ -102,7 +106,16 @@ export class HttpApp {
     const all = [...controllers, { owner: "core", token: OpenApiController as Type<unknown> }];
     const routes = checkAccessRules(all);
     routeTable.reset(routes);
-    setOpenApiControllers(all);
+    const doc = buildOpenApiDocument({
+      controllers: all,
+      rootPath: API_PREFIX,
+      info: { ...OPENAPI_INFO.info, "x-kernel-version": kernelVersion() },
+      securitySchemes: OPENAPI_INFO.components.securitySchemes,
+      tags: new Map([["core", CORE_TAG], ...(this.options.tags ?? [])]),
+    });
+    const missing = routesMissingFrom(doc, routes);
+    if (missing.length) throw new OpenApiConflict(`routes missing from the OpenAPI document: ${missing.join(", ")}`);
+    setOpenApiDocument(doc);
     const access = log.child("http");
     this.platform = await PlatformExpress.bootstrap(NmsHttpModule, {
       httpPort: false,
@@ -179,6 +192,8 @@ export class HttpApp {
 function containerImport(p: HttpAppOptions["providers"][number]) {
   return "alias" in p ? { token: p.token, useFactory: () => injector().get(p.alias as never) } : p;
 }
+
+const CORE_TAG = "The kernel: sessions, accounts, API tokens, health and readiness, listeners, the configuration bundle, this document";
 
 /** What still answers while the kernel is starting or stopping: the health routes (a balancer's probes) and /metrics. */
 const OPEN_WHILE_NOT_READY = new Set([`${API_PREFIX}/health`, `${API_PREFIX}/health/live`, `${API_PREFIX}/health/ready`, METRICS_PATH]);

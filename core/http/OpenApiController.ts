@@ -1,7 +1,6 @@
 import { Controller } from "@tsed/di";
-import { Get, generateSpec, Returns, Summary } from "@tsed/schema";
+import { Get, Returns, Summary } from "@tsed/schema";
 import { Public, WithoutStore } from "../auth/decorators.js";
-import { kernelVersion } from "../paths.js";
 
 export const OPENAPI_INFO = {
   info: {
@@ -14,15 +13,14 @@ export const OPENAPI_INFO = {
   },
 };
 
-let controllers: { token: unknown }[] = [];
-let cached: unknown;
+let document: unknown;
 
-export function setOpenApiControllers(list: { token: unknown }[]): void {
-  controllers = list;
-  cached = undefined;
+/** The document the kernel built at boot (buildOpenApiDocument), served as it is. */
+export function setOpenApiDocument(doc: unknown): void {
+  document = doc;
 }
 
-/** The OpenAPI 3 document generated from the mounted controllers and their @tsed/schema models. */
+/** The OpenAPI 3 document of the mounted controllers and their @tsed/schema models, built and checked at boot. */
 @Controller("/openapi.json")
 export class OpenApiController {
   @Get("/")
@@ -31,11 +29,6 @@ export class OpenApiController {
   @Summary("This API's OpenAPI 3 document")
   @(Returns(200, Object).ContentType("application/json"))
   get(): unknown {
-    cached ??= generateSpec({
-      tokens: controllers.map((c) => ({ token: c.token as never, rootPath: "/api/v1" })),
-      specVersion: "3.0.3",
-      spec: { ...OPENAPI_INFO, info: { ...OPENAPI_INFO.info, "x-kernel-version": kernelVersion() } },
-    });
-    return cached;
+    return document;
   }
 }

@@ -415,6 +415,7 @@ async function buildHttp(
     ],
     bodyLimit: config.http.bodyLimit,
     readiness: () => runtime.phase,
+    tags: plugins.map((p) => [p.manifest.id, p.manifest.description ?? p.manifest.id]),
     staticAssets: plugins.flatMap((p) => (p.manifest.staticAssets ?? []).map((s) => ({ owner: p.manifest.id, ...s }))),
     bodyLimits: [{ path: `${API_PREFIX}/config/bundle/import`, limit: BUNDLE_IMPORT_BODY_LIMIT }],
     log,

@@ -1,7 +1,8 @@
 /**
  * The typed client as an integrator gets it: `npm pack` of clients/typescript (its prepare script builds dist/), the
  * tarball installed into a scratch project outside the repository, a script written against the package compiled with
- * TypeScript's strict checks and run against a live service: log in, list alerts, page through nodes.
+ * TypeScript's strict checks and run against a live service: log in, list alerts, page through nodes, create a report
+ * schedule (whose body type once merged with the analysis plugin's and refused valid bodies).
  */
 import { execFile, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
@@ -9,6 +10,10 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { alertsPlugin } from "../../plugins/alerts/index.js";
+import { eventsPlugin } from "../../plugins/events/index.js";
+import { flowsPlugin } from "../../plugins/flows/index.js";
+import { notificationsPlugin } from "../../plugins/notifications/index.js";
+import { reportsPlugin } from "../../plugins/reports/index.js";
 import { inventoryPlugin } from "../../plugins/inventory/index.js";
 import { pollingPlugin } from "../../plugins/polling/index.js";
 import { ROOT } from "../support/spawnKernel.js";
@@ -35,12 +40,20 @@ token = (await login(api, process.env.NMS_USER!, process.env.NMS_PASSWORD!)).tok
 const alerts: Schemas["ActiveAlertView"][] = await unwrap(api.GET("/api/v1/alerts"));
 const names: string[] = [];
 for await (const node of paginate(api, "/api/v1/nodes", { query: { limit: 2 } })) names.push(node.name);
-console.log(JSON.stringify({ alerts: alerts.length, names }));
+
+// A report schedule: its body type is the reports plugin's own (ReportScheduleBody), not a merge with analysis's.
+const definition = await unwrap(
+  api.POST("/api/v1/reports/definitions", { body: { name: "daily availability", spec: { sections: [{ kind: "availability", group_by: "node" }], range_days: 1 } } }),
+);
+const schedule: Schemas["ReportScheduleBody"] = { definition_id: definition.id, frequency: "daily", at_hour: 6, at_minute: 30 };
+const created = await unwrap(api.POST("/api/v1/reports/schedules", { body: schedule }));
+const listed = await unwrap(api.GET("/api/v1/reports/schedules/{id}", { params: { path: { id: created.id } } }));
+console.log(JSON.stringify({ alerts: alerts.length, names, schedule: [listed.definition_id === definition.id, listed.frequency] }));
 `;
 
 beforeAll(async () => {
-  k = await startTestKernel({ plugins: [inventoryPlugin, pollingPlugin, alertsPlugin] });
-  await k.kernel.auth.createAccount({ username: "integrator", password: "integrator-password-1", role: "operator", scope: "All" });
+  k = await startTestKernel({ plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin, flowsPlugin, notificationsPlugin, reportsPlugin] });
+  await k.kernel.auth.createAccount({ username: "integrator", password: "integrator-password-1", role: "admin", scope: "All" });
   for (const name of ["edge-1", "edge-2", "edge-3", "edge-4", "edge-5"]) {
     expect((await k.request("POST", "/nodes", { body: { name, address: `10.77.0.${name.slice(-1)}` } })).status).toBe(201);
   }
@@ -86,5 +99,5 @@ it("packs, installs outside the repository, compiles a script against it and run
     env: { PATH: process.env.PATH, NMS_URL: k.url, NMS_USER: "integrator", NMS_PASSWORD: "integrator-password-1" },
     timeout: 60_000,
   });
-  expect(JSON.parse(out)).toEqual({ alerts: 0, names: ["edge-1", "edge-2", "edge-3", "edge-4", "edge-5"] });
+  expect(JSON.parse(out)).toEqual({ alerts: 0, names: ["edge-1", "edge-2", "edge-3", "edge-4", "edge-5"], schedule: [true, "daily"] });
 }, 240_000);

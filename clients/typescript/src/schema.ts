@@ -9,10 +9,10 @@ export interface paths {
       cookie?: never;
     };
     /** List accounts, ordered by username (keyset: pass the last username as `after`) */
-    get: operations["accountControllerList"];
+    get: operations["core.account.list"];
     put?: never;
     /** Create an account */
-    post: operations["accountControllerCreate"];
+    post: operations["core.account.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -27,12 +27,12 @@ export interface paths {
       cookie?: never;
     };
     /** One account */
-    get: operations["accountControllerGet"];
+    get: operations["core.account.get"];
     /** Replace an account's role and scope, optionally its password */
-    put: operations["accountControllerUpdate"];
+    put: operations["core.account.update"];
     post?: never;
     /** Delete an account and end its sessions */
-    delete: operations["accountControllerRemove"];
+    delete: operations["core.account.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -49,7 +49,7 @@ export interface paths {
      * Active alerts (open incidents) the caller can see, each with its ack state; worst severity first, then newest
      * @description Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All.
      */
-    get: operations["alertControllerList"];
+    get: operations["alerts.alert.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -79,7 +79,7 @@ export interface paths {
      *
      *     The change is broadcast on the Socket.IO channel `alerts.acks` as event `alerts.ack` (the answer plus `action` "recorded"/"cleared", `subject_kind`, `node`, `subject_name`, `by`, `at`), to sockets whose scope covers the node's folder.
      */
-    post: operations["alertControllerAck"];
+    post: operations["alerts.alert.ack"];
     delete?: never;
     options?: never;
     head?: never;
@@ -94,7 +94,7 @@ export interface paths {
       cookie?: never;
     };
     /** Fires per weekday × hour (UTC) over the last `days` days; only non-empty cells; empty when no history */
-    get: operations["historyControllerCalendar"];
+    get: operations["alerts.history.calendar"];
     put?: never;
     post?: never;
     delete?: never;
@@ -118,7 +118,7 @@ export interface paths {
      *
      *     400 validation_failed: a bad cursor (before not RFC 3339, before_id not a uuid or without before), bound (limit, since, until, since after until), severity or state token. 404: node_id or group_id outside the caller's scope.
      */
-    get: operations["historyControllerList"];
+    get: operations["alerts.history.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -135,7 +135,7 @@ export interface paths {
       cookie?: never;
     };
     /** Nodes with the most fires within the window, highest first; partial for folder-scoped callers */
-    get: operations["historyControllerTopNodes"];
+    get: operations["alerts.history.topNodes"];
     put?: never;
     post?: never;
     delete?: never;
@@ -152,7 +152,7 @@ export interface paths {
       cookie?: never;
     };
     /** The latest fires and resolutions (history rows with node names), newest first; no cursor */
-    get: operations["historyControllerTransitions"];
+    get: operations["alerts.history.transitions"];
     put?: never;
     post?: never;
     delete?: never;
@@ -172,7 +172,7 @@ export interface paths {
      * Saved findings across all runs, newest first; [] in skeleton mode
      * @description Newest first by (at, id). Next page: before = the last row's at exactly as received (microseconds) and before_id = its id; before alone returns rows strictly before that instant. Folder-scoped callers see the findings filed beneath their folders.
      */
-    get: operations["analysisControllerFindings"];
+    get: operations["analysis.analysis.findings"];
     put?: never;
     post?: never;
     delete?: never;
@@ -194,7 +194,7 @@ export interface paths {
      * Run a tool now over all, a folder (and beneath) or a node; answers 202 with the job id
      * @description A folder-scoped caller runs only within its folders: scope all covers its folders, and a folder or node outside them is 404. params are checked against the tool's schema (GET /analysis/tools).
      */
-    post: operations["analysisControllerRun"];
+    post: operations["analysis.analysis.run"];
     delete?: never;
     options?: never;
     head?: never;
@@ -209,7 +209,7 @@ export interface paths {
       cookie?: never;
     };
     /** A run: status (queued, running, succeeded, failed), progress and finding counts */
-    get: operations["analysisControllerJob"];
+    get: operations["analysis.analysis.job"];
     put?: never;
     post?: never;
     delete?: never;
@@ -229,7 +229,7 @@ export interface paths {
      * The findings of one run
      * @description Newest first by (at, id). Next page: before = the last row's at exactly as received (microseconds) and before_id = its id; before alone returns rows strictly before that instant. Folder-scoped callers see the findings filed beneath their folders.
      */
-    get: operations["analysisControllerJobFindings"];
+    get: operations["analysis.analysis.jobFindings"];
     put?: never;
     post?: never;
     delete?: never;
@@ -246,13 +246,13 @@ export interface paths {
       cookie?: never;
     };
     /** Analysis schedules the caller may see, oldest first, with their next run */
-    get: operations["scheduleControllerList"];
+    get: operations["analysis.schedule.list"];
     put?: never;
     /**
      * Create a schedule: a tool run daily, weekly or monthly at at_hour:at_minute in its timezone
      * @description weekly needs day_of_week (0 = Sunday), monthly day_of_month (a shorter month runs on its last day); another frequency ignores them (400 invalid_schedule when missing).
      */
-    post: operations["scheduleControllerCreate"];
+    post: operations["analysis.schedule.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -267,12 +267,12 @@ export interface paths {
       cookie?: never;
     };
     /** One schedule */
-    get: operations["scheduleControllerGet"];
+    get: operations["analysis.schedule.get"];
     /** Replace a schedule (whole body); its next run is recomputed */
-    put: operations["scheduleControllerUpdate"];
+    put: operations["analysis.schedule.update"];
     post?: never;
     /** Delete a schedule (its past runs and findings stay) */
-    delete: operations["scheduleControllerRemove"];
+    delete: operations["analysis.schedule.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -286,7 +286,7 @@ export interface paths {
       cookie?: never;
     };
     /** The analysis tools, each with the JSON schema of its params (defaults included) */
-    get: operations["analysisControllerListTools"];
+    get: operations["analysis.analysis.listTools"];
     put?: never;
     post?: never;
     delete?: never;
@@ -303,7 +303,7 @@ export interface paths {
       cookie?: never;
     };
     /** Who the bearer token belongs to */
-    get: operations["sessionControllerMe"];
+    get: operations["core.session.me"];
     put?: never;
     post?: never;
     delete?: never;
@@ -322,7 +322,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Log in: open a session for a person */
-    post: operations["sessionControllerLogin"];
+    post: operations["core.session.login"];
     delete?: never;
     options?: never;
     head?: never;
@@ -340,7 +340,7 @@ export interface paths {
     put?: never;
     post?: never;
     /** Log out: end the calling session */
-    delete: operations["sessionControllerLogout"];
+    delete: operations["core.session.logout"];
     options?: never;
     head?: never;
     patch?: never;
@@ -357,10 +357,10 @@ export interface paths {
      * Every classification rule in evaluation order: priority ascending, then id
      * @description Without `limit`, the whole list (no X-Next-Cursor). Optional keyset paging: `limit` (1 to 1000) answers one page and X-Next-Cursor when more may follow.
      */
-    get: operations["classificationRuleControllerList"];
+    get: operations["inventory.classificationRule.list"];
     put?: never;
     /** Create a classification rule */
-    post: operations["classificationRuleControllerCreate"];
+    post: operations["inventory.classificationRule.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -375,12 +375,12 @@ export interface paths {
       cookie?: never;
     };
     /** One classification rule */
-    get: operations["classificationRuleControllerGet"];
+    get: operations["inventory.classificationRule.get"];
     /** Replace a classification rule (full document; omitted optional fields take their defaults) */
-    put: operations["classificationRuleControllerReplace"];
+    put: operations["inventory.classificationRule.replace"];
     post?: never;
     /** Delete a classification rule */
-    delete: operations["classificationRuleControllerRemove"];
+    delete: operations["inventory.classificationRule.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -394,10 +394,10 @@ export interface paths {
       cookie?: never;
     };
     /** List collection templates by name (keyset pagination) */
-    get: operations["collectionTemplateControllerList"];
+    get: operations["polling.collectionTemplate.list"];
     put?: never;
     /** Create a collection template */
-    post: operations["collectionTemplateControllerCreate"];
+    post: operations["polling.collectionTemplate.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -412,12 +412,12 @@ export interface paths {
       cookie?: never;
     };
     /** One collection template */
-    get: operations["collectionTemplateControllerGet"];
+    get: operations["polling.collectionTemplate.get"];
     /** Replace a collection template's name and description (full document) */
-    put: operations["collectionTemplateControllerReplace"];
+    put: operations["polling.collectionTemplate.replace"];
     post?: never;
     /** Delete a collection template and its items; no profile may use it */
-    delete: operations["collectionTemplateControllerRemove"];
+    delete: operations["polling.collectionTemplate.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -431,10 +431,10 @@ export interface paths {
       cookie?: never;
     };
     /** Items of a collection template by metric name (keyset pagination, default page 1000) */
-    get: operations["collectionTemplateControllerListItems"];
+    get: operations["polling.collectionTemplate.listItems"];
     put?: never;
     /** Add an item (an OID to read) to a collection template */
-    post: operations["collectionTemplateControllerCreateItem"];
+    post: operations["polling.collectionTemplate.createItem"];
     delete?: never;
     options?: never;
     head?: never;
@@ -449,12 +449,12 @@ export interface paths {
       cookie?: never;
     };
     /** One item of a collection template */
-    get: operations["collectionTemplateControllerGetItem"];
+    get: operations["polling.collectionTemplate.getItem"];
     /** Replace an item of a collection template (full document; omitted optional fields take their defaults) */
-    put: operations["collectionTemplateControllerReplaceItem"];
+    put: operations["polling.collectionTemplate.replaceItem"];
     post?: never;
     /** Delete an item of a collection template */
-    delete: operations["collectionTemplateControllerRemoveItem"];
+    delete: operations["polling.collectionTemplate.removeItem"];
     options?: never;
     head?: never;
     patch?: never;
@@ -468,7 +468,7 @@ export interface paths {
       cookie?: never;
     };
     /** Export the configuration bundle (no secrets: credentials, channel configs and ingest tokens stay here); streamed */
-    get: operations["bundleControllerExport"];
+    get: operations["core.bundle.export"];
     put?: never;
     post?: never;
     delete?: never;
@@ -490,7 +490,7 @@ export interface paths {
      * Import a configuration bundle in one transaction: merge (upsert by id) or replace (also delete rows the bundle does not name)
      * @description Query or body fields dry_run (report what would happen, write nothing) and mode (merge, the default, or replace).
      */
-    post: operations["bundleControllerImport"];
+    post: operations["core.bundle.import"];
     delete?: never;
     options?: never;
     head?: never;
@@ -505,10 +505,10 @@ export interface paths {
       cookie?: never;
     };
     /** List credentials by name (keyset pagination); secrets are never answered */
-    get: operations["credentialControllerList"];
+    get: operations["inventory.credential.list"];
     put?: never;
     /** Create a credential: name, kind and the fields of that kind */
-    post: operations["credentialControllerCreate"];
+    post: operations["inventory.credential.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -523,12 +523,12 @@ export interface paths {
       cookie?: never;
     };
     /** One credential; secrets are never answered */
-    get: operations["credentialControllerGet"];
+    get: operations["inventory.credential.get"];
     /** Replace a credential (full document); an omitted secret keeps the stored one unless the kind changes */
-    put: operations["credentialControllerReplace"];
+    put: operations["inventory.credential.replace"];
     post?: never;
     /** Delete a credential no node or URL check uses */
-    delete: operations["credentialControllerRemove"];
+    delete: operations["inventory.credential.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -547,7 +547,7 @@ export interface paths {
      * Import discovered devices as nodes, in one transaction
      * @description Creates a node per row unless a device node already stands at its address (an earlier row of the same request counts): created + skipped_existing equals the rows. With file_by_prefix, rows without their own group_id go into the visible folder whose ip_ranges hold the address (the longest prefix wins; the request's group_id when none or a tie). 400 more nodes than one sweep (too_many_nodes), a blank name, an address that is not an IP, a binding id that is not a UUID or names nothing, a group_id no folder has; 403 out_of_scope when a folder-scoped caller leaves a row bound for the tree root (nothing is written).
      */
-    post: operations["discoveryControllerImport"];
+    post: operations["inventory.discovery.import"];
     delete?: never;
     options?: never;
     head?: never;
@@ -562,13 +562,13 @@ export interface paths {
       cookie?: never;
     };
     /** Sweeps, newest first (keyset pagination); without their results */
-    get: operations["sweepControllerList"];
+    get: operations["polling.sweep.list"];
     put?: never;
     /**
      * Start a discovery sweep of an address range (runs as a job)
      * @description Probes every address of `cidr` by SNMP (sysObjectID, sysDescr, sysName) on `port` with each candidate credential at once per address; the first credential in the list's order that answers is recorded with what the device said and the classifier's proposed profile. At most 64 addresses are probed at once, each probe waits `timeout_ms` with no retry. Progress streams on the Socket.IO channel polling.sweeps; GET /discovery/sweeps/{id} shows it and the results as a discovery import body.
      */
-    post: operations["sweepControllerCreate"];
+    post: operations["polling.sweep.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -583,7 +583,7 @@ export interface paths {
       cookie?: never;
     };
     /** A sweep's progress and results, with the results as a POST /discovery/import body */
-    get: operations["sweepControllerGet"];
+    get: operations["polling.sweep.get"];
     put?: never;
     post?: never;
     delete?: never;
@@ -600,10 +600,10 @@ export interface paths {
       cookie?: never;
     };
     /** Event rules, oldest first (keyset pagination) */
-    get: operations["eventRuleControllerList"];
+    get: operations["events.eventRule.list"];
     put?: never;
     /** Create an event rule */
-    post: operations["eventRuleControllerCreate"];
+    post: operations["events.eventRule.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -618,12 +618,12 @@ export interface paths {
       cookie?: never;
     };
     /** One event rule */
-    get: operations["eventRuleControllerGet"];
+    get: operations["events.eventRule.get"];
     /** Replace an event rule (the create body); when its matching changes, its open alerts clear and counting starts over */
-    put: operations["eventRuleControllerReplace"];
+    put: operations["events.eventRule.replace"];
     post?: never;
     /** Delete an event rule (its open alerts clear) */
-    delete: operations["eventRuleControllerRemove"];
+    delete: operations["events.eventRule.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -637,10 +637,10 @@ export interface paths {
       cookie?: never;
     };
     /** Event sources, oldest first (the built-in ones first; keyset pagination); tokens are never answered */
-    get: operations["eventSourceControllerList"];
+    get: operations["events.eventSource.list"];
     put?: never;
     /** Create an event source; an http source's ingest token is answered this once */
-    post: operations["eventSourceControllerCreate"];
+    post: operations["events.eventSource.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -655,15 +655,15 @@ export interface paths {
       cookie?: never;
     };
     /** One event source */
-    get: operations["eventSourceControllerGet"];
+    get: operations["events.eventSource.get"];
     put?: never;
     post?: never;
     /** Delete an event source (its events stay) */
-    delete: operations["eventSourceControllerRemove"];
+    delete: operations["events.eventSource.remove"];
     options?: never;
     head?: never;
     /** Rename, re-attribute, enable or disable an event source (kind cannot change) */
-    patch: operations["eventSourceControllerUpdate"];
+    patch: operations["events.eventSource.update"];
     trace?: never;
   };
   "/api/v1/event-sources/{id}/token": {
@@ -676,7 +676,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** A new ingest token for an http source (the old one stops working); answered this once */
-    post: operations["eventSourceControllerRotate"];
+    post: operations["events.eventSource.rotate"];
     delete?: never;
     options?: never;
     head?: never;
@@ -694,7 +694,7 @@ export interface paths {
      * Events, newest first (keyset pagination); folder-scoped callers see the events of their nodes
      * @description Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap, flow; flow records are counted by the stats only, from the flows plugin's minute rollups, and the list holds none), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name).
      */
-    get: operations["eventControllerList"];
+    get: operations["events.event.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -713,7 +713,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Records a remote poller's syslog and trap receivers forwarded (the poller's token); fire-and-forget, never buffered */
-    post: operations["eventControllerForwarded"];
+    post: operations["events.event.forwarded"];
     delete?: never;
     options?: never;
     head?: never;
@@ -730,7 +730,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Post events to an http event source, authenticated with that source's ingest token (Authorization: Bearer) */
-    post: operations["eventControllerPost"];
+    post: operations["events.event.post"];
     delete?: never;
     options?: never;
     head?: never;
@@ -748,7 +748,7 @@ export interface paths {
      * The SNMPv3 users a remote poller's trap listener accepts (the poller's token), keys sealed
      * @description Called by `nms poller` when the events plugin is loaded there; not meant for people.
      */
-    get: operations["pollerTrapUserControllerTrapUsers"];
+    get: operations["events.pollerTrapUser.trapUsers"];
     put?: never;
     post?: never;
     delete?: never;
@@ -768,7 +768,7 @@ export interface paths {
      * Event counts: group_by=time gives buckets {ts_unix_ms, count, by_kind}; kind, action, trap or source give count-ordered buckets {key, node_id, count}
      * @description Filters (all optional): start, end (RFC 3339 or Unix ms; stats default to the last 24 h), kind (comma-separated: syslog, trap, flow; flow records are counted by the stats only, from the flows plugin's minute rollups, and the list holds none), node_id, matched (a rule matched), action (comma-separated: unmatched, counted, fired, cleared, suppressed), severity (comma-separated syslog severities 0-7), q + regex (anywhere in message, host, app, msgid, trap OID, raw), msg + msg_regex + msg_not (the message only), src + src_not (sender address or CIDR, or attributed node name). group_by: kind (default), action, trap, source, time. limit: categorical buckets, 1-1000, default 10. bucket_secs: time bucket width (default: the range in about 200 buckets, at least 60 s; at most 10000 buckets). split: kind (time buckets carry by_kind).
      */
-    get: operations["eventControllerStats"];
+    get: operations["events.event.stats"];
     put?: never;
     post?: never;
     delete?: never;
@@ -787,7 +787,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Load the address-to-AS table (prefix, asn, name); replaces it unless replace is false */
-    post: operations["flowControllerImportAsn"];
+    post: operations["flows.flow.importAsn"];
     delete?: never;
     options?: never;
     head?: never;
@@ -807,7 +807,7 @@ export interface paths {
      * Load the address-to-AS table from an MMDB file (GeoLite2-ASN, ipinfo, iptoasn-derived) sent as the body; replaces it unless replace=false
      * @description The body is the .mmdb file itself (Content-Type: application/octet-stream, uncompressed, at most pluginConfig.flows.asnUploadMaxMiB, 128 MiB by default). Every network whose record has an AS number (autonomous_system_number, asn or as_number; 'AS13335' or 13335) becomes a prefix, named by autonomous_system_organization, as_name, name, as_description, organization (or the domain). IPv4 networks of an IPv6 tree are stored as IPv4 prefixes; the aliases of the IPv4 space (::ffff:0:0/96, 2002::/16) are not loaded twice. The file is read and written in one transaction: a fault leaves the table as it was.
      */
-    post: operations["flowControllerImportAsnMmdb"];
+    post: operations["flows.flow.importAsnMmdb"];
     delete?: never;
     options?: never;
     head?: never;
@@ -825,7 +825,7 @@ export interface paths {
      * Flow conversations (source, destination) ranked by traffic; folder-scoped callers see the flows their nodes exported
      * @description Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.
      */
-    get: operations["flowControllerConversations"];
+    get: operations["flows.flow.conversations"];
     put?: never;
     post?: never;
     delete?: never;
@@ -842,7 +842,7 @@ export interface paths {
       cookie?: never;
     };
     /** Exporters seen: node, version, counters, records per second, sampling and templates */
-    get: operations["flowControllerExporters"];
+    get: operations["flows.flow.exporters"];
     put?: never;
     post?: never;
     delete?: never;
@@ -861,7 +861,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Export datagrams a remote poller's flow listener received (the poller's token); fire-and-forget, never buffered */
-    post: operations["flowControllerForwarded"];
+    post: operations["flows.flow.forwarded"];
     delete?: never;
     options?: never;
     head?: never;
@@ -879,7 +879,7 @@ export interface paths {
      * Autonomous systems ranked by traffic, on the side dir names (dst by default)
      * @description Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.
      */
-    get: operations["flowControllerTopAs"];
+    get: operations["flows.flow.topAs"];
     put?: never;
     post?: never;
     delete?: never;
@@ -896,10 +896,10 @@ export interface paths {
       cookie?: never;
     };
     /** Destinations by name (keyset pagination); secrets are never answered */
-    get: operations["destinationControllerList"];
+    get: operations["forwarding.destination.list"];
     put?: never;
     /** Create a destination: where the tee sends a received stream (syslog, trap, flow), with its filter */
-    post: operations["destinationControllerCreate"];
+    post: operations["forwarding.destination.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -914,12 +914,12 @@ export interface paths {
       cookie?: never;
     };
     /** One destination; secrets are never answered */
-    get: operations["destinationControllerGet"];
+    get: operations["forwarding.destination.get"];
     /** Replace a destination with the whole body; an omitted secret keeps the stored one, null clears it */
-    put: operations["destinationControllerReplace"];
+    put: operations["forwarding.destination.replace"];
     post?: never;
     /** Delete a destination (the tee stops sending to it) */
-    delete: operations["destinationControllerRemove"];
+    delete: operations["forwarding.destination.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -933,7 +933,7 @@ export interface paths {
       cookie?: never;
     };
     /** This replica's counters for a destination since it started: forwarded, dropped (filter, rate limit, queue), send and connection errors, connection; plus the latest reports of the pollers that tee it, summed */
-    get: operations["destinationControllerStatus"];
+    get: operations["forwarding.destination.status"];
     put?: never;
     post?: never;
     delete?: never;
@@ -955,7 +955,7 @@ export interface paths {
      * A remote poller's sync (its token): its counters in, its pool's destinations out (secrets sealed)
      * @description Called by `nms poller` when the forwarding plugin is loaded there; not meant for people.
      */
-    post: operations["pollerSyncControllerSync"];
+    post: operations["forwarding.pollerSync.sync"];
     delete?: never;
     options?: never;
     head?: never;
@@ -970,7 +970,7 @@ export interface paths {
       cookie?: never;
     };
     /** Readiness, store status, plugins and listeners (no auth) */
-    get: operations["healthControllerGet"];
+    get: operations["core.health.get"];
     put?: never;
     post?: never;
     delete?: never;
@@ -987,7 +987,7 @@ export interface paths {
       cookie?: never;
     };
     /** Liveness (no auth): 200 while the process serves HTTP, starting and stopping included; for a supervisor's restart probe */
-    get: operations["healthControllerLive"];
+    get: operations["core.health.live"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1004,7 +1004,7 @@ export interface paths {
       cookie?: never;
     };
     /** Readiness (no auth): 200 when this replica takes API requests, else 503; for a balancer's health check */
-    get: operations["healthControllerReady"];
+    get: operations["core.health.ready"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1021,10 +1021,10 @@ export interface paths {
       cookie?: never;
     };
     /** IPAM servers by name (keyset pagination); tokens are never answered */
-    get: operations["serverControllerList"];
+    get: operations["ipam.server.list"];
     put?: never;
     /** Add an IPAM server (its token is sealed and never answered); its first sync starts within a minute */
-    post: operations["serverControllerCreate"];
+    post: operations["ipam.server.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1039,12 +1039,12 @@ export interface paths {
       cookie?: never;
     };
     /** One IPAM server with its sync status */
-    get: operations["serverControllerGet"];
+    get: operations["ipam.server.get"];
     /** Replace an IPAM server (full document): site_id_field omitted clears it; token omitted or null keeps it; ca_cert_pem absent keeps, null clears */
-    put: operations["serverControllerReplace"];
+    put: operations["ipam.server.replace"];
     post?: never;
     /** Delete an IPAM server with its synced sites, prefixes and site mappings (folders keep the ranges they had) */
-    delete: operations["serverControllerRemove"];
+    delete: operations["ipam.server.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1058,9 +1058,9 @@ export interface paths {
       cookie?: never;
     };
     /** Which folder follows which IPAM site of this server */
-    get: operations["serverControllerMappings"];
+    get: operations["ipam.server.mappings"];
     /** Replace the server's site -> folder mapping; each mapped folder's ip_ranges are set to its site's prefixes now and after every sync */
-    put: operations["serverControllerSetMappings"];
+    put: operations["ipam.server.setMappings"];
     post?: never;
     delete?: never;
     options?: never;
@@ -1076,7 +1076,7 @@ export interface paths {
       cookie?: never;
     };
     /** The sites of the server's last sync, by name (keyset pagination), with their prefix count and mapped folder */
-    get: operations["serverControllerSites"];
+    get: operations["ipam.server.sites"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1095,7 +1095,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Start a sync of this server now (an ipam.sync job); its outcome shows in the server's status */
-    post: operations["serverControllerSyncNow"];
+    post: operations["ipam.server.syncNow"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1110,7 +1110,7 @@ export interface paths {
       cookie?: never;
     };
     /** Bound listeners of every plugin on this instance: plugin, stream, protocol, address, port, counters (received, dropped, malformed) */
-    get: operations["listenerControllerList"];
+    get: operations["core.listener.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1127,7 +1127,7 @@ export interface paths {
       cookie?: never;
     };
     /** Maintenance windows the caller can see (every target visible), newest first; the next page via ?cursor= from the X-Next-Cursor header */
-    get: operations["maintenanceControllerList"];
+    get: operations["alerts.maintenance.list"];
     put?: never;
     /**
      * Create a maintenance window: one-off (starts_at, ends_at) or recurring (recurrence), for nodes or folders
@@ -1137,7 +1137,7 @@ export interface paths {
      *
      *     target_ids: nodes or folders (a folder covers everything beneath it) the caller can see, else 400 unknown_reference. A folder is known through the nodes filed beneath it.
      */
-    post: operations["maintenanceControllerCreate"];
+    post: operations["alerts.maintenance.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1152,11 +1152,11 @@ export interface paths {
       cookie?: never;
     };
     /** One maintenance window */
-    get: operations["maintenanceControllerGet"];
+    get: operations["alerts.maintenance.get"];
     put?: never;
     post?: never;
     /** Delete a maintenance window */
-    delete: operations["maintenanceControllerRemove"];
+    delete: operations["alerts.maintenance.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1170,7 +1170,7 @@ export interface paths {
       cookie?: never;
     };
     /** The visible windows active at an instant, each with the occurrence that covers it */
-    get: operations["maintenanceControllerActive"];
+    get: operations["alerts.maintenance.active"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1190,7 +1190,7 @@ export interface paths {
      * What the pollers measured, in the Prometheus exposition format, for Prometheus and Grafana
      * @description The latest value of every series of the nodes the caller may see (folder scope applies), as gauges: interface traffic, utilisation, errors, discards and status; CPU and storage; uptime, reachability and round-trip time; other polled metrics by name. Labels: node, node_id, folder (names from the root, joined with /), and interface and ifindex, or row and row_name. At most pluginConfig.polling.deviceMetricsMaxSeries series (nms_device_series_truncated says when some were left out). Scrape it with an API token (a viewer token scoped to folders limits what Prometheus stores). docs/metrics.md#device-metrics lists the families.
      */
-    get: operations["deviceMetricsControllerExposition"];
+    get: operations["polling.deviceMetrics.exposition"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1210,7 +1210,7 @@ export interface paths {
      * Fleet interface top-N by throughput, bits/s, errors or discards
      * @description Interfaces ranked by a rate, highest first. `metric`: throughput (in + out, bits/s), in_bps, out_bps (bits/s), errors (in + out errors/s), discards (in + out discards/s). `agg`: latest (default: each interface's most recent rate, leaving out rates older than one hour), avg_15m, max_15m, avg_1h, max_1h (average or maximum over that trailing window of the sample history; for throughput, errors and discards the maximum is that of the in + out sums of one poll). `limit`: clamped to 1..100, default 10. if_speed_bps is the configured speed (ifHighSpeed, else ifSpeed). A folder-scoped caller sees only nodes filed under its folders, and `partial` is then true; it is false for unrestricted callers. 400 validation_failed for a metric outside the list or an unsupported agg.
      */
-    get: operations["metricsControllerInterfaceTop"];
+    get: operations["polling.metrics.interfaceTop"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1230,7 +1230,7 @@ export interface paths {
      * Monitoring gaps, newest first
      * @description Times a poller was silent past its heartbeat allowance, recorded when it came back; newest first, at most 200. A read error answers an empty list. 503 without a durable store (skeleton mode).
      */
-    get: operations["systemControllerGaps"];
+    get: operations["polling.system.gaps"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1247,7 +1247,7 @@ export interface paths {
       cookie?: never;
     };
     /** Active mutes (until in the future) the caller can see, newest first; the next page via ?cursor= from the X-Next-Cursor header */
-    get: operations["muteControllerList"];
+    get: operations["alerts.mute.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1267,7 +1267,7 @@ export interface paths {
     put?: never;
     post?: never;
     /** End a mute now (delete it) */
-    delete: operations["muteControllerRemove"];
+    delete: operations["alerts.mute.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1286,7 +1286,7 @@ export interface paths {
      * Mute one metric on many nodes until a time (AckAlerts, not the maintenance permission)
      * @description Repeated ids count once (requested). Nodes that do not exist or lie outside the caller's folder scope are skipped without saying which (created is lower). 400: until unparseable or not in the future, metric_name not an identifier, more ids than pluginConfig.alerts.bulkMuteMax. A muted metric still records history; its notifications are suppressed.
      */
-    post: operations["muteControllerBulk"];
+    post: operations["alerts.mute.bulk"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1301,10 +1301,10 @@ export interface paths {
       cookie?: never;
     };
     /** Organizations by name (keyset pagination); keys are never answered */
-    get: operations["orgControllerList"];
+    get: operations["netcloud.org.list"];
     put?: never;
     /** Monitor an organization the key reaches; a second add of the same organization is skipped (200, skipped: true) */
-    post: operations["orgControllerAdd"];
+    post: operations["netcloud.org.add"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1319,11 +1319,11 @@ export interface paths {
       cookie?: never;
     };
     /** One organization, with its import settings and last sync; the key is never answered */
-    get: operations["orgControllerGet"];
+    get: operations["netcloud.org.get"];
     put?: never;
     post?: never;
     /** Stop monitoring an organization (its key and device memory go; the nodes it imported stay) */
-    delete: operations["orgControllerRemove"];
+    delete: operations["netcloud.org.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1338,7 +1338,7 @@ export interface paths {
     };
     get?: never;
     /** Import settings; they take effect at the next sync */
-    put: operations["orgControllerImportSettings"];
+    put: operations["netcloud.org.importSettings"];
     post?: never;
     delete?: never;
     options?: never;
@@ -1354,7 +1354,7 @@ export interface paths {
       cookie?: never;
     };
     /** The organization's networks with their watched flag, by name (keyset pagination) */
-    get: operations["orgControllerNetworks"];
+    get: operations["netcloud.org.networks"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1372,7 +1372,7 @@ export interface paths {
     };
     get?: never;
     /** Watch a network (its devices are imported) or stop watching it; the flag survives syncs */
-    put: operations["orgControllerSetWatched"];
+    put: operations["netcloud.org.setWatched"];
     post?: never;
     delete?: never;
     options?: never;
@@ -1390,7 +1390,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Queue a sync of the organization now (GET it for last_sync_at and last_sync_status) */
-    post: operations["orgControllerSyncNow"];
+    post: operations["netcloud.org.syncNow"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1407,7 +1407,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** The organizations a key reaches, each with already_added; read-only upstream, persists nothing */
-    post: operations["orgControllerDiscover"];
+    post: operations["netcloud.org.discover"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1422,10 +1422,10 @@ export interface paths {
       cookie?: never;
     };
     /** List folders the caller may see, by name (keyset: pass back X-Next-Cursor as ?cursor=) */
-    get: operations["folderControllerList"];
+    get: operations["inventory.folder.list"];
     put?: never;
     /** Create a folder */
-    post: operations["folderControllerCreate"];
+    post: operations["inventory.folder.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1440,12 +1440,12 @@ export interface paths {
       cookie?: never;
     };
     /** One folder */
-    get: operations["folderControllerGet"];
+    get: operations["inventory.folder.get"];
     /** Replace a folder (full document: omitted fields take their defaults); may move it */
-    put: operations["folderControllerUpdate"];
+    put: operations["inventory.folder.update"];
     post?: never;
     /** Delete an empty folder (its pins go with it) */
-    delete: operations["folderControllerRemove"];
+    delete: operations["inventory.folder.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1460,7 +1460,7 @@ export interface paths {
     };
     get?: never;
     /** Set or clear (null, empty or omitted) the folder's pool; nodes beneath without a pool of their own follow on the next sweep */
-    put: operations["folderControllerSetPool"];
+    put: operations["inventory.folder.setPool"];
     post?: never;
     delete?: never;
     options?: never;
@@ -1476,7 +1476,7 @@ export interface paths {
       cookie?: never;
     };
     /** The whole visible tree with node counts and the caller's pins (a folder-scoped caller's scope folders are the roots) */
-    get: operations["folderControllerTree"];
+    get: operations["inventory.folder.tree"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1493,10 +1493,10 @@ export interface paths {
       cookie?: never;
     };
     /** Nodes the caller can see, by (lower(name), id); the next page via ?cursor= from the X-Next-Cursor header */
-    get: operations["nodeControllerList"];
+    get: operations["inventory.node.list"];
     put?: never;
     /** Create a node (group_id absent or null = tree root) */
-    post: operations["nodeControllerCreate"];
+    post: operations["inventory.node.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1511,12 +1511,12 @@ export interface paths {
       cookie?: never;
     };
     /** One node with its effective pool and tags */
-    get: operations["nodeControllerGet"];
+    get: operations["inventory.node.get"];
     /** Replace a node (full document: absent optional fields take their defaults) */
-    put: operations["nodeControllerUpdate"];
+    put: operations["inventory.node.update"];
     post?: never;
     /** Delete a node (its URL and DNS checks go with it; child nodes lose their parent) */
-    delete: operations["nodeControllerRemove"];
+    delete: operations["inventory.node.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1530,15 +1530,15 @@ export interface paths {
       cookie?: never;
     };
     /** The node's DNS check */
-    get: operations["checkControllerGetDnsCheck"];
+    get: operations["inventory.check.getDnsCheck"];
     /**
      * Create or replace the node's DNS check
      * @description Replaces the whole check: an omitted field takes its default.
      */
-    put: operations["checkControllerPutDnsCheck"];
+    put: operations["inventory.check.putDnsCheck"];
     post?: never;
     /** Remove the node's DNS check */
-    delete: operations["checkControllerDeleteDnsCheck"];
+    delete: operations["inventory.check.deleteDnsCheck"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1555,7 +1555,7 @@ export interface paths {
      * A node's interfaces with name, alias, configured speed, oper status and latest rates
      * @description Ordered by ifindex; rates are null where none was measured. 404 for a node that is missing or outside the caller's scope.
      */
-    get: operations["metricsControllerNodeInterfaces"];
+    get: operations["polling.metrics.nodeInterfaces"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1575,7 +1575,7 @@ export interface paths {
      * A node's series of one metric over a time range (raw samples or buckets)
      * @description A node's series of one metric from the sample history, oldest first. `from` and `to` are RFC 3339 timestamps or Unix seconds (default: to = now, from = 1 hour before to; from < to); from is inclusive, to exclusive. `ifindex` picks the interface of an interface metric and `row` the row of a table metric (CPU, storage); absent = the node-level series. Without `step` the raw samples are answered (at most 10000, else 400 too_many_points: ask for a step); with `step` (seconds, 1..86400) one point per bucket with its average, minimum, maximum and count, at most 10000 buckets. 400 invalid_range for a bound that does not parse or from not before to; 404 for a node that is missing or outside the caller's scope.
      */
-    get: operations["metricsControllerHistory"];
+    get: operations["polling.metrics.history"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1592,15 +1592,15 @@ export interface paths {
       cookie?: never;
     };
     /** The node's URL check */
-    get: operations["checkControllerGetUrlCheck"];
+    get: operations["inventory.check.getUrlCheck"];
     /**
      * Create or replace the node's URL check
      * @description Replaces the whole check: an omitted field takes its default. json_extract paths are stored and returned exactly as sent.
      */
-    put: operations["checkControllerPutUrlCheck"];
+    put: operations["inventory.check.putUrlCheck"];
     post?: never;
     /** Remove the node's URL check */
-    delete: operations["checkControllerDeleteUrlCheck"];
+    delete: operations["inventory.check.deleteUrlCheck"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1614,10 +1614,10 @@ export interface paths {
       cookie?: never;
     };
     /** Channels by name (keyset pagination); secrets are never answered */
-    get: operations["channelControllerList"];
+    get: operations["notifications.channel.list"];
     put?: never;
     /** Create a channel: name, kind, the kind's config, optional templates */
-    post: operations["channelControllerCreate"];
+    post: operations["notifications.channel.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1632,16 +1632,16 @@ export interface paths {
       cookie?: never;
     };
     /** One channel; secrets are never answered */
-    get: operations["channelControllerGet"];
+    get: operations["notifications.channel.get"];
     /** Enable or disable a channel */
-    put: operations["channelControllerSetEnabled"];
+    put: operations["notifications.channel.setEnabled"];
     post?: never;
     /** Delete a channel (its deliveries stay in the log, by name) */
-    delete: operations["channelControllerRemove"];
+    delete: operations["notifications.channel.remove"];
     options?: never;
     head?: never;
     /** Change a channel's name, config or templates; an omitted secret keeps the stored one */
-    patch: operations["channelControllerPatch"];
+    patch: operations["notifications.channel.patch"];
     trace?: never;
   };
   "/api/v1/notification-channels/{id}/test": {
@@ -1654,7 +1654,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Send one test notification (the sample alert, subject [TEST] …), once, without retry; works on a disabled channel */
-    post: operations["channelControllerTest"];
+    post: operations["notifications.channel.test"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1669,7 +1669,7 @@ export interface paths {
       cookie?: never;
     };
     /** The built-in template items of a channel kind, for fire, resolve and suppress */
-    get: operations["channelControllerBuiltinTemplate"];
+    get: operations["notifications.channel.builtinTemplate"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1686,7 +1686,7 @@ export interface paths {
       cookie?: never;
     };
     /** The channel kinds this service can send through, with their config schemas */
-    get: operations["channelControllerListKinds"];
+    get: operations["notifications.channel.listKinds"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1703,7 +1703,7 @@ export interface paths {
       cookie?: never;
     };
     /** Deliveries, newest first (keyset pagination), by channel, status, alert incident and time */
-    get: operations["deliveryControllerList"];
+    get: operations["notifications.delivery.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1720,7 +1720,7 @@ export interface paths {
       cookie?: never;
     };
     /** One delivery with its attempts */
-    get: operations["deliveryControllerGet"];
+    get: operations["notifications.delivery.get"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1737,7 +1737,7 @@ export interface paths {
       cookie?: never;
     };
     /** This API's OpenAPI 3 document */
-    get: operations["openApiControllerGet"];
+    get: operations["core.openApi.get"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1754,7 +1754,7 @@ export interface paths {
       cookie?: never;
     };
     /** The caller's pinned folders that it may still see */
-    get: operations["pinControllerList"];
+    get: operations["inventory.pin.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1772,10 +1772,10 @@ export interface paths {
     };
     get?: never;
     /** Pin a folder (repeating is not an error) */
-    put: operations["pinControllerPin"];
+    put: operations["inventory.pin.pin"];
     post?: never;
     /** Unpin a folder (one not pinned is not an error) */
-    delete: operations["pinControllerUnpin"];
+    delete: operations["inventory.pin.unpin"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1789,7 +1789,7 @@ export interface paths {
       cookie?: never;
     };
     /** Pollers, by pool, with their online flag */
-    get: operations["pollerControllerList"];
+    get: operations["polling.poller.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1806,7 +1806,7 @@ export interface paths {
       cookie?: never;
     };
     /** What the poller must poll: the targets of its pool, credentials' secrets included */
-    get: operations["pollerControllerAssignment"];
+    get: operations["polling.poller.assignment"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1825,7 +1825,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** A poller's heartbeat, with its host telemetry */
-    post: operations["pollerControllerHeartbeat"];
+    post: operations["polling.poller.heartbeat"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1845,7 +1845,7 @@ export interface paths {
      * Samples (and interface, facts and reachability updates) a poller measured
      * @description Stored before the answer (a 2xx means committed); a sample already stored is skipped, so a resend is harmless. backfill: true for what a poller buffered while cut off (stored, not alerted on).
      */
-    post: operations["pollerControllerSamples"];
+    post: operations["polling.poller.samples"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1865,7 +1865,7 @@ export interface paths {
      * Register a remote poller for a pool
      * @description Creates or refreshes the poller; one that had been silent past the allowance gets a monitoring gap recorded.
      */
-    post: operations["pollerControllerRegister"];
+    post: operations["polling.poller.register"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1880,10 +1880,10 @@ export interface paths {
       cookie?: never;
     };
     /** List device profiles by name (keyset pagination) */
-    get: operations["profileControllerList"];
+    get: operations["inventory.profile.list"];
     put?: never;
     /** Create a device profile */
-    post: operations["profileControllerCreate"];
+    post: operations["inventory.profile.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1898,12 +1898,12 @@ export interface paths {
       cookie?: never;
     };
     /** One device profile */
-    get: operations["profileControllerGet"];
+    get: operations["inventory.profile.get"];
     /** Replace a device profile (full document; omitted optional fields take their defaults) */
-    put: operations["profileControllerReplace"];
+    put: operations["inventory.profile.replace"];
     post?: never;
     /** Delete a device profile no node, classification rule or child profile uses */
-    delete: operations["profileControllerRemove"];
+    delete: operations["inventory.profile.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1917,7 +1917,7 @@ export interface paths {
       cookie?: never;
     };
     /** Collection templates a device profile uses, by name */
-    get: operations["collectionTemplateControllerTemplatesOfProfile"];
+    get: operations["polling.collectionTemplate.templatesOfProfile"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1935,10 +1935,10 @@ export interface paths {
     };
     get?: never;
     /** A device profile uses a collection template (repeating it is not an error) */
-    put: operations["collectionTemplateControllerAttach"];
+    put: operations["polling.collectionTemplate.attach"];
     post?: never;
     /** A device profile stops using a collection template (detaching one it does not use is not an error) */
-    delete: operations["collectionTemplateControllerDetach"];
+    delete: operations["polling.collectionTemplate.detach"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1957,7 +1957,7 @@ export interface paths {
      * Apply confirmed profile changes, in one transaction
      * @description A node named twice counts once and its last entry is used; applied + skipped_changed + skipped_hidden + skipped_locked equals the distinct nodes named. skipped_hidden: the node is gone or outside the caller's folder scope; skipped_locked: profile_locked; skipped_changed: its profile is no longer from_profile_id, or the rules no longer choose to_profile_id for its sysObjectID and sysDescr. 400 more than 5000 items.
      */
-    post: operations["reclassifyControllerApply"];
+    post: operations["inventory.reclassify.apply"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1972,7 +1972,7 @@ export interface paths {
       cookie?: never;
     };
     /** Nodes whose classification rules now choose another profile than they have (not profile_locked), by (lower(name), id) */
-    get: operations["reclassifyControllerPreview"];
+    get: operations["inventory.reclassify.preview"];
     put?: never;
     post?: never;
     delete?: never;
@@ -1989,10 +1989,10 @@ export interface paths {
       cookie?: never;
     };
     /** Report definitions, oldest first (keyset pagination) */
-    get: operations["definitionControllerList"];
+    get: operations["reports.definition.list"];
     put?: never;
     /** Create a report definition */
-    post: operations["definitionControllerCreate"];
+    post: operations["reports.definition.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2007,12 +2007,12 @@ export interface paths {
       cookie?: never;
     };
     /** One report definition */
-    get: operations["definitionControllerGet"];
+    get: operations["reports.definition.get"];
     /** Replace a report definition (name, description, spec) */
-    put: operations["definitionControllerReplace"];
+    put: operations["reports.definition.replace"];
     post?: never;
     /** Delete a report definition and its schedules (its runs stay, without the link) */
-    delete: operations["definitionControllerRemove"];
+    delete: operations["reports.definition.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -2028,7 +2028,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Render the definition now, for the caller's folder scope: 202 with the run id; progress on the reports.runs channel */
-    post: operations["definitionControllerRun"];
+    post: operations["reports.definition.run"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2043,7 +2043,7 @@ export interface paths {
       cookie?: never;
     };
     /** Report runs, newest first (keyset pagination); optional definition_id filter */
-    get: operations["runControllerList"];
+    get: operations["reports.run.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2060,7 +2060,7 @@ export interface paths {
       cookie?: never;
     };
     /** One run: status, range, scope, outputs, deliveries and the rendered sections */
-    get: operations["runControllerGet"];
+    get: operations["reports.run.get"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2077,7 +2077,7 @@ export interface paths {
       cookie?: never;
     };
     /** Download a run's HTML (text/html), CSV (text/csv) or PDF (application/pdf) */
-    get: operations["runControllerDownload"];
+    get: operations["reports.run.download"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2094,10 +2094,10 @@ export interface paths {
       cookie?: never;
     };
     /** Report schedules, oldest first (keyset pagination), with their next run */
-    get: operations["scheduleControllerList_1"];
+    get: operations["reports.schedule.list"];
     put?: never;
     /** Schedule a report definition: daily, weekly or monthly at a wall-clock time of an IANA zone */
-    post: operations["scheduleControllerCreate_1"];
+    post: operations["reports.schedule.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2112,12 +2112,12 @@ export interface paths {
       cookie?: never;
     };
     /** One report schedule */
-    get: operations["scheduleControllerGetById"];
+    get: operations["reports.schedule.get"];
     /** Replace a report schedule (its next run is recomputed) */
-    put: operations["scheduleControllerReplace"];
+    put: operations["reports.schedule.replace"];
     post?: never;
     /** Delete a report schedule */
-    delete: operations["scheduleControllerRemoveById"];
+    delete: operations["reports.schedule.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -2131,7 +2131,7 @@ export interface paths {
       cookie?: never;
     };
     /** The section kinds this build can render, with the JSON schema of their params */
-    get: operations["definitionControllerKinds"];
+    get: operations["reports.definition.kinds"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2148,10 +2148,10 @@ export interface paths {
       cookie?: never;
     };
     /** Routing rules, oldest first (keyset pagination) */
-    get: operations["routingRuleControllerList"];
+    get: operations["notifications.routingRule.list"];
     put?: never;
     /** Create a routing rule */
-    post: operations["routingRuleControllerCreate"];
+    post: operations["notifications.routingRule.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2166,12 +2166,12 @@ export interface paths {
       cookie?: never;
     };
     /** One routing rule */
-    get: operations["routingRuleControllerGet"];
+    get: operations["notifications.routingRule.get"];
     /** Replace a routing rule (the create body) */
-    put: operations["routingRuleControllerReplace"];
+    put: operations["notifications.routingRule.replace"];
     post?: never;
     /** Delete a routing rule */
-    delete: operations["routingRuleControllerRemove"];
+    delete: operations["notifications.routingRule.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -2185,7 +2185,7 @@ export interface paths {
       cookie?: never;
     };
     /** Each current overlap between prefixes of different sites, by key (keyset pagination), with its ack state */
-    get: operations["overlapControllerList"];
+    get: operations["ipam.overlap.list"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2203,7 +2203,7 @@ export interface paths {
     };
     get?: never;
     /** Mark a current overlap deliberate for the sites it spans now (a site joining it later reopens it) */
-    put: operations["overlapControllerAck"];
+    put: operations["ipam.overlap.ack"];
     post?: never;
     delete?: never;
     options?: never;
@@ -2222,7 +2222,7 @@ export interface paths {
      * Host telemetry of the core and of every poller reporting
      * @description The core first (measured now), then each remote poller that reported telemetry, with its online flag. Skeleton mode: the core alone.
      */
-    get: operations["systemControllerHosts"];
+    get: operations["polling.system.hosts"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2239,13 +2239,13 @@ export interface paths {
       cookie?: never;
     };
     /** List threshold rules, oldest first (keyset pagination) */
-    get: operations["thresholdControllerList"];
+    get: operations["alerts.threshold.list"];
     put?: never;
     /**
      * Create a threshold rule
      * @description The four bounds win over direction/warning/critical when any of them carries a value; scope_ids wins over scope_id; a global rule ignores (does not store) targets; a profile, folder or node rule without targets is a global rule. The rule is stored normalised.
      */
-    post: operations["thresholdControllerCreate"];
+    post: operations["alerts.threshold.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2260,12 +2260,12 @@ export interface paths {
       cookie?: never;
     };
     /** One threshold rule, normalised (the four bounds resolved, every target in scope_ids) */
-    get: operations["thresholdControllerGet"];
+    get: operations["alerts.threshold.get"];
     /** Replace a threshold rule (full document, the rules of create) */
-    put: operations["thresholdControllerReplace"];
+    put: operations["alerts.threshold.replace"];
     post?: never;
     /** Delete a threshold rule; its open incidents are cleared */
-    delete: operations["thresholdControllerRemove"];
+    delete: operations["alerts.threshold.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -2279,10 +2279,10 @@ export interface paths {
       cookie?: never;
     };
     /** List API tokens, newest first (keyset: `before` = last row's created_at, `before_id` = its id); never the token values */
-    get: operations["tokenControllerList"];
+    get: operations["core.token.list"];
     put?: never;
     /** Create an API token (shown once, stored hashed) */
-    post: operations["tokenControllerCreate"];
+    post: operations["core.token.create"];
     delete?: never;
     options?: never;
     head?: never;
@@ -2300,7 +2300,7 @@ export interface paths {
     put?: never;
     post?: never;
     /** Revoke an API token */
-    delete: operations["tokenControllerRemove"];
+    delete: operations["core.token.remove"];
     options?: never;
     head?: never;
     patch?: never;
@@ -2315,7 +2315,11 @@ export interface components {
       /** @enum {string} */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids); default "All" */
-      scope?: string | Record<string, never>;
+      scope?:
+        | string
+        | {
+            [key: string]: unknown;
+          };
       /** @description Letters, digits and . _ @ -; unique, case-insensitive */
       username: string;
     };
@@ -2325,7 +2329,11 @@ export interface components {
       /** @enum {string} */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids) */
-      scope: string | Record<string, never>;
+      scope:
+        | string
+        | {
+            [key: string]: unknown;
+          };
     };
     AccountView: {
       /** Format: date-time */
@@ -2335,7 +2343,11 @@ export interface components {
       /** @enum {string} */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids) */
-      scope: string | Record<string, never>;
+      scope:
+        | string
+        | {
+            [key: string]: unknown;
+          };
       /** Format: date-time */
       updated_at: string;
       username: string;
@@ -2592,6 +2604,57 @@ export interface components {
       /** @description English alert title */
       title: string | null;
     };
+    AnalysisScheduleBody: {
+      at_hour: number;
+      at_minute: number;
+      /** @description monthly: 1 to 31 (a shorter month runs on its last day); null otherwise */
+      day_of_month?: number | null;
+      /** @description weekly: 0 = Sunday … 6 = Saturday; null otherwise */
+      day_of_week?: number | null;
+      enabled?: boolean;
+      /** @enum {string} */
+      frequency: "daily" | "weekly" | "monthly";
+      params?: {
+        [key: string]: unknown;
+      };
+      /** Format: uuid */
+      scope_id?: string | null;
+      /** @enum {string} */
+      scope_kind: "all" | "folder" | "node";
+      /** @description a label for people; default: the folder's or node's name, or All */
+      scope_label?: string;
+      /**
+       * @description IANA zone of at_hour:at_minute; default UTC
+       * @example Europe/Berlin
+       */
+      timezone?: string;
+      tool: string;
+    };
+    AnalysisScheduleView: {
+      at_hour: number;
+      at_minute: number;
+      day_of_month: number | null;
+      day_of_week: number | null;
+      enabled: boolean;
+      /** @enum {string} */
+      frequency: "daily" | "weekly" | "monthly";
+      /** Format: uuid */
+      id: string;
+      /** Format: date-time */
+      last_run_at: string | null;
+      /** Format: date-time */
+      next_run_at: string | null;
+      params: {
+        [key: string]: unknown;
+      };
+      /** Format: uuid */
+      scope_id: string | null;
+      /** @enum {string} */
+      scope_kind: "all" | "folder" | "node";
+      scope_label: string;
+      timezone: string;
+      tool: string;
+    };
     AsnEntry: {
       asn: number;
       name?: string | null;
@@ -2694,7 +2757,9 @@ export interface components {
       notes: components["schemas"]["BundleNoteModel"][];
       ok: boolean;
       /** @description per bundle array: created, updated, skipped, deleted */
-      tables: Record<string, never>;
+      tables: {
+        [key: string]: unknown;
+      };
       version: number;
     };
     BundleNoteModel: {
@@ -2724,18 +2789,24 @@ export interface components {
     };
     ChannelCreate: {
       /** @description the kind's config (GET /notification-channels/kinds lists each kind's schema); secret fields are write-only */
-      config: Record<string, never>;
+      config: {
+        [key: string]: unknown;
+      };
       enabled?: boolean;
       /** @description a registered channel kind: webhook, email, pager, servicedesk, or one a plugin adds */
       kind: string;
       name: string;
-      template?: components["schemas"]["ChannelTemplate"] & Record<string, never>;
+      template?: components["schemas"]["ChannelTemplate"] & {
+        [key: string]: unknown;
+      };
     };
     ChannelEnabledBody: {
       enabled: boolean;
     };
     ChannelKindView: {
-      config_schema: Record<string, never>;
+      config_schema: {
+        [key: string]: unknown;
+      };
       description: string;
       kind: string;
       opens_incidents: boolean;
@@ -2743,7 +2814,9 @@ export interface components {
     };
     ChannelPatch: {
       /** @description the whole config; an omitted secret field keeps the stored one */
-      config?: Record<string, never>;
+      config?: {
+        [key: string]: unknown;
+      };
       name?: string;
       template?: components["schemas"]["ChannelTemplate"] | unknown;
     };
@@ -2761,7 +2834,9 @@ export interface components {
     };
     ChannelView: {
       /** @description the config without its secret fields */
-      config: Record<string, never>;
+      config: {
+        [key: string]: unknown;
+      };
       created_at: string;
       enabled: boolean;
       id: string;
@@ -2979,7 +3054,9 @@ export interface components {
        *       ]
        *     }
        */
-      spec: Record<string, never>;
+      spec: {
+        [key: string]: unknown;
+      };
     };
     DefinitionView: {
       /** Format: date-time */
@@ -2988,7 +3065,9 @@ export interface components {
       /** Format: uuid */
       id: string;
       name: string;
-      spec: Record<string, never>;
+      spec: {
+        [key: string]: unknown;
+      };
       /** Format: date-time */
       updated_at: string;
     };
@@ -3261,6 +3340,11 @@ export interface components {
     ErrorEnvelope: {
       error: components["schemas"]["ErrorBody"];
     };
+    EventForwardedResult: {
+      accepted: number;
+      /** @description not receiver records, or refused because the queue was full */
+      dropped: number;
+    };
     EventRuleBody: {
       /** @description same syntax as pattern: a matching event clears the rule's alert on that node */
       clear_pattern?: string | null;
@@ -3354,7 +3438,9 @@ export interface components {
       action: "unmatched" | "counted" | "fired" | "cleared" | "suppressed";
       app: string | null;
       /** @description syslog: timestamp, procid, structured_data, format, cisco; trap: version, pdu, user, uptime, varbinds, v1 */
-      data: Record<string, never> | null;
+      data: {
+        [key: string]: unknown;
+      } | null;
       facility: number | null;
       host: string | null;
       id: string;
@@ -3452,7 +3538,9 @@ export interface components {
        * @description when the run saved it (every finding of a run shares it); first half of the cursor (before)
        */
       at: string;
-      data: Record<string, never>;
+      data: {
+        [key: string]: unknown;
+      };
       /**
        * Format: uuid
        * @description the folder the subject is filed in; null at the tree root
@@ -3509,6 +3597,11 @@ export interface components {
       templates: number;
       /** @description 5, 9 or 10 (IPFIX), as last seen */
       version: number;
+    };
+    FlowForwardedResult: {
+      accepted: number;
+      /** @description not an address, or not base64 */
+      dropped: number;
     };
     FolderPoolUpdate: {
       /** @description The folder's own pool; null, empty or omitted clears it. Poller pool: letters, digits, _ and -, at most 63 characters (else 400 invalid_pool); null or empty = inherit from the folder above, else the default pool */
@@ -3582,7 +3675,9 @@ export interface components {
       tags_excluded?: string[];
     };
     ForwardedBody: {
-      events: Record<string, never>[];
+      events: {
+        [key: string]: unknown;
+      }[];
       poller_id: string;
       /** @description the poller's pool: a record is attributed to a node of that pool first (two sites may reuse an address) */
       pool?: string;
@@ -3598,11 +3693,6 @@ export interface components {
       poller_id: string;
       /** @description the poller's pool: an exporter is attributed to a node of that pool first (two sites may reuse an address) */
       pool?: string;
-    };
-    ForwardedResult: {
-      accepted: number;
-      /** @description not an address, or not base64 */
-      dropped: number;
     };
     HealthListener: {
       bound: boolean;
@@ -3721,7 +3811,11 @@ export interface components {
       /** @enum {string} */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids) */
-      scope: string | Record<string, never>;
+      scope:
+        | string
+        | {
+            [key: string]: unknown;
+          };
       /** @description The account's username, or the API token's name */
       username: string;
     };
@@ -3739,7 +3833,9 @@ export interface components {
     IngestEvent: {
       app?: string | null;
       /** @description any JSON object, stored with the event (at most 16 KiB) */
-      data?: Record<string, never> | null;
+      data?: {
+        [key: string]: unknown;
+      } | null;
       host?: string | null;
       message: string;
       msgid?: string | null;
@@ -3872,7 +3968,9 @@ export interface components {
     };
     JobCreate: {
       /** @description the tool's params (checked against its schema; omitted keys take their defaults); at most limits.jsonDocumentMaxBytes */
-      params?: Record<string, never>;
+      params?: {
+        [key: string]: unknown;
+      };
       /**
        * Format: uuid
        * @description the folder or node; required for folder and node, null or absent for all
@@ -3896,7 +3994,9 @@ export interface components {
       finished_at: string | null;
       /** Format: uuid */
       id: string;
-      params: Record<string, never>;
+      params: {
+        [key: string]: unknown;
+      };
       /** @description 0 to 1 */
       progress: number;
       /**
@@ -3955,7 +4055,9 @@ export interface components {
       /** @description One-off: RFC 3339 end (exclusive), after starts_at */
       ends_at?: string;
       name: string;
-      recurrence?: components["schemas"]["RecurrenceModel"] & Record<string, never>;
+      recurrence?: components["schemas"]["RecurrenceModel"] & {
+        [key: string]: unknown;
+      };
       /** @description One-off: RFC 3339 start (inclusive) */
       starts_at?: string;
       /** @description Nodes or folders the caller can see (else 400 unknown_reference); repeats are kept once */
@@ -4291,12 +4393,16 @@ export interface components {
     };
     PollerSyncBody: {
       /** @description destination id → its counters on this poller (as the status route answers them) */
-      counters?: Record<string, never>;
+      counters?: {
+        [key: string]: unknown;
+      };
       poller_id: string;
       pool: string;
     };
     PollerSyncResult: {
-      destinations: Record<string, never>[];
+      destinations: {
+        [key: string]: unknown;
+      }[];
       reload_ms: number;
     };
     PollerTeeView: {
@@ -4460,6 +4566,48 @@ export interface components {
       time_zone: string;
       weekdays?: number[];
     };
+    ReportScheduleBody: {
+      at_hour: number;
+      at_minute: number;
+      /** @description notification channels (email) each run is delivered to, PDF attached */
+      channel_ids?: string[];
+      /** @description required when monthly; a month without that day runs on its last day */
+      day_of_month?: number | null;
+      /** @description 0 = Sunday … 6 = Saturday, local; required when weekly */
+      day_of_week?: number | null;
+      /** Format: uuid */
+      definition_id: string;
+      /** @description default true */
+      enabled?: boolean;
+      /** @enum {string} */
+      frequency: "daily" | "weekly" | "monthly";
+      /**
+       * @description IANA zone of at_hour/at_minute (default UTC); unknown → 400 invalid_timezone
+       * @example Europe/Berlin
+       */
+      timezone?: string;
+    };
+    ReportScheduleView: {
+      at_hour: number;
+      at_minute: number;
+      channel_ids: string[];
+      /** Format: date-time */
+      created_at: string;
+      day_of_month: number | null;
+      day_of_week: number | null;
+      /** Format: uuid */
+      definition_id: string;
+      enabled: boolean;
+      /** @enum {string} */
+      frequency: "daily" | "weekly" | "monthly";
+      /** Format: uuid */
+      id: string;
+      /** Format: date-time */
+      last_run_at: string | null;
+      /** Format: date-time */
+      next_run_at: string | null;
+      timezone: string;
+    };
     RoutingRuleBody: {
       /** @description channels an alert matching this rule goes to */
       channel_ids: string[];
@@ -4513,7 +4661,11 @@ export interface components {
       /** Format: uuid */
       schedule_id: string | null;
       /** @description `All`, or the folders the run covers */
-      scope: "All" | Record<string, never>;
+      scope:
+        | "All"
+        | {
+            [key: string]: unknown;
+          };
       /** @description per section: {kind, title, ms, data: {tables, charts, notes} | error} */
       sections?: unknown[] | null;
       /** Format: date-time */
@@ -4553,7 +4705,11 @@ export interface components {
       /** Format: uuid */
       schedule_id: string | null;
       /** @description `All`, or the folders the run covers */
-      scope: "All" | Record<string, never>;
+      scope:
+        | "All"
+        | {
+            [key: string]: unknown;
+          };
       /** Format: date-time */
       started_at: string | null;
       /** @enum {string} */
@@ -4589,68 +4745,13 @@ export interface components {
       reachability?: components["schemas"]["ReachabilityBody"][];
       samples: components["schemas"]["SampleBody"][];
     };
-    ScheduleBody: {
-      at_hour: number;
-      at_minute: number;
-      /** @description notification channels (email) each run is delivered to, PDF attached */
-      channel_ids?: string[];
-      /** @description required when monthly; a month without that day runs on its last day */
-      day_of_month?: number | null;
-      /** @description 0 = Sunday … 6 = Saturday, local; required when weekly */
-      day_of_week?: number | null;
-      /** Format: uuid */
-      definition_id: string;
-      /** @description default true */
-      enabled?: boolean;
-      /** @enum {string} */
-      frequency: "daily" | "weekly" | "monthly";
-      params?: Record<string, never>;
-      /** Format: uuid */
-      scope_id?: string | null;
-      /** @enum {string} */
-      scope_kind: "all" | "folder" | "node";
-      /** @description a label for people; default: the folder's or node's name, or All */
-      scope_label?: string;
-      /**
-       * @description IANA zone of at_hour/at_minute (default UTC); unknown → 400 invalid_timezone
-       * @example Europe/Berlin
-       */
-      timezone?: string;
-      tool: string;
-    };
-    ScheduleView: {
-      at_hour: number;
-      at_minute: number;
-      channel_ids: string[];
-      /** Format: date-time */
-      created_at: string;
-      day_of_month: number | null;
-      day_of_week: number | null;
-      /** Format: uuid */
-      definition_id: string;
-      enabled: boolean;
-      /** @enum {string} */
-      frequency: "daily" | "weekly" | "monthly";
-      /** Format: uuid */
-      id: string;
-      /** Format: date-time */
-      last_run_at: string | null;
-      /** Format: date-time */
-      next_run_at: string | null;
-      params: Record<string, never>;
-      /** Format: uuid */
-      scope_id: string | null;
-      /** @enum {string} */
-      scope_kind: "all" | "folder" | "node";
-      scope_label: string;
-      timezone: string;
-      tool: string;
-    };
     SectionKindView: {
       description: string | null;
       kind: string;
       /** @description JSON schema of the section's params */
-      params_schema: Record<string, never>;
+      params_schema: {
+        [key: string]: unknown;
+      };
       title: string;
     };
     SessionCreated: {
@@ -4688,7 +4789,9 @@ export interface components {
     };
     StatsBucket: {
       /** @description group_by=time: counts per kind when split=kind, else null */
-      by_kind?: Record<string, never> | null;
+      by_kind?: {
+        [key: string]: unknown;
+      } | null;
       count: number;
       /** @description group_by=kind|action|trap|source: the kind, action, trap OID, or source (node name, else the sender's address) */
       key?: string;
@@ -4724,7 +4827,9 @@ export interface components {
       found: number;
       /** Format: uuid */
       id: string;
-      import_body: components["schemas"]["SweepImportBody"] & Record<string, never>;
+      import_body: components["schemas"]["SweepImportBody"] & {
+        [key: string]: unknown;
+      };
       pool: string | null;
       port: number;
       /** @description Addresses probed so far */
@@ -4886,7 +4991,11 @@ export interface components {
       /** @enum {string} */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids); default "All" */
-      scope?: string | Record<string, never>;
+      scope?:
+        | string
+        | {
+            [key: string]: unknown;
+          };
     };
     TokenCreated: {
       /** Format: uuid */
@@ -4906,14 +5015,20 @@ export interface components {
       name: string;
       /** @enum {string} */
       role: "viewer" | "operator" | "admin";
-      scope: string | Record<string, never>;
+      scope:
+        | string
+        | {
+            [key: string]: unknown;
+          };
     };
     ToolView: {
       description: string;
       /** @example silent_nodes */
       name: string;
       /** @description JSON schema of the tool's params; every key has its default */
-      params_schema: Record<string, never>;
+      params_schema: {
+        [key: string]: unknown;
+      };
       title: string;
     };
     TopAlertNodes: {
@@ -4943,7 +5058,9 @@ export interface components {
        * @description A stored credential of kind `http`, or null (default).
        */
       credential_id?: string | null;
-      expected_status?: components["schemas"]["ExpectedStatus"] & Record<string, never>;
+      expected_status?: components["schemas"]["ExpectedStatus"] & {
+        [key: string]: unknown;
+      };
       /** @default true */
       follow_redirects?: boolean;
       /** @description At most 16 rules, default none. */
@@ -5002,7 +5119,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-  accountControllerList: {
+  "core.account.list": {
     parameters: {
       query?: {
         after?: string;
@@ -5070,7 +5187,7 @@ export interface operations {
       };
     };
   };
-  accountControllerCreate: {
+  "core.account.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -5148,7 +5265,7 @@ export interface operations {
       };
     };
   };
-  accountControllerGet: {
+  "core.account.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -5224,7 +5341,7 @@ export interface operations {
       };
     };
   };
-  accountControllerUpdate: {
+  "core.account.update": {
     parameters: {
       query?: never;
       header?: never;
@@ -5311,7 +5428,7 @@ export interface operations {
       };
     };
   };
-  accountControllerRemove: {
+  "core.account.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -5394,7 +5511,7 @@ export interface operations {
       };
     };
   };
-  alertControllerList: {
+  "alerts.alert.list": {
     parameters: {
       query?: never;
       header?: never;
@@ -5450,7 +5567,7 @@ export interface operations {
       };
     };
   };
-  alertControllerAck: {
+  "alerts.alert.ack": {
     parameters: {
       query?: never;
       header?: never;
@@ -5528,7 +5645,7 @@ export interface operations {
       };
     };
   };
-  historyControllerCalendar: {
+  "alerts.history.calendar": {
     parameters: {
       query?: {
         /** @description Days back from now, 1 to 366, default 28 */
@@ -5596,7 +5713,7 @@ export interface operations {
       };
     };
   };
-  historyControllerList: {
+  "alerts.history.list": {
     parameters: {
       query?: {
         /** @description Boolean: true = rows of acknowledged incidents (incident key + severity); false = of the others */
@@ -5697,7 +5814,7 @@ export interface operations {
       };
     };
   };
-  historyControllerTopNodes: {
+  "alerts.history.topNodes": {
     parameters: {
       query?: {
         /** @description 1 to 100, default 10 */
@@ -5767,7 +5884,7 @@ export interface operations {
       };
     };
   };
-  historyControllerTransitions: {
+  "alerts.history.transitions": {
     parameters: {
       query?: {
         /** @description 1 to 100, default 12 */
@@ -5835,7 +5952,7 @@ export interface operations {
       };
     };
   };
-  analysisControllerFindings: {
+  "analysis.analysis.findings": {
     parameters: {
       query?: {
         /** @description keyset cursor: the last row's at (RFC 3339) */
@@ -5924,7 +6041,7 @@ export interface operations {
       };
     };
   };
-  analysisControllerRun: {
+  "analysis.analysis.run": {
     parameters: {
       query?: never;
       header?: never;
@@ -6011,7 +6128,7 @@ export interface operations {
       };
     };
   };
-  analysisControllerJob: {
+  "analysis.analysis.job": {
     parameters: {
       query?: never;
       header?: never;
@@ -6078,18 +6195,18 @@ export interface operations {
       };
     };
   };
-  analysisControllerJobFindings: {
+  "analysis.analysis.jobFindings": {
     parameters: {
       query?: {
         /** @description keyset cursor: the last row's at (RFC 3339) */
         before?: string;
-        /** @description keyset cursor second half: the last row's id; send with before */
+        /** @description keyset cursor second half: the last row's id; send with before; omitted = strictly before that instant */
         before_id?: string;
         /** @description 1 to 1000, default 100 */
         limit?: number;
-        /** @description comma-separated info, warning, critical */
+        /** @description comma-separated info, warning, critical; empty = all */
         severity?: string;
-        /** @description comma-separated tool names */
+        /** @description comma-separated tool names; an unknown one is 400 */
         tool?: string;
       };
       header?: never;
@@ -6165,7 +6282,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerList: {
+  "analysis.schedule.list": {
     parameters: {
       query?: never;
       header?: never;
@@ -6180,7 +6297,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ScheduleView"][];
+          "application/json": components["schemas"]["AnalysisScheduleView"][];
         };
       };
       /** @description No valid bearer token */
@@ -6221,7 +6338,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerCreate: {
+  "analysis.schedule.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -6230,7 +6347,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["ScheduleBody"];
+        "application/json": components["schemas"]["AnalysisScheduleBody"];
       };
     };
     responses: {
@@ -6308,7 +6425,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerGet: {
+  "analysis.schedule.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -6325,7 +6442,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ScheduleView"];
+          "application/json": components["schemas"]["AnalysisScheduleView"];
         };
       };
       /** @description No valid bearer token */
@@ -6375,7 +6492,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerUpdate: {
+  "analysis.schedule.update": {
     parameters: {
       query?: never;
       header?: never;
@@ -6386,7 +6503,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["ScheduleBody"];
+        "application/json": components["schemas"]["AnalysisScheduleBody"];
       };
     };
     responses: {
@@ -6464,7 +6581,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerRemove: {
+  "analysis.schedule.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -6531,7 +6648,7 @@ export interface operations {
       };
     };
   };
-  analysisControllerListTools: {
+  "analysis.analysis.listTools": {
     parameters: {
       query?: never;
       header?: never;
@@ -6587,7 +6704,7 @@ export interface operations {
       };
     };
   };
-  sessionControllerMe: {
+  "core.session.me": {
     parameters: {
       query?: never;
       header?: never;
@@ -6634,7 +6751,7 @@ export interface operations {
       };
     };
   };
-  sessionControllerLogin: {
+  "core.session.login": {
     parameters: {
       query?: never;
       header?: never;
@@ -6703,7 +6820,7 @@ export interface operations {
       };
     };
   };
-  sessionControllerLogout: {
+  "core.session.logout": {
     parameters: {
       query?: never;
       header?: never;
@@ -6757,7 +6874,7 @@ export interface operations {
       };
     };
   };
-  classificationRuleControllerList: {
+  "inventory.classificationRule.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -6828,7 +6945,7 @@ export interface operations {
       };
     };
   };
-  classificationRuleControllerCreate: {
+  "inventory.classificationRule.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -6897,7 +7014,7 @@ export interface operations {
       };
     };
   };
-  classificationRuleControllerGet: {
+  "inventory.classificationRule.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -6973,7 +7090,7 @@ export interface operations {
       };
     };
   };
-  classificationRuleControllerReplace: {
+  "inventory.classificationRule.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -7053,7 +7170,7 @@ export interface operations {
       };
     };
   };
-  classificationRuleControllerRemove: {
+  "inventory.classificationRule.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -7127,7 +7244,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerList: {
+  "polling.collectionTemplate.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -7197,7 +7314,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerCreate: {
+  "polling.collectionTemplate.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -7275,7 +7392,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerGet: {
+  "polling.collectionTemplate.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -7351,7 +7468,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerReplace: {
+  "polling.collectionTemplate.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -7440,7 +7557,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerRemove: {
+  "polling.collectionTemplate.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -7523,7 +7640,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerListItems: {
+  "polling.collectionTemplate.listItems": {
     parameters: {
       query?: {
         cursor?: string;
@@ -7604,7 +7721,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerCreateItem: {
+  "polling.collectionTemplate.createItem": {
     parameters: {
       query?: never;
       header?: never;
@@ -7693,7 +7810,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerGetItem: {
+  "polling.collectionTemplate.getItem": {
     parameters: {
       query?: never;
       header?: never;
@@ -7770,7 +7887,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerReplaceItem: {
+  "polling.collectionTemplate.replaceItem": {
     parameters: {
       query?: never;
       header?: never;
@@ -7860,7 +7977,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerRemoveItem: {
+  "polling.collectionTemplate.removeItem": {
     parameters: {
       query?: never;
       header?: never;
@@ -7935,7 +8052,7 @@ export interface operations {
       };
     };
   };
-  bundleControllerExport: {
+  "core.bundle.export": {
     parameters: {
       query?: never;
       header?: never;
@@ -8000,7 +8117,7 @@ export interface operations {
       };
     };
   };
-  bundleControllerImport: {
+  "core.bundle.import": {
     parameters: {
       query?: {
         dry_run?: string;
@@ -8077,7 +8194,7 @@ export interface operations {
       };
     };
   };
-  credentialControllerList: {
+  "inventory.credential.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -8148,7 +8265,7 @@ export interface operations {
       };
     };
   };
-  credentialControllerCreate: {
+  "inventory.credential.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -8226,7 +8343,7 @@ export interface operations {
       };
     };
   };
-  credentialControllerGet: {
+  "inventory.credential.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -8302,7 +8419,7 @@ export interface operations {
       };
     };
   };
-  credentialControllerReplace: {
+  "inventory.credential.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -8391,7 +8508,7 @@ export interface operations {
       };
     };
   };
-  credentialControllerRemove: {
+  "inventory.credential.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -8474,7 +8591,7 @@ export interface operations {
       };
     };
   };
-  discoveryControllerImport: {
+  "inventory.discovery.import": {
     parameters: {
       query?: never;
       header?: never;
@@ -8543,7 +8660,7 @@ export interface operations {
       };
     };
   };
-  sweepControllerList: {
+  "polling.sweep.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -8613,7 +8730,7 @@ export interface operations {
       };
     };
   };
-  sweepControllerCreate: {
+  "polling.sweep.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -8682,7 +8799,7 @@ export interface operations {
       };
     };
   };
-  sweepControllerGet: {
+  "polling.sweep.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -8758,7 +8875,7 @@ export interface operations {
       };
     };
   };
-  eventRuleControllerList: {
+  "events.eventRule.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -8828,7 +8945,7 @@ export interface operations {
       };
     };
   };
-  eventRuleControllerCreate: {
+  "events.eventRule.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -8897,7 +9014,7 @@ export interface operations {
       };
     };
   };
-  eventRuleControllerGet: {
+  "events.eventRule.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -8973,7 +9090,7 @@ export interface operations {
       };
     };
   };
-  eventRuleControllerReplace: {
+  "events.eventRule.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -9053,7 +9170,7 @@ export interface operations {
       };
     };
   };
-  eventRuleControllerRemove: {
+  "events.eventRule.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -9127,7 +9244,7 @@ export interface operations {
       };
     };
   };
-  eventSourceControllerList: {
+  "events.eventSource.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -9197,7 +9314,7 @@ export interface operations {
       };
     };
   };
-  eventSourceControllerCreate: {
+  "events.eventSource.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -9275,7 +9392,7 @@ export interface operations {
       };
     };
   };
-  eventSourceControllerGet: {
+  "events.eventSource.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -9351,7 +9468,7 @@ export interface operations {
       };
     };
   };
-  eventSourceControllerRemove: {
+  "events.eventSource.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -9434,7 +9551,7 @@ export interface operations {
       };
     };
   };
-  eventSourceControllerUpdate: {
+  "events.eventSource.update": {
     parameters: {
       query?: never;
       header?: never;
@@ -9523,7 +9640,7 @@ export interface operations {
       };
     };
   };
-  eventSourceControllerRotate: {
+  "events.eventSource.rotate": {
     parameters: {
       query?: never;
       header?: never;
@@ -9599,10 +9716,12 @@ export interface operations {
       };
     };
   };
-  eventControllerList: {
+  "events.event.list": {
     parameters: {
       query?: {
-        undefined?: Record<string, never>;
+        undefined?: {
+          [key: string]: unknown;
+        };
         cursor?: string;
         limit?: number;
       };
@@ -9670,7 +9789,7 @@ export interface operations {
       };
     };
   };
-  eventControllerForwarded: {
+  "events.event.forwarded": {
     parameters: {
       query?: never;
       header?: never;
@@ -9689,7 +9808,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ForwardedResult"];
+          "application/json": components["schemas"]["EventForwardedResult"];
         };
       };
       /** @description validation_failed: not a forwarded batch */
@@ -9739,7 +9858,7 @@ export interface operations {
       };
     };
   };
-  eventControllerPost: {
+  "events.event.post": {
     parameters: {
       query?: never;
       header?: never;
@@ -9799,7 +9918,7 @@ export interface operations {
       };
     };
   };
-  pollerTrapUserControllerTrapUsers: {
+  "events.pollerTrapUser.trapUsers": {
     parameters: {
       query?: never;
       header?: never;
@@ -9855,10 +9974,12 @@ export interface operations {
       };
     };
   };
-  eventControllerStats: {
+  "events.event.stats": {
     parameters: {
       query?: {
-        undefined?: Record<string, never>;
+        undefined?: {
+          [key: string]: unknown;
+        };
       };
       header?: never;
       path?: never;
@@ -9922,7 +10043,7 @@ export interface operations {
       };
     };
   };
-  flowControllerImportAsn: {
+  "flows.flow.importAsn": {
     parameters: {
       query?: never;
       header?: never;
@@ -9991,7 +10112,7 @@ export interface operations {
       };
     };
   };
-  flowControllerImportAsnMmdb: {
+  "flows.flow.importAsnMmdb": {
     parameters: {
       query?: {
         /** @description true (default): the table is replaced; false: networks are added or updated */
@@ -10082,10 +10203,12 @@ export interface operations {
       };
     };
   };
-  flowControllerConversations: {
+  "flows.flow.conversations": {
     parameters: {
       query?: {
-        undefined?: Record<string, never>;
+        undefined?: {
+          [key: string]: unknown;
+        };
       };
       header?: never;
       path?: never;
@@ -10149,7 +10272,7 @@ export interface operations {
       };
     };
   };
-  flowControllerExporters: {
+  "flows.flow.exporters": {
     parameters: {
       query?: never;
       header?: never;
@@ -10205,7 +10328,7 @@ export interface operations {
       };
     };
   };
-  flowControllerForwarded: {
+  "flows.flow.forwarded": {
     parameters: {
       query?: never;
       header?: never;
@@ -10224,7 +10347,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ForwardedResult"];
+          "application/json": components["schemas"]["FlowForwardedResult"];
         };
       };
       /** @description validation_failed */
@@ -10274,10 +10397,12 @@ export interface operations {
       };
     };
   };
-  flowControllerTopAs: {
+  "flows.flow.topAs": {
     parameters: {
       query?: {
-        undefined?: Record<string, never>;
+        undefined?: {
+          [key: string]: unknown;
+        };
       };
       header?: never;
       path?: never;
@@ -10341,7 +10466,7 @@ export interface operations {
       };
     };
   };
-  destinationControllerList: {
+  "forwarding.destination.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -10411,7 +10536,7 @@ export interface operations {
       };
     };
   };
-  destinationControllerCreate: {
+  "forwarding.destination.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -10489,7 +10614,7 @@ export interface operations {
       };
     };
   };
-  destinationControllerGet: {
+  "forwarding.destination.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -10565,7 +10690,7 @@ export interface operations {
       };
     };
   };
-  destinationControllerReplace: {
+  "forwarding.destination.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -10654,7 +10779,7 @@ export interface operations {
       };
     };
   };
-  destinationControllerRemove: {
+  "forwarding.destination.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -10728,7 +10853,7 @@ export interface operations {
       };
     };
   };
-  destinationControllerStatus: {
+  "forwarding.destination.status": {
     parameters: {
       query?: never;
       header?: never;
@@ -10804,7 +10929,7 @@ export interface operations {
       };
     };
   };
-  pollerSyncControllerSync: {
+  "forwarding.pollerSync.sync": {
     parameters: {
       query?: never;
       header?: never;
@@ -10873,7 +10998,7 @@ export interface operations {
       };
     };
   };
-  healthControllerGet: {
+  "core.health.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -10911,7 +11036,7 @@ export interface operations {
       };
     };
   };
-  healthControllerLive: {
+  "core.health.live": {
     parameters: {
       query?: never;
       header?: never;
@@ -10949,7 +11074,7 @@ export interface operations {
       };
     };
   };
-  healthControllerReady: {
+  "core.health.ready": {
     parameters: {
       query?: never;
       header?: never;
@@ -10987,7 +11112,7 @@ export interface operations {
       };
     };
   };
-  serverControllerList: {
+  "ipam.server.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -11057,7 +11182,7 @@ export interface operations {
       };
     };
   };
-  serverControllerCreate: {
+  "ipam.server.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -11126,7 +11251,7 @@ export interface operations {
       };
     };
   };
-  serverControllerGet: {
+  "ipam.server.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -11202,7 +11327,7 @@ export interface operations {
       };
     };
   };
-  serverControllerReplace: {
+  "ipam.server.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -11282,7 +11407,7 @@ export interface operations {
       };
     };
   };
-  serverControllerRemove: {
+  "ipam.server.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -11356,7 +11481,7 @@ export interface operations {
       };
     };
   };
-  serverControllerMappings: {
+  "ipam.server.mappings": {
     parameters: {
       query?: never;
       header?: never;
@@ -11432,7 +11557,7 @@ export interface operations {
       };
     };
   };
-  serverControllerSetMappings: {
+  "ipam.server.setMappings": {
     parameters: {
       query?: never;
       header?: never;
@@ -11512,7 +11637,7 @@ export interface operations {
       };
     };
   };
-  serverControllerSites: {
+  "ipam.server.sites": {
     parameters: {
       query?: {
         cursor?: string;
@@ -11593,7 +11718,7 @@ export interface operations {
       };
     };
   };
-  serverControllerSyncNow: {
+  "ipam.server.syncNow": {
     parameters: {
       query?: never;
       header?: never;
@@ -11669,7 +11794,7 @@ export interface operations {
       };
     };
   };
-  listenerControllerList: {
+  "core.listener.list": {
     parameters: {
       query?: never;
       header?: never;
@@ -11725,7 +11850,7 @@ export interface operations {
       };
     };
   };
-  maintenanceControllerList: {
+  "alerts.maintenance.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -11795,7 +11920,7 @@ export interface operations {
       };
     };
   };
-  maintenanceControllerCreate: {
+  "alerts.maintenance.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -11864,7 +11989,7 @@ export interface operations {
       };
     };
   };
-  maintenanceControllerGet: {
+  "alerts.maintenance.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -11940,7 +12065,7 @@ export interface operations {
       };
     };
   };
-  maintenanceControllerRemove: {
+  "alerts.maintenance.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -12014,7 +12139,7 @@ export interface operations {
       };
     };
   };
-  maintenanceControllerActive: {
+  "alerts.maintenance.active": {
     parameters: {
       query?: {
         /** @description RFC 3339 instant; default now */
@@ -12082,7 +12207,7 @@ export interface operations {
       };
     };
   };
-  deviceMetricsControllerExposition: {
+  "polling.deviceMetrics.exposition": {
     parameters: {
       query?: never;
       header?: never;
@@ -12138,7 +12263,7 @@ export interface operations {
       };
     };
   };
-  metricsControllerInterfaceTop: {
+  "polling.metrics.interfaceTop": {
     parameters: {
       query: {
         /** @description Default latest */
@@ -12209,7 +12334,7 @@ export interface operations {
       };
     };
   };
-  systemControllerGaps: {
+  "polling.system.gaps": {
     parameters: {
       query?: never;
       header?: never;
@@ -12265,7 +12390,7 @@ export interface operations {
       };
     };
   };
-  muteControllerList: {
+  "alerts.mute.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -12339,7 +12464,7 @@ export interface operations {
       };
     };
   };
-  muteControllerRemove: {
+  "alerts.mute.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -12413,7 +12538,7 @@ export interface operations {
       };
     };
   };
-  muteControllerBulk: {
+  "alerts.mute.bulk": {
     parameters: {
       query?: never;
       header?: never;
@@ -12482,7 +12607,7 @@ export interface operations {
       };
     };
   };
-  orgControllerList: {
+  "netcloud.org.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -12552,7 +12677,7 @@ export interface operations {
       };
     };
   };
-  orgControllerAdd: {
+  "netcloud.org.add": {
     parameters: {
       query?: never;
       header?: never;
@@ -12648,7 +12773,7 @@ export interface operations {
       };
     };
   };
-  orgControllerGet: {
+  "netcloud.org.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -12724,7 +12849,7 @@ export interface operations {
       };
     };
   };
-  orgControllerRemove: {
+  "netcloud.org.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -12798,7 +12923,7 @@ export interface operations {
       };
     };
   };
-  orgControllerImportSettings: {
+  "netcloud.org.importSettings": {
     parameters: {
       query?: never;
       header?: never;
@@ -12878,7 +13003,7 @@ export interface operations {
       };
     };
   };
-  orgControllerNetworks: {
+  "netcloud.org.networks": {
     parameters: {
       query?: {
         cursor?: string;
@@ -12959,7 +13084,7 @@ export interface operations {
       };
     };
   };
-  orgControllerSetWatched: {
+  "netcloud.org.setWatched": {
     parameters: {
       query?: never;
       header?: never;
@@ -13040,7 +13165,7 @@ export interface operations {
       };
     };
   };
-  orgControllerSyncNow: {
+  "netcloud.org.syncNow": {
     parameters: {
       query?: never;
       header?: never;
@@ -13116,7 +13241,7 @@ export interface operations {
       };
     };
   };
-  orgControllerDiscover: {
+  "netcloud.org.discover": {
     parameters: {
       query?: never;
       header?: never;
@@ -13203,7 +13328,7 @@ export interface operations {
       };
     };
   };
-  folderControllerList: {
+  "inventory.folder.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -13277,7 +13402,7 @@ export interface operations {
       };
     };
   };
-  folderControllerCreate: {
+  "inventory.folder.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -13346,7 +13471,7 @@ export interface operations {
       };
     };
   };
-  folderControllerGet: {
+  "inventory.folder.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -13422,7 +13547,7 @@ export interface operations {
       };
     };
   };
-  folderControllerUpdate: {
+  "inventory.folder.update": {
     parameters: {
       query?: never;
       header?: never;
@@ -13502,7 +13627,7 @@ export interface operations {
       };
     };
   };
-  folderControllerRemove: {
+  "inventory.folder.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -13585,7 +13710,7 @@ export interface operations {
       };
     };
   };
-  folderControllerSetPool: {
+  "inventory.folder.setPool": {
     parameters: {
       query?: never;
       header?: never;
@@ -13665,7 +13790,7 @@ export interface operations {
       };
     };
   };
-  folderControllerTree: {
+  "inventory.folder.tree": {
     parameters: {
       query?: never;
       header?: never;
@@ -13721,7 +13846,7 @@ export interface operations {
       };
     };
   };
-  nodeControllerList: {
+  "inventory.node.list": {
     parameters: {
       query?: {
         /** @description Exact IP address */
@@ -13809,7 +13934,7 @@ export interface operations {
       };
     };
   };
-  nodeControllerCreate: {
+  "inventory.node.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -13878,7 +14003,7 @@ export interface operations {
       };
     };
   };
-  nodeControllerGet: {
+  "inventory.node.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -13954,7 +14079,7 @@ export interface operations {
       };
     };
   };
-  nodeControllerUpdate: {
+  "inventory.node.update": {
     parameters: {
       query?: never;
       header?: never;
@@ -14034,7 +14159,7 @@ export interface operations {
       };
     };
   };
-  nodeControllerRemove: {
+  "inventory.node.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -14108,7 +14233,7 @@ export interface operations {
       };
     };
   };
-  checkControllerGetDnsCheck: {
+  "inventory.check.getDnsCheck": {
     parameters: {
       query?: never;
       header?: never;
@@ -14175,7 +14300,7 @@ export interface operations {
       };
     };
   };
-  checkControllerPutDnsCheck: {
+  "inventory.check.putDnsCheck": {
     parameters: {
       query?: never;
       header?: never;
@@ -14255,7 +14380,7 @@ export interface operations {
       };
     };
   };
-  checkControllerDeleteDnsCheck: {
+  "inventory.check.deleteDnsCheck": {
     parameters: {
       query?: never;
       header?: never;
@@ -14320,7 +14445,7 @@ export interface operations {
       };
     };
   };
-  metricsControllerNodeInterfaces: {
+  "polling.metrics.nodeInterfaces": {
     parameters: {
       query?: never;
       header?: never;
@@ -14396,7 +14521,7 @@ export interface operations {
       };
     };
   };
-  metricsControllerHistory: {
+  "polling.metrics.history": {
     parameters: {
       query?: {
         /** @description RFC 3339 or Unix seconds; default one hour before to */
@@ -14482,7 +14607,7 @@ export interface operations {
       };
     };
   };
-  checkControllerGetUrlCheck: {
+  "inventory.check.getUrlCheck": {
     parameters: {
       query?: never;
       header?: never;
@@ -14549,7 +14674,7 @@ export interface operations {
       };
     };
   };
-  checkControllerPutUrlCheck: {
+  "inventory.check.putUrlCheck": {
     parameters: {
       query?: never;
       header?: never;
@@ -14629,7 +14754,7 @@ export interface operations {
       };
     };
   };
-  checkControllerDeleteUrlCheck: {
+  "inventory.check.deleteUrlCheck": {
     parameters: {
       query?: never;
       header?: never;
@@ -14694,7 +14819,7 @@ export interface operations {
       };
     };
   };
-  channelControllerList: {
+  "notifications.channel.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -14764,7 +14889,7 @@ export interface operations {
       };
     };
   };
-  channelControllerCreate: {
+  "notifications.channel.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -14842,7 +14967,7 @@ export interface operations {
       };
     };
   };
-  channelControllerGet: {
+  "notifications.channel.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -14918,7 +15043,7 @@ export interface operations {
       };
     };
   };
-  channelControllerSetEnabled: {
+  "notifications.channel.setEnabled": {
     parameters: {
       query?: never;
       header?: never;
@@ -14998,7 +15123,7 @@ export interface operations {
       };
     };
   };
-  channelControllerRemove: {
+  "notifications.channel.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -15072,7 +15197,7 @@ export interface operations {
       };
     };
   };
-  channelControllerPatch: {
+  "notifications.channel.patch": {
     parameters: {
       query?: never;
       header?: never;
@@ -15161,7 +15286,7 @@ export interface operations {
       };
     };
   };
-  channelControllerTest: {
+  "notifications.channel.test": {
     parameters: {
       query?: never;
       header?: never;
@@ -15237,7 +15362,7 @@ export interface operations {
       };
     };
   };
-  channelControllerBuiltinTemplate: {
+  "notifications.channel.builtinTemplate": {
     parameters: {
       query?: {
         kind?: string;
@@ -15304,7 +15429,7 @@ export interface operations {
       };
     };
   };
-  channelControllerListKinds: {
+  "notifications.channel.listKinds": {
     parameters: {
       query?: never;
       header?: never;
@@ -15360,7 +15485,7 @@ export interface operations {
       };
     };
   };
-  deliveryControllerList: {
+  "notifications.delivery.list": {
     parameters: {
       query?: {
         /** @description an alert's incident key */
@@ -15438,7 +15563,7 @@ export interface operations {
       };
     };
   };
-  deliveryControllerGet: {
+  "notifications.delivery.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -15514,7 +15639,7 @@ export interface operations {
       };
     };
   };
-  openApiControllerGet: {
+  "core.openApi.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -15529,7 +15654,9 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": Record<string, never>;
+          "application/json": {
+            [key: string]: unknown;
+          };
         };
       };
       /** @description internal_error: logged with the request id, nothing internal in the message */
@@ -15552,7 +15679,7 @@ export interface operations {
       };
     };
   };
-  pinControllerList: {
+  "inventory.pin.list": {
     parameters: {
       query?: never;
       header?: never;
@@ -15608,7 +15735,7 @@ export interface operations {
       };
     };
   };
-  pinControllerPin: {
+  "inventory.pin.pin": {
     parameters: {
       query?: never;
       header?: never;
@@ -15693,7 +15820,7 @@ export interface operations {
       };
     };
   };
-  pinControllerUnpin: {
+  "inventory.pin.unpin": {
     parameters: {
       query?: never;
       header?: never;
@@ -15767,7 +15894,7 @@ export interface operations {
       };
     };
   };
-  pollerControllerList: {
+  "polling.poller.list": {
     parameters: {
       query?: never;
       header?: never;
@@ -15823,7 +15950,7 @@ export interface operations {
       };
     };
   };
-  pollerControllerAssignment: {
+  "polling.poller.assignment": {
     parameters: {
       query?: never;
       header?: never;
@@ -15890,7 +16017,7 @@ export interface operations {
       };
     };
   };
-  pollerControllerHeartbeat: {
+  "polling.poller.heartbeat": {
     parameters: {
       query?: never;
       header?: never;
@@ -15970,7 +16097,7 @@ export interface operations {
       };
     };
   };
-  pollerControllerSamples: {
+  "polling.poller.samples": {
     parameters: {
       query?: never;
       header?: never;
@@ -16050,7 +16177,7 @@ export interface operations {
       };
     };
   };
-  pollerControllerRegister: {
+  "polling.poller.register": {
     parameters: {
       query?: never;
       header?: never;
@@ -16128,7 +16255,7 @@ export interface operations {
       };
     };
   };
-  profileControllerList: {
+  "inventory.profile.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -16198,7 +16325,7 @@ export interface operations {
       };
     };
   };
-  profileControllerCreate: {
+  "inventory.profile.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -16276,7 +16403,7 @@ export interface operations {
       };
     };
   };
-  profileControllerGet: {
+  "inventory.profile.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -16352,7 +16479,7 @@ export interface operations {
       };
     };
   };
-  profileControllerReplace: {
+  "inventory.profile.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -16441,7 +16568,7 @@ export interface operations {
       };
     };
   };
-  profileControllerRemove: {
+  "inventory.profile.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -16524,7 +16651,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerTemplatesOfProfile: {
+  "polling.collectionTemplate.templatesOfProfile": {
     parameters: {
       query?: never;
       header?: never;
@@ -16591,7 +16718,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerAttach: {
+  "polling.collectionTemplate.attach": {
     parameters: {
       query?: never;
       header?: never;
@@ -16668,7 +16795,7 @@ export interface operations {
       };
     };
   };
-  collectionTemplateControllerDetach: {
+  "polling.collectionTemplate.detach": {
     parameters: {
       query?: never;
       header?: never;
@@ -16743,7 +16870,7 @@ export interface operations {
       };
     };
   };
-  reclassifyControllerApply: {
+  "inventory.reclassify.apply": {
     parameters: {
       query?: never;
       header?: never;
@@ -16812,7 +16939,7 @@ export interface operations {
       };
     };
   };
-  reclassifyControllerPreview: {
+  "inventory.reclassify.preview": {
     parameters: {
       query?: {
         cursor?: string;
@@ -16882,7 +17009,7 @@ export interface operations {
       };
     };
   };
-  definitionControllerList: {
+  "reports.definition.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -16952,7 +17079,7 @@ export interface operations {
       };
     };
   };
-  definitionControllerCreate: {
+  "reports.definition.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -17030,7 +17157,7 @@ export interface operations {
       };
     };
   };
-  definitionControllerGet: {
+  "reports.definition.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -17106,7 +17233,7 @@ export interface operations {
       };
     };
   };
-  definitionControllerReplace: {
+  "reports.definition.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -17195,7 +17322,7 @@ export interface operations {
       };
     };
   };
-  definitionControllerRemove: {
+  "reports.definition.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -17269,7 +17396,7 @@ export interface operations {
       };
     };
   };
-  definitionControllerRun: {
+  "reports.definition.run": {
     parameters: {
       query?: never;
       header?: never;
@@ -17349,7 +17476,7 @@ export interface operations {
       };
     };
   };
-  runControllerList: {
+  "reports.run.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -17420,7 +17547,7 @@ export interface operations {
       };
     };
   };
-  runControllerGet: {
+  "reports.run.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -17496,7 +17623,7 @@ export interface operations {
       };
     };
   };
-  runControllerDownload: {
+  "reports.run.download": {
     parameters: {
       query?: never;
       header?: never;
@@ -17573,7 +17700,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerList_1: {
+  "reports.schedule.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -17593,7 +17720,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ScheduleView"][];
+          "application/json": components["schemas"]["ReportScheduleView"][];
         };
       };
       /** @description validation_failed, invalid_cursor */
@@ -17643,7 +17770,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerCreate_1: {
+  "reports.schedule.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -17652,7 +17779,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["ScheduleBody"];
+        "application/json": components["schemas"]["ReportScheduleBody"];
       };
     };
     responses: {
@@ -17712,7 +17839,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerGetById: {
+  "reports.schedule.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -17729,7 +17856,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ScheduleView"];
+          "application/json": components["schemas"]["ReportScheduleView"];
         };
       };
       /** @description validation_failed */
@@ -17788,7 +17915,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerReplace: {
+  "reports.schedule.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -17799,7 +17926,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["ScheduleBody"];
+        "application/json": components["schemas"]["ReportScheduleBody"];
       };
     };
     responses: {
@@ -17868,7 +17995,7 @@ export interface operations {
       };
     };
   };
-  scheduleControllerRemoveById: {
+  "reports.schedule.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -17942,7 +18069,7 @@ export interface operations {
       };
     };
   };
-  definitionControllerKinds: {
+  "reports.definition.kinds": {
     parameters: {
       query?: never;
       header?: never;
@@ -17998,7 +18125,7 @@ export interface operations {
       };
     };
   };
-  routingRuleControllerList: {
+  "notifications.routingRule.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -18068,7 +18195,7 @@ export interface operations {
       };
     };
   };
-  routingRuleControllerCreate: {
+  "notifications.routingRule.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -18137,7 +18264,7 @@ export interface operations {
       };
     };
   };
-  routingRuleControllerGet: {
+  "notifications.routingRule.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -18213,7 +18340,7 @@ export interface operations {
       };
     };
   };
-  routingRuleControllerReplace: {
+  "notifications.routingRule.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -18293,7 +18420,7 @@ export interface operations {
       };
     };
   };
-  routingRuleControllerRemove: {
+  "notifications.routingRule.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -18367,7 +18494,7 @@ export interface operations {
       };
     };
   };
-  overlapControllerList: {
+  "ipam.overlap.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -18437,7 +18564,7 @@ export interface operations {
       };
     };
   };
-  overlapControllerAck: {
+  "ipam.overlap.ack": {
     parameters: {
       query?: never;
       header?: never;
@@ -18515,7 +18642,7 @@ export interface operations {
       };
     };
   };
-  systemControllerHosts: {
+  "polling.system.hosts": {
     parameters: {
       query?: never;
       header?: never;
@@ -18571,7 +18698,7 @@ export interface operations {
       };
     };
   };
-  thresholdControllerList: {
+  "alerts.threshold.list": {
     parameters: {
       query?: {
         cursor?: string;
@@ -18643,7 +18770,7 @@ export interface operations {
       };
     };
   };
-  thresholdControllerCreate: {
+  "alerts.threshold.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -18712,7 +18839,7 @@ export interface operations {
       };
     };
   };
-  thresholdControllerGet: {
+  "alerts.threshold.get": {
     parameters: {
       query?: never;
       header?: never;
@@ -18788,7 +18915,7 @@ export interface operations {
       };
     };
   };
-  thresholdControllerReplace: {
+  "alerts.threshold.replace": {
     parameters: {
       query?: never;
       header?: never;
@@ -18868,7 +18995,7 @@ export interface operations {
       };
     };
   };
-  thresholdControllerRemove: {
+  "alerts.threshold.remove": {
     parameters: {
       query?: never;
       header?: never;
@@ -18942,7 +19069,7 @@ export interface operations {
       };
     };
   };
-  tokenControllerList: {
+  "core.token.list": {
     parameters: {
       query?: {
         before?: string;
@@ -19011,7 +19138,7 @@ export interface operations {
       };
     };
   };
-  tokenControllerCreate: {
+  "core.token.create": {
     parameters: {
       query?: never;
       header?: never;
@@ -19080,7 +19207,7 @@ export interface operations {
       };
     };
   };
-  tokenControllerRemove: {
+  "core.token.remove": {
     parameters: {
       query?: never;
       header?: never;

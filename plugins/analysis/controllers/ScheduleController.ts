@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import { PathParams } from "@tsed/platform-params";
 import { Delete, Description, Get, MaxLength, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, MutationOk, Permission, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
-import { ScheduleBody, ScheduleView } from "../models/AnalysisModels.js";
+import { AnalysisScheduleBody, AnalysisScheduleView } from "../models/AnalysisModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
 
 const BODY_400 = "validation_failed, unknown_tool, invalid_params, invalid_schedule, invalid_timezone, too_many_schedules (create)";
@@ -17,8 +17,8 @@ export class ScheduleController {
   @Permission("read")
   @SkeletonRead([])
   @Summary("Analysis schedules the caller may see, oldest first, with their next run")
-  @(Returns(200, Array).Of(ScheduleView))
-  list(@CallerScope() scope: Scope): Promise<ScheduleView[]> {
+  @(Returns(200, Array).Of(AnalysisScheduleView))
+  list(@CallerScope() scope: Scope): Promise<AnalysisScheduleView[]> {
     return this.schedules.list(scope);
   }
 
@@ -32,7 +32,7 @@ export class ScheduleController {
   @(Returns(400, ErrorEnvelope).Description(BODY_400))
   @(Returns(404, ErrorEnvelope).Description("not_found: scope_id names no folder or node the caller may see"))
   @(Returns(413, ErrorEnvelope).Description("document_too_large"))
-  async create(@Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
+  async create(@Body() body: AnalysisScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
     const id = await this.schedules.create(body, scope);
     return { id };
   }
@@ -40,9 +40,9 @@ export class ScheduleController {
   @Get("/:id")
   @Permission("read")
   @Summary("One schedule")
-  @Returns(200, ScheduleView)
+  @Returns(200, AnalysisScheduleView)
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  get(@PathParams("id") @MaxLength(64) id: string, @CallerScope() scope: Scope): Promise<ScheduleView> {
+  get(@PathParams("id") @MaxLength(64) id: string, @CallerScope() scope: Scope): Promise<AnalysisScheduleView> {
     return this.schedules.get(id, scope);
   }
 
@@ -53,7 +53,7 @@ export class ScheduleController {
   @(Returns(400, ErrorEnvelope).Description(BODY_400))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
   @(Returns(413, ErrorEnvelope).Description("document_too_large"))
-  async update(@PathParams("id") @MaxLength(64) id: string, @Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<MutationOk> {
+  async update(@PathParams("id") @MaxLength(64) id: string, @Body() body: AnalysisScheduleBody, @CallerScope() scope: Scope): Promise<MutationOk> {
     await this.schedules.update(id, body, scope);
     return { ok: true };
   }

@@ -99,7 +99,7 @@ export class FindingView {
 }
 
 @AdditionalProperties(false)
-export class ScheduleBody {
+export class AnalysisScheduleBody {
   @Required() @MinLength(1) @MaxLength(63) tool: string;
   @Required() @Enum(...SCOPE_KINDS) scope_kind: ScopeKind;
   @Optional() @MaxLength(200) @Description("a label for people; default: the folder's or node's name, or All") scope_label?: string;
@@ -121,7 +121,7 @@ export class ScheduleBody {
   @Optional() @MinLength(1) @MaxLength(64) @Example("Europe/Berlin") @Description("IANA zone of at_hour:at_minute; default UTC") timezone?: string;
 }
 
-export class ScheduleView {
+export class AnalysisScheduleView {
   @Required() @Format("uuid") id: string;
   @Required() tool: string;
   @Required() @Enum(...SCOPE_KINDS) scope_kind: string;

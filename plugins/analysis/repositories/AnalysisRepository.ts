@@ -3,14 +3,14 @@ import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { FOLDER_RANGES_VIEW, NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
 import type { FindingDraft, ToolNode } from "../lib/tools/types.js";
-import type { FindingView, JobView, ScheduleView } from "../models/AnalysisModels.js";
+import type { FindingView, JobView, AnalysisScheduleView } from "../models/AnalysisModels.js";
 
 export interface JobRow extends JobView {
   run_folders: string[] | null;
   visible_folders: string[];
 }
 
-export interface ScheduleRow extends ScheduleView {
+export interface ScheduleRow extends AnalysisScheduleView {
   owner_folders: string[] | null;
   visible_folders: string[];
 }

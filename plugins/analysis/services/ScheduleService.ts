@@ -14,7 +14,7 @@ import {
   scopeFolders,
 } from "../../../core/index.js";
 import { ANALYSIS_CONTEXT, type AnalysisContext } from "../context.js";
-import { FREQUENCIES, SCOPE_KINDS, type ScheduleBody, type ScheduleView, type ScopeKind } from "../models/AnalysisModels.js";
+import { FREQUENCIES, SCOPE_KINDS, type AnalysisScheduleBody, type AnalysisScheduleView, type ScopeKind } from "../models/AnalysisModels.js";
 import { AnalysisRepository, type ScheduleRow, type ScheduleWrite } from "../repositories/AnalysisRepository.js";
 import { ScopeTargets } from "./ScopeTargets.js";
 import { ToolRegistry } from "./ToolRegistry.js";
@@ -39,15 +39,15 @@ export class ScheduleService {
   @Inject(ScopeTargets)
   private targets: ScopeTargets;
 
-  async list(scope: Scope): Promise<ScheduleView[]> {
+  async list(scope: Scope): Promise<AnalysisScheduleView[]> {
     return (await this.repo.schedules(scopeFolders(scope), this.ctx.config.maxSchedules)).map(view);
   }
 
-  async get(id: string, scope: Scope): Promise<ScheduleView> {
+  async get(id: string, scope: Scope): Promise<AnalysisScheduleView> {
     return view(await this.visible(id, scope));
   }
 
-  async create(body: ScheduleBody, scope: Scope): Promise<string> {
+  async create(body: AnalysisScheduleBody, scope: Scope): Promise<string> {
     if ((await this.repo.countSchedules()) >= this.ctx.config.maxSchedules) {
       throw badRequest("too_many_schedules", `This deployment keeps at most ${this.ctx.config.maxSchedules} analysis schedules.`);
     }
@@ -57,7 +57,7 @@ export class ScheduleService {
     return id;
   }
 
-  async update(id: string, body: ScheduleBody, scope: Scope): Promise<void> {
+  async update(id: string, body: AnalysisScheduleBody, scope: Scope): Promise<void> {
     const current = await this.visible(id, scope);
     const write = await this.fromBody(body, current, scope);
     if (!(await this.repo.updateSchedule(current.id, write))) throw notFound("No analysis schedule with that id.");
@@ -87,7 +87,7 @@ export class ScheduleService {
     return row!;
   }
 
-  private async fromBody(body: ScheduleBody, current: ScheduleRow | null, scope: Scope): Promise<ScheduleWrite> {
+  private async fromBody(body: AnalysisScheduleBody, current: ScheduleRow | null, scope: Scope): Promise<ScheduleWrite> {
     const { tool, params } = this.tools.check(body.tool, body.params);
     const days = checkTiming(body.frequency, body.day_of_week ?? null, body.day_of_month ?? null);
     const timezone = body.timezone ?? current?.timezone ?? "UTC";
@@ -235,7 +235,7 @@ function timing(s: Pick<ScheduleWrite, "frequency" | "at_hour" | "at_minute" | "
   };
 }
 
-function view(s: ScheduleRow): ScheduleView {
+function view(s: ScheduleRow): AnalysisScheduleView {
   const { owner_folders: _o, visible_folders: _v, ...rest } = s;
   return rest;
 }

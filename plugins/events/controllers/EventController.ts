@@ -14,7 +14,7 @@ import {
   CallerScope,
   type Scope,
 } from "../../../core/index.js";
-import { CountBucket, EventView, ForwardedBody, ForwardedResult, IngestBody, IngestResult, StatsBucket, TimeBucket } from "../models/EventModels.js";
+import { CountBucket, EventView, ForwardedBody, EventForwardedResult, IngestBody, IngestResult, StatsBucket, TimeBucket } from "../models/EventModels.js";
 import { EventQueryService, MAX_BUCKETS, type EventQuery } from "../services/EventQueryService.js";
 import { IngestService } from "../services/IngestService.js";
 
@@ -72,9 +72,9 @@ export class EventController {
   @ProtocolInput()
   @ScopeUnsupported()
   @Summary("Records a remote poller's syslog and trap receivers forwarded (the poller's token); fire-and-forget, never buffered")
-  @Returns(202, ForwardedResult)
+  @Returns(202, EventForwardedResult)
   @(Returns(400, ErrorEnvelope).Description("validation_failed: not a forwarded batch"))
-  forwarded(@Body() body: ForwardedBody, @Context() ctx: PlatformContext): ForwardedResult {
+  forwarded(@Body() body: ForwardedBody, @Context() ctx: PlatformContext): EventForwardedResult {
     const result = this.ingest.forwarded(body);
     ctx.response.status(202);
     return result;

@@ -103,7 +103,7 @@ export class ForwardedBody {
   @Required() @CollectionOf(Object) @MaxItems(2000) events: Record<string, unknown>[];
 }
 
-export class ForwardedResult {
+export class EventForwardedResult {
   @Required() @Integer() accepted: number;
   @Required() @Integer() @Description("not receiver records, or refused because the queue was full") dropped: number;
 }

@@ -3,7 +3,7 @@ import { badRequest, canonicalIp, isIpAddress, unauthorized } from "../../../cor
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { Inbound } from "../lib/types.js";
 import { forwardedInbound } from "../lib/forwarded.js";
-import type { ForwardedBody, ForwardedResult, IngestBody, IngestResult } from "../models/EventModels.js";
+import type { ForwardedBody, EventForwardedResult, IngestBody, IngestResult } from "../models/EventModels.js";
 import { EventPipeline } from "./EventPipeline.js";
 import { SourceService } from "./SourceService.js";
 
@@ -26,7 +26,7 @@ export class IngestService {
   private pipeline: EventPipeline;
 
   /** Records a remote poller's receivers forwarded: checked one by one (a bad one is dropped, the rest taken). */
-  forwarded(body: ForwardedBody): ForwardedResult {
+  forwarded(body: ForwardedBody): EventForwardedResult {
     const now = Date.now();
     let accepted = 0;
     for (const x of body.events) {

@@ -11,7 +11,7 @@ import {
   FlowConversation,
   FlowExporter,
   ForwardedDatagrams,
-  ForwardedResult,
+  FlowForwardedResult,
   TopAs,
 } from "../models/FlowModels.js";
 import { readBinaryBody } from "../lib/upload.js";
@@ -104,10 +104,10 @@ export class FlowController {
   @Permission("ManageSystem")
   @ScopeUnsupported()
   @Summary("Export datagrams a remote poller's flow listener received (the poller's token); fire-and-forget, never buffered")
-  @Returns(202, ForwardedResult)
+  @Returns(202, FlowForwardedResult)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(503, ErrorEnvelope).Description("flows_disabled"))
-  forwarded(@Body() body: ForwardedDatagrams, @Context() ctx: PlatformContext): ForwardedResult {
+  forwarded(@Body() body: ForwardedDatagrams, @Context() ctx: PlatformContext): FlowForwardedResult {
     const result = this.collector.forwarded(body);
     ctx.response.status(202);
     return result;

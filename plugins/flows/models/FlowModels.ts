@@ -84,7 +84,7 @@ export class ForwardedDatagrams {
   @Required() @CollectionOf(ForwardedDatagram) @MaxItems(500) datagrams: ForwardedDatagram[];
 }
 
-export class ForwardedResult {
+export class FlowForwardedResult {
   @Required() @Integer() accepted: number;
   @Required() @Integer() @Description("not an address, or not base64") dropped: number;
 }

@@ -16,7 +16,7 @@ import {
   PageQuery,
   Query,
 } from "../../../core/index.js";
-import { ScheduleBody, ScheduleView } from "../models/ReportModels.js";
+import { ReportScheduleBody, ReportScheduleView } from "../models/ReportModels.js";
 import { ScheduleService } from "../services/ScheduleService.js";
 
 const BODY_CODES = "validation_failed, invalid_timezone, invalid_schedule, unknown_reference";
@@ -32,7 +32,7 @@ export class ScheduleController {
   @Summary("Schedule a report definition: daily, weekly or monthly at a wall-clock time of an IANA zone")
   @Status(201, CreatedId)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
-  async create(@Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
+  async create(@Body() body: ReportScheduleBody, @CallerScope() scope: Scope): Promise<CreatedId> {
     const id = await this.schedules.create(body, scope);
     return { id };
   }
@@ -41,19 +41,19 @@ export class ScheduleController {
   @Permission("read")
   @SkeletonRead([])
   @Summary("Report schedules, oldest first (keyset pagination), with their next run")
-  @ReturnsPage(ScheduleView)
+  @ReturnsPage(ReportScheduleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed, invalid_cursor"))
-  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<ScheduleView[]> {
+  async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() page: PageQuery): Promise<ReportScheduleView[]> {
     return sendPage(ctx, await this.schedules.list(page.limit, page.cursor, scope));
   }
 
   @Get("/:id")
   @Permission("read")
   @Summary("One report schedule")
-  @Returns(200, ScheduleView)
+  @Returns(200, ReportScheduleView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<ScheduleView> {
+  get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<ReportScheduleView> {
     return this.schedules.get(id, scope);
   }
 
@@ -63,7 +63,7 @@ export class ScheduleController {
   @Returns(200, MutationOk)
   @(Returns(400, ErrorEnvelope).Description(BODY_CODES))
   @(Returns(404, ErrorEnvelope).Description("not_found"))
-  async replace(@PathParams("id") @Format("uuid") id: string, @Body() body: ScheduleBody, @CallerScope() scope: Scope): Promise<MutationOk> {
+  async replace(@PathParams("id") @Format("uuid") id: string, @Body() body: ReportScheduleBody, @CallerScope() scope: Scope): Promise<MutationOk> {
     await this.schedules.replace(id, body, scope);
     return { ok: true };
   }

@@ -60,7 +60,7 @@ export class SectionKindView {
 export const FREQUENCIES = ["daily", "weekly", "monthly"] as const;
 
 @AdditionalProperties(false)
-export class ScheduleBody {
+export class ReportScheduleBody {
   @Required() @Format("uuid") definition_id: string;
   @Required() @Enum(...FREQUENCIES) frequency: "daily" | "weekly" | "monthly";
   @Required() @Integer() @Minimum(0) @Maximum(23) at_hour: number;
@@ -89,7 +89,7 @@ export class ScheduleBody {
   channel_ids?: string[];
 }
 
-export class ScheduleView {
+export class ReportScheduleView {
   @Required() @Format("uuid") id: string;
   @Required() @Format("uuid") definition_id: string;
   @Required() @Enum(...FREQUENCIES) frequency: string;

@@ -6,12 +6,12 @@ import { Inject, Injectable } from "@tsed/di";
 import { badRequest, decodeCursor, isUuid, notFound, page, type Scope, scopeFolders } from "../../../core/index.js";
 import { REPORTS_CONTEXT, type ReportsContext } from "../context.js";
 import { isTimeZone, nextRun, scheduledRange, type ScheduleTiming } from "../lib/schedule.js";
-import type { ScheduleBody, ScheduleView } from "../models/ReportModels.js";
+import type { ReportScheduleBody, ReportScheduleView } from "../models/ReportModels.js";
 import { ReportRepository, type ScheduleRow, type ScheduleWrite } from "../repositories/ReportRepository.js";
 
 const noSchedule = () => notFound("No such report schedule.");
 
-export function scheduleView(r: ScheduleRow): ScheduleView {
+export function scheduleView(r: ScheduleRow): ReportScheduleView {
   const { scope_folders: _s, ...view } = r;
   return view;
 }
@@ -44,7 +44,7 @@ export class ScheduleService {
   @Inject(ReportRepository)
   private repo: ReportRepository;
 
-  private async write(body: ScheduleBody): Promise<ScheduleWrite> {
+  private async write(body: ReportScheduleBody): Promise<ScheduleWrite> {
     const timing = checkTiming(body);
     const channels = body.channel_ids ?? [];
     if (!channels.every(isUuid)) throw badRequest("validation_failed", "channel_ids must be channel ids (uuid).");
@@ -53,11 +53,11 @@ export class ScheduleService {
     return { ...timing, definition_id: body.definition_id, enabled, channel_ids: channels, next_run_at: enabled ? nextRun(timing, Date.now()) : null };
   }
 
-  async create(body: ScheduleBody, scope: Scope): Promise<string> {
+  async create(body: ReportScheduleBody, scope: Scope): Promise<string> {
     return this.repo.insertSchedule(await this.write(body), scopeFolders(scope));
   }
 
-  async list(limit: number, cursor: string | undefined, scope: Scope): Promise<{ rows: ScheduleView[]; next: string | null }> {
+  async list(limit: number, cursor: string | undefined, scope: Scope): Promise<{ rows: ReportScheduleView[]; next: string | null }> {
     const after = cursor ? (decodeCursor(cursor, 2, (p) => isUuid(p[1]) && !Number.isNaN(Date.parse(p[0]))) as [string, string]) : null;
     const p = page(await this.repo.schedules(limit, after, scopeFolders(scope)), limit, (r) => [r.created_at, r.id]);
     return { rows: p.rows.map(scheduleView), next: p.next };
@@ -70,11 +70,11 @@ export class ScheduleService {
     return row;
   }
 
-  async get(id: string, scope: Scope): Promise<ScheduleView> {
+  async get(id: string, scope: Scope): Promise<ReportScheduleView> {
     return scheduleView(await this.visible(id, scope));
   }
 
-  async replace(id: string, body: ScheduleBody, scope: Scope): Promise<void> {
+  async replace(id: string, body: ReportScheduleBody, scope: Scope): Promise<void> {
     await this.visible(id, scope);
     if (!(await this.repo.updateSchedule(id, await this.write(body)))) throw noSchedule();
   }
