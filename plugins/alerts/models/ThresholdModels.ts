@@ -49,10 +49,12 @@ export class ThresholdBody {
   )
   scope_level: ScopeLevel;
 
-  @Required()
+  @Optional()
   @Enum(...DIRECTIONS)
-  @Description("Side `warning` and `critical` are read on; kept for older clients (the four bounds win when any is sent)")
-  direction: "above" | "below";
+  @Description(
+    "Side `warning` and `critical` are read on; kept for older clients (the four bounds win when any is sent). Needed only with warning and critical: a body of the four bounds may leave it out (it is then above when an above bound is set, else below)",
+  )
+  direction?: "above" | "below";
 
   @Optional()
   @Nullable(Number)

@@ -97,6 +97,19 @@ function toView(r: StoredThreshold): ThresholdView {
  *   warning, and below bounds under above bounds;
  * - row_match: an empty pattern is none; dwell_samples defaults to 1.
  */
+/**
+ * The rule's `direction`: as sent, else (a body of the four bounds alone, which supersede it) the side of its above
+ * bounds when it has any, else below. Only the legacy form (warning and critical) needs it.
+ */
+function directionOf(body: ThresholdBody): "above" | "below" {
+  if (body.direction) return body.direction;
+  const above = body.warning_above ?? body.critical_above ?? null;
+  const below = body.warning_below ?? body.critical_below ?? null;
+  if (above === null && below === null)
+    throw invalid("direction is required with warning and critical (or send the four bounds: warning_above, critical_above, warning_below, critical_below).");
+  return above !== null ? "above" : "below";
+}
+
 export function normalise(body: ThresholdBody): ThresholdRow {
   if (isRawCounterMetric(body.metric)) {
     throw invalid(`metric names a raw monotonic counter; set thresholds on its rate instead (for example if_in_bps rather than if_in_octets).`);
@@ -121,15 +134,16 @@ export function normalise(body: ThresholdBody): ThresholdRow {
     if (new Set(targets).size !== targets.length) throw invalid("scope_ids must not repeat a target.");
   }
 
-  const bounds = resolveBounds(body, body);
+  const direction = directionOf(body);
+  const bounds = resolveBounds({ ...body, direction }, body);
   const problem = boundsProblem(bounds);
   if (problem) throw invalid(problem);
-  const primary = primaryPair(body.direction, bounds);
+  const primary = primaryPair(direction, bounds);
 
   return {
     metric: body.metric,
     scope_level: level,
-    direction: body.direction,
+    direction,
     warning: primary.warning,
     critical: primary.critical,
     ...bounds,

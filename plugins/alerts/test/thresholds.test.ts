@@ -320,13 +320,34 @@ describe("full mode", () => {
     });
   });
 
+  describe("direction, kept for older clients", () => {
+    it("may be left out of a body of the four bounds, and is then the side of its above bounds, else below", async () => {
+      const { metric, scope_level } = base;
+      const up = await post({ metric, scope_level, warning_above: 70, critical_above: 85 });
+      expect(up.status).toBe(201);
+      expect((await get(up.body.id)).body).toMatchObject({ direction: "above", warning: 70, critical: 85, warning_above: 70, critical_above: 85 });
+      const down = await post({ metric: "rtt_ms", scope_level, warning_below: 5 });
+      expect(down.status).toBe(201);
+      expect((await get(down.body.id)).body).toMatchObject({ direction: "below", warning: 5, warning_below: 5 });
+    });
+
+    it("is still needed with warning and critical alone, and a body without it says so", async () => {
+      const { metric, scope_level, warning, critical } = base;
+      const res = await post({ metric, scope_level, warning, critical });
+      expectError(res, 400, "validation_failed");
+      expect(res.body.error.message).toMatch(/direction is required with warning and critical/);
+    });
+  });
+
   describe("OpenAPI", () => {
     it("documents the routes and the body, scope_ids as a nullable array of at most 32 distinct strings", async () => {
       const res = await k.http.get("/api/v1/openapi.json");
       expect(res.status).toBe(200);
       expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(["/api/v1/thresholds", "/api/v1/thresholds/{id}"]));
       const body = res.body.components.schemas.ThresholdBody;
-      expect(body.required).toEqual(expect.arrayContaining(["metric", "scope_level", "direction"]));
+      expect(body.required).toEqual(expect.arrayContaining(["metric", "scope_level"]));
+      // direction is kept for older clients; a body of the four bounds may leave it out.
+      expect(body.required).not.toContain("direction");
       expect(body.properties.scope_ids).toMatchObject({ maxItems: 32, uniqueItems: true, items: { type: "string" } });
       expect(body.properties.scope_level.enum).toEqual(["global", "profile", "folder", "node", "interface"]);
     });
