@@ -4928,10 +4928,10 @@ export interface components {
       /** @description Critical at or below this value; send below and above bounds to alert outside a band */
       critical_below?: number | null;
       /**
-       * @description Side `warning` and `critical` are read on; kept for older clients (the four bounds win when any is sent)
+       * @description Side `warning` and `critical` are read on; kept for older clients (the four bounds win when any is sent). Needed only with warning and critical: a body of the four bounds may leave it out (it is then above when an above bound is set, else below)
        * @enum {string}
        */
-      direction: "above" | "below";
+      direction?: "above" | "below";
       /** @description Consecutive samples needed before a change of severity (fire, escalation, de-escalation, clear) is committed; default 1 */
       dwell_samples?: number | null;
       /** @description Metric the rule watches: an identifier (letters, digits, _; not starting with a digit); raw monotonic counters are refused by their metric or IF-MIB names in any case (if_hc_in_octets, ifHCInOctets) */
