@@ -147,3 +147,15 @@ describe("nms CLI: help, errors that name the bad value, JSON", () => {
     expect(JSON.stringify(tokens)).not.toContain(created.token);
   });
 });
+
+describe("nms bundle through the CLI", () => {
+  it("exports to stdout as clean JSON with nothing on stderr when stderr is no terminal (no progress bar)", () => {
+    const r = nms(db, "bundle", "export", "-");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ format: expect.any(String), version: expect.any(Number) });
+    const bad = nms(db, "bundle", "import", "-", "--mode", "upsert");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('"upsert"');
+  }, 60000);
+});
