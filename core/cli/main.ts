@@ -91,7 +91,11 @@ async function runBundle(args: string[], label: string): Promise<void> {
       config,
       args,
       () => commandEnvironment(config),
-      (done, total, table) => bar.update(done, total, table),
+      (done, total, table) => {
+        bar.update(done, total, table);
+        // The last table: the bar ends before the command's closing line ("wrote the configuration bundle ...").
+        if (done === total) bar.stop();
+      },
     );
   } catch (err) {
     if (err instanceof BundleUsageError) throw new CliUsageError(err.message);
