@@ -141,6 +141,12 @@ async function main(argv: string[]): Promise<void> {
     const help = first === undefined || first === "help" || first === "--help" || first === "-h";
     try {
       const { commands, env } = await pluginCommands();
+      // `nms help api` is `nms api --help`: the plugin's own usage, not commander's stub for a pass-through command.
+      const asked = first === "help" && argv[1] !== undefined ? commands.get(argv[1]) : undefined;
+      if (asked) {
+        process.exitCode = await asked.run(["--help"], env);
+        return;
+      }
       addPluginCommands(nms, argv, commands, env);
     } catch (err) {
       if (!help) throw err;

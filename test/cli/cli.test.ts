@@ -96,6 +96,9 @@ describe("nms CLI: help, errors that name the bad value, JSON", () => {
       expect({ name, code: r.code }).toEqual({ name, code: 0 });
       expect(r.out).toMatch(new RegExp(`usage:[\\s\\S]*nms ${name}`, "i"));
     }
+    const helpApi = nms(null, "help", "api");
+    expect(helpApi.code).toBe(0);
+    expect(helpApi.out).toContain("usage: nms api <METHOD> <route> [json]");
     expect(nms(null, "tokens", "create", "--help").out).toContain("--expires-at");
   });
 
