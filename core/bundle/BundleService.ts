@@ -63,7 +63,12 @@ export interface BundleServiceOptions {
 export interface ImportOptions {
   mode: "merge" | "replace";
   dryRun: boolean;
+  /** Called after each table the bundle carries is imported (the CLI's progress bar). */
+  progress?: BundleProgress;
 }
+
+/** How far an export or import is: tables done of the tables it works through, and the one just done. */
+export type BundleProgress = (done: number, total: number, table: string) => void;
 
 export interface ImportOutcome {
   ok: true;
@@ -137,10 +142,10 @@ export class BundleService {
    * Checks the row cap (throws 413 bundle_too_large before anything is written), then yields the bundle's JSON text
    * piece by piece: each table page by page, notes and the closing brace last.
    */
-  async export(): Promise<AsyncIterable<string>> {
+  async export(progress?: BundleProgress): Promise<AsyncIterable<string>> {
     const snapshot = await this.snapshot();
     try {
-      const body = await this.exportFrom(snapshot.client);
+      const body = await this.exportFrom(snapshot.client, progress);
       return (async function* () {
         try {
           yield* body;
@@ -176,7 +181,7 @@ export class BundleService {
     });
   }
 
-  private async exportFrom(client: Queryable): Promise<AsyncIterable<string>> {
+  private async exportFrom(client: Queryable, progress?: BundleProgress): Promise<AsyncIterable<string>> {
     const max = this.maxRows;
     const ready = new Map<string, unknown[] | AsyncIterable<unknown> | (() => AsyncIterable<unknown>)>();
     const notes = new Notes();
@@ -209,6 +214,7 @@ export class BundleService {
     const iterable = this.iterable.bind(this);
     return (async function* () {
       yield JSON.stringify(head).slice(0, -1);
+      let done = 0;
       for (const name of names) {
         const source = ready.get(name);
         yield `,${JSON.stringify(name)}:[`;
@@ -227,6 +233,7 @@ export class BundleService {
           if (buf) yield buf;
         }
         yield "]";
+        progress?.(++done, names.length, name);
       }
       yield `,"notes":${JSON.stringify(notes.list())}}`;
     })();
@@ -273,6 +280,7 @@ export class BundleService {
     let current = "";
     const run = async (client: BundleImportContext["client"]): Promise<ImportOutcome> => {
       const present: { t: DeclaredTable; rows: unknown[] }[] = [];
+      const carried = this.tables.filter((t) => Array.isArray(b[t.table.name])).length;
       for (const t of this.tables) {
         // A table the bundle does not carry is left alone (replace mode too).
         const list = b[t.table.name];
@@ -287,6 +295,7 @@ export class BundleService {
         const r = t.table.import ? await t.table.import(t.ctx, list, imp) : { created: 0, updated: 0, skipped: list.length, deleted: 0 };
         results[t.table.name] = { ...r };
         present.push({ t, rows: list });
+        opts.progress?.(present.length, carried, t.table.name);
       }
       if (opts.mode === "replace") {
         for (const { t, rows } of [...present].reverse()) {

@@ -19,7 +19,7 @@ import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
 import { migratePlugin } from "../store/Migrator.js";
 import { createPool, Store } from "../store/Store.js";
-import { BundleService, declaredBundleTables } from "./BundleService.js";
+import { BundleService, declaredBundleTables, type BundleProgress } from "./BundleService.js";
 
 export const BUNDLE_USAGE = `  bundle export <file>                               write the configuration bundle (no secrets) to <file> ("-" = stdout)
   bundle import <file> [--dry-run] [--mode merge|replace]   import a bundle in one transaction; prints the result`;
@@ -88,8 +88,16 @@ function offlineContexts(
 /** The loaded plugins and their command environment (the CLI gets them from the kernel; the bundle layer lies below it). */
 export type CommandPlugins = { plugins: LoadedPlugin[]; env: CommandEnvironment };
 
-/** `nms bundle export|import`: offline, on the configured store (the service must not run on an embedded data dir). */
-export async function bundleCommand(config: KernelConfig, argv: string[], loadPlugins: () => Promise<CommandPlugins>): Promise<number> {
+/**
+ * `nms bundle export|import`: offline, on the configured store (the service must not run on an embedded data dir).
+ * `progress` hears of each table done (the CLI's bar on a terminal).
+ */
+export async function bundleCommand(
+  config: KernelConfig,
+  argv: string[],
+  loadPlugins: () => Promise<CommandPlugins>,
+  progress?: BundleProgress,
+): Promise<number> {
   const [verb, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -100,7 +108,7 @@ export async function bundleCommand(config: KernelConfig, argv: string[], loadPl
   if ((verb !== "export" && verb !== "import") || positionals.length !== 1) throw new UsageError(`usage:\n${BUNDLE_USAGE}`);
   if (verb === "export" && (values["dry-run"] || values.mode)) throw new UsageError("--dry-run and --mode are options of bundle import");
   const mode = values.mode ?? "merge";
-  if (mode !== "merge" && mode !== "replace") throw new UsageError("--mode must be merge or replace");
+  if (mode !== "merge" && mode !== "replace") throw new UsageError(`--mode must be merge or replace; "${mode}" is neither`);
   if (config.mode === "skeleton") throw new UsageError("skeleton mode has no store: there is no configuration to export or import");
   const file = positionals[0];
 
@@ -120,7 +128,7 @@ export async function bundleCommand(config: KernelConfig, argv: string[], loadPl
     const bundles = new BundleService({ store, config, version: kernelVersion(), log, tables: declaredBundleTables(plugins, contexts), notifyChanges: false });
     if (verb === "export") {
       const out = file === "-" ? process.stdout : createWriteStream(file);
-      for await (const piece of await bundles.export()) if (!out.write(piece)) await once(out, "drain");
+      for await (const piece of await bundles.export(progress)) if (!out.write(piece)) await once(out, "drain");
       if (out !== process.stdout) {
         out.end();
         await once(out, "finish");
@@ -135,7 +143,7 @@ export async function bundleCommand(config: KernelConfig, argv: string[], loadPl
     } catch {
       throw new UsageError(`${file} is not JSON`);
     }
-    const outcome = await bundles.import(bundle, { mode, dryRun: values["dry-run"] ?? false });
+    const outcome = await bundles.import(bundle, { mode, dryRun: values["dry-run"] ?? false, progress });
     process.stdout.write(JSON.stringify(outcome, null, 2) + "\n");
     return 0;
   } finally {

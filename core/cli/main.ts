@@ -1,195 +1,179 @@
 #!/usr/bin/env node
 import "../runtime-check.js";
-import { parseArgs } from "node:util";
-import { AuthService, validateScope } from "../auth/AuthService.js";
-import { ROLES, type Role, type Scope } from "../auth/Caller.js";
-import { randomPassword } from "../auth/passwords.js";
+import { Command, CommanderError } from "commander";
 import { ConfigError, loadConfig } from "../config/Config.js";
 import { ApiError } from "../errors.js";
 import { commandEnvironment } from "../kernel/Kernel.js";
 import type { CommandDeclaration, CommandEnvironment } from "../pluginhost/manifest.js";
-import { JsonLogger } from "../logging/Logger.js";
-import { coreMigrations } from "../store/coreMigrations.js";
-import { EmbeddedServer } from "../store/EmbeddedServer.js";
-import { migratePlugin } from "../store/Migrator.js";
-import { createPool, Store } from "../store/Store.js";
 import { scaffoldPlugin } from "./scaffold.js";
-import { BUNDLE_USAGE, BundleUsageError, bundleCommand } from "../bundle/cli.js";
+import { BundleUsageError, bundleCommand } from "../bundle/cli.js";
+import { registerAdminCommands } from "./admin.js";
+import { CliUsageError, ServiceError } from "./connection.js";
+import { registerJobCommands } from "./jobs.js";
+import { progressBar } from "./progress.js";
 
-const USAGE = `Usage: nms <command> [options]   (npm run nms -- <command> [options])
+const DESCRIPTION = [
+  "Administration of an nms service (npm run nms -- <command> [options]).",
+  "accounts, tokens and bundle work offline on the configured store (DATABASE_URL, or the embedded PostgreSQL in NMS_DATA_DIR; the service must not be running on that data dir). accounts and tokens work through a running service's REST API instead when given its URL (--url or NMS_URL) and a token (--token or NMS_TOKEN) or an admin's login. sweep and report work only through a running service.",
+].join("\n\n");
 
-Offline administration on the configured store (DATABASE_URL, or the embedded
-PostgreSQL in NMS_DATA_DIR; the service must not be running on that data dir).
+const FOOTER = `
+Exit codes: 0 done, 1 failed (the service or the store said no, or could not be reached), 2 bad usage.
+nms <command> --help shows a command's options.`;
 
-  accounts create --username U --role viewer|operator|admin [--password P] [--scope JSON]
-  accounts list
-  tokens create --name N --role viewer|operator|admin [--scope JSON] [--expires-at RFC3339]
-  tokens list
-  plugin new <id> [--dir DIR] [--nms-core SPEC]   write a plugin package to start from (no store needed)
-${BUNDLE_USAGE}
-  <plugin command> ...   commands of the loaded plugins (e.g. poller)
+/** Commands of the CLI itself; any other name is looked up among the loaded plugins' commands. */
+const BUILTIN = new Set(["accounts", "tokens", "plugin", "bundle", "sweep", "report"]);
 
---scope is "All" (default) or '{"folders":["<uuid>",...]}'. Without --password a
-random password is generated and printed once. A token is printed once.`;
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
 
 function fail(message: string): never {
   process.stderr.write(`nms: ${message}\n`);
   process.exit(2);
 }
 
-function role(value: string | undefined): Role {
-  if (!value || !(ROLES as readonly string[]).includes(value)) fail(`--role must be one of ${ROLES.join(", ")}`);
-  return value as Role;
+function program(): Command {
+  const nms = new Command("nms")
+    .description(DESCRIPTION)
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`nms: ${text.replace(/^error: /, "")}`) })
+    .showHelpAfterError("(nms --help lists the commands; nms <command> --help shows its usage)")
+    .addHelpText("after", FOOTER);
+
+  registerAdminCommands(nms);
+
+  nms
+    .command("plugin")
+    .description("start a plugin package of your own (no store needed)")
+    .command("new")
+    .description("write a plugin package to start from")
+    .argument("<id>", "the plugin's id: kebab-case, at most 40 characters")
+    .option("--dir <dir>", "where to write it (default ./<id>)")
+    .option("--nms-core <spec>", "the nms-core dependency spec of its package.json")
+    .action((id: string, o: { dir?: string; nmsCore?: string }) => {
+      let dir: string;
+      try {
+        dir = scaffoldPlugin({ id, dir: o.dir, nmsCore: o.nmsCore });
+      } catch (err) {
+        throw new CliUsageError((err as Error).message);
+      }
+      process.stdout.write(`wrote plugin "${id}" to ${dir}\nnext: cd ${dir} && npm install && npm test\n`);
+    });
+
+  const bundle = nms.command("bundle").description("export or import the configuration bundle, offline on the store");
+  bundle
+    .command("export")
+    .description("write the configuration bundle (no secrets) to a file")
+    .argument("<file>", 'where to write it ("-" = stdout)')
+    .action((file: string) => runBundle(["export", file], "bundle export"));
+  bundle
+    .command("import")
+    .description("import a bundle in one transaction; prints the result as JSON")
+    .argument("<file>", 'the bundle ("-" = stdin)')
+    .option("--dry-run", "check and count, then roll back")
+    .option("--mode <mode>", "merge (default) or replace", "merge")
+    .action((file: string, o: { dryRun?: boolean; mode: string }) =>
+      runBundle(["import", file, "--mode", o.mode, ...(o.dryRun ? ["--dry-run"] : [])], `bundle ${o.dryRun ? "check" : "import"}`),
+    );
+
+  registerJobCommands(nms);
+  return nms;
 }
 
-function scope(value: string | undefined): Scope {
-  if (value === undefined || value === "All") return "All";
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    fail('--scope must be All or JSON like {"folders":["<uuid>"]}');
-  }
-  try {
-    validateScope(parsed);
-  } catch (err) {
-    fail((err as Error).message);
-  }
-  return parsed as Scope;
-}
-
-async function withStore<T>(fn: (auth: AuthService) => Promise<T>): Promise<T> {
+async function runBundle(args: string[], label: string): Promise<void> {
   const config = loadConfig();
-  if (config.mode === "skeleton") fail("skeleton mode has no store: accounts come only from NMS_BOOTSTRAP_TOKEN");
-  const log = new JsonLogger("warn", "cli", (line) => process.stderr.write(line + "\n"));
-  let embedded: EmbeddedServer | null = null;
-  let url = config.databaseUrl;
-  if (!url) {
-    embedded = new EmbeddedServer(config.dataDir, log);
-    url = (await embedded.start()).url;
-  }
-  const store = new Store(createPool(url, (err) => log.warn("database connection lost", { error: err.message }), 2));
+  const bar = progressBar(label);
   try {
-    await migratePlugin(store, "core", coreMigrations, log);
-    return await fn(new AuthService(store, config, log));
+    process.exitCode = await bundleCommand(
+      config,
+      args,
+      () => commandEnvironment(config),
+      (done, total, table) => {
+        bar.update(done, total, table);
+        // The last table: the bar ends before the command's closing line ("wrote the configuration bundle ...").
+        if (done === total) bar.stop();
+      },
+    );
+  } catch (err) {
+    if (err instanceof BundleUsageError) throw new CliUsageError(err.message);
+    throw err;
   } finally {
-    await store.close();
-    await embedded?.stop();
+    bar.stop();
   }
 }
 
-/** Finds a CLI command among the built-in and configured plugins, with the environment it runs in. */
-async function pluginCommand(name: string): Promise<{ command: CommandDeclaration; env: CommandEnvironment } | undefined> {
+/**
+ * The loaded plugins' commands (e.g. `api`, `poller`, `flows`), each a subcommand that hands the arguments after its
+ * name, untouched, to its own `run` (which parses them and answers its own --help).
+ */
+function addPluginCommands(nms: Command, argv: string[], commands: Map<string, CommandDeclaration>, env: CommandEnvironment): void {
+  for (const [name, command] of commands) {
+    nms
+      .command(name)
+      .description(command.description)
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .argument("[arguments...]", `see nms ${name} --help`)
+      .action(async () => {
+        process.exitCode = await command.run(argv.slice(argv.indexOf(name) + 1), env);
+      });
+  }
+}
+
+async function pluginCommands(): Promise<{ commands: Map<string, CommandDeclaration>; env: CommandEnvironment }> {
   const { plugins, env } = await commandEnvironment(loadConfig());
-  const command = plugins.map((p) => p.manifest.commands?.[name]).find(Boolean);
-  return command ? { command, env } : undefined;
+  const commands = new Map<string, CommandDeclaration>();
+  for (const p of plugins) {
+    for (const [name, command] of Object.entries(p.manifest.commands ?? {})) if (!BUILTIN.has(name) && !commands.has(name)) commands.set(name, command);
+  }
+  return { commands, env };
 }
 
 async function main(argv: string[]): Promise<void> {
-  const [noun, verb, ...rest] = argv;
-  if (!noun || noun === "help" || noun === "--help") {
-    process.stdout.write(USAGE + "\n");
-    return;
-  }
-  if (noun === "plugin") {
-    if (verb !== "new") fail(`unknown command "plugin ${verb ?? ""}": did you mean "plugin new <id>"?`);
-    const { values, positionals } = parseArgs({ args: rest, options: { dir: { type: "string" }, "nms-core": { type: "string" } }, allowPositionals: true });
-    if (positionals.length !== 1) fail("plugin new takes one plugin id, e.g. nms plugin new ticket-sync");
-    let dir: string;
+  const nms = program();
+  const first = argv[0];
+  // Plugins are loaded only when the command may be theirs, or for the help that lists them.
+  if (first === undefined || !BUILTIN.has(first)) {
+    const help = first === undefined || first === "help" || first === "--help" || first === "-h";
     try {
-      dir = scaffoldPlugin({ id: positionals[0], dir: values.dir, nmsCore: values["nms-core"] });
+      const { commands, env } = await pluginCommands();
+      // `nms help api` is `nms api --help`: the plugin's own usage, not commander's stub for a pass-through command.
+      const asked = first === "help" && argv[1] !== undefined ? commands.get(argv[1]) : undefined;
+      if (asked) {
+        process.exitCode = await asked.run(["--help"], env);
+        return;
+      }
+      addPluginCommands(nms, argv, commands, env);
     } catch (err) {
-      fail((err as Error).message);
+      if (!help) throw err;
+      nms.addHelpText("after", `\n(The plugins' commands are not listed: ${(err as Error).message})`);
     }
-    process.stdout.write(`wrote plugin "${positionals[0]}" to ${dir}\nnext: cd ${dir} && npm install && npm test\n`);
+  }
+  if (first === undefined) {
+    nms.outputHelp();
     return;
   }
-  if (noun === "bundle") {
-    try {
-      const config = loadConfig();
-      process.exitCode = await bundleCommand(config, argv.slice(1), () => commandEnvironment(config));
-    } catch (err) {
-      if (err instanceof BundleUsageError) fail(err.message);
-      throw err;
-    }
-    return;
-  }
-  if (noun !== "accounts" && noun !== "tokens") {
-    // A command a plugin provides (e.g. `nms poller ...`), with its own options.
-    const provided = await pluginCommand(noun);
-    if (!provided) fail(`unknown command "${noun}"\n\n${USAGE}`);
-    process.exitCode = await provided.command.run(argv.slice(1), provided.env);
-    return;
-  }
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      username: { type: "string" },
-      password: { type: "string" },
-      role: { type: "string" },
-      scope: { type: "string" },
-      name: { type: "string" },
-      "expires-at": { type: "string" },
-    },
-    strict: true,
-  });
-  const command = `${noun} ${verb ?? ""}`.trim();
-  switch (command) {
-    case "accounts create": {
-      if (!values.username) fail("--username is required");
-      const r = role(values.role);
-      const s = scope(values.scope);
-      const password = values.password ?? randomPassword();
-      if (password.length < 8) fail("--password must have at least 8 characters");
-      const id = await withStore((auth) => auth.createAccount({ username: values.username!, password, role: r, scope: s }));
-      process.stdout.write(`created account ${values.username} (${r}) id=${id}\n`);
-      if (!values.password) process.stdout.write(`password: ${password}  (shown once)\n`);
-      return;
-    }
-    case "accounts list": {
-      const accounts = await withStore(async (auth) => {
-        const all = [];
-        let after: string | undefined;
-        for (;;) {
-          const page = await auth.listAccounts(1000, after);
-          all.push(...page);
-          if (page.length < 1000) return all;
-          after = page[page.length - 1].username;
-        }
-      });
-      for (const a of accounts) process.stdout.write(`${a.id}  ${a.username}  ${a.role}  ${JSON.stringify(a.scope)}\n`);
-      return;
-    }
-    case "tokens create": {
-      if (!values.name) fail("--name is required");
-      const r = role(values.role);
-      const s = scope(values.scope);
-      const created = await withStore((auth) => auth.createToken({ name: values.name!, role: r, scope: s, expires_at: values["expires-at"] ?? null }));
-      process.stdout.write(`created token ${values.name} (${r}) id=${created.id}\ntoken: ${created.token}  (shown once)\n`);
-      return;
-    }
-    case "tokens list": {
-      const tokens = await withStore(async (auth) => {
-        const all = [];
-        let before: { at: string; id: string } | undefined;
-        for (;;) {
-          const page = await auth.listTokens(1000, before);
-          all.push(...page);
-          if (page.length < 1000) return all;
-          const last = page[page.length - 1];
-          before = { at: last.created_at, id: last.id };
-        }
-      });
-      for (const t of tokens) process.stdout.write(`${t.id}  ${t.name}  ${t.role}  ${JSON.stringify(t.scope)}  expires=${t.expires_at ?? "never"}\n`);
-      return;
-    }
-    default:
-      fail(`unknown command "${command}"\n\n${USAGE}`);
+  try {
+    await nms.parseAsync(argv, { from: "user" });
+  } catch (err) {
+    // Commander has printed its message (or the help): --help and help exit 0, a usage mistake 2.
+    if (err instanceof CommanderError) throw new Exit(err.exitCode === 0 ? 0 : 2);
+    throw err;
   }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ApiError || err instanceof ConfigError) fail(err.message);
+  if (err instanceof Exit) process.exit(err.code);
+  if (err instanceof CliUsageError || err instanceof ApiError || err instanceof ConfigError) fail(err.message);
+  // A 4xx of the service is the caller's mistake, as ApiError is offline; 401/403 and 5xx are failures.
+  if (err instanceof ServiceError) {
+    process.stderr.write(`nms: ${err.message}\n`);
+    process.exit(err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 403 ? 2 : 1);
+  }
   if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) fail(err.message);
   // Store problems (data dir in use, server down) are explained by their message; the stack only helps a developer.
   process.stderr.write(`nms: ${process.env.NMS_LOG_LEVEL === "debug" ? ((err as Error)?.stack ?? String(err)) : ((err as Error)?.message ?? String(err))}\n`);

@@ -65,3 +65,100 @@ describe("nms CLI (offline administration)", () => {
     expect(r.err).toContain("skeleton");
   });
 });
+
+describe("nms CLI: help, errors that name the bad value, JSON", () => {
+  it("answers --help on every command and subcommand with usage and exit 0; the top level lists the plugins' commands", () => {
+    const top = nms(null, "--help");
+    expect(top.code).toBe(0);
+    for (const name of ["accounts", "tokens", "plugin", "bundle", "sweep", "report", "api", "poller", "flows"])
+      expect(top.out).toMatch(new RegExp(`^  ${name}\\b`, "m"));
+    expect(top.out).toContain("call the REST API");
+    for (const args of [
+      ["accounts", "--help"],
+      ["accounts", "create", "--help"],
+      ["accounts", "list", "--help"],
+      ["tokens", "--help"],
+      ["tokens", "create", "--help"],
+      ["tokens", "list", "--help"],
+      ["plugin", "new", "--help"],
+      ["bundle", "export", "--help"],
+      ["bundle", "import", "--help"],
+      ["sweep", "--help"],
+      ["report", "run", "--help"],
+      ["help", "tokens"],
+    ]) {
+      const r = nms(null, ...args);
+      expect({ args, code: r.code, err: r.err }).toEqual({ args, code: 0, err: "" });
+      expect(r.out).toMatch(/usage/i);
+    }
+    for (const name of ["api", "poller", "flows"]) {
+      const r = nms(null, name, "--help");
+      expect({ name, code: r.code }).toEqual({ name, code: 0 });
+      expect(r.out).toMatch(new RegExp(`usage:[\\s\\S]*nms ${name}`, "i"));
+    }
+    const helpApi = nms(null, "help", "api");
+    expect(helpApi.code).toBe(0);
+    expect(helpApi.out).toContain("usage: nms api <METHOD> <route> [json]");
+    expect(nms(null, "tokens", "create", "--help").out).toContain("--expires-at");
+  });
+
+  it("names the bad value and exits 2", () => {
+    const role = nms(db, "accounts", "create", "--username", "x", "--role", "superuser");
+    expect(role.code).toBe(2);
+    expect(role.err).toContain('"superuser" is not one of them');
+    expect(role.err).toContain("viewer, operator, admin");
+    const when = nms(db, "tokens", "create", "--name", "x", "--role", "viewer", "--expires-at", "tomorrow");
+    expect(when.code).toBe(2);
+    expect(when.err).toContain('"tomorrow" is not an RFC 3339 timestamp');
+    const past = nms(db, "tokens", "create", "--name", "x", "--role", "viewer", "--expires-at", "2001-02-03T04:05:06Z");
+    expect(past.code).toBe(2);
+    expect(past.err).toContain("2001-02-03T04:05:06Z is in the past");
+    const method = nms(null, "api", "FETCH", "/nodes");
+    expect(method.code).toBe(2);
+    expect(method.err).toContain('"FETCH" is not a method: use GET, POST, PUT, PATCH, DELETE');
+    const unknown = nms(null, "frobnicate");
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("unknown command 'frobnicate'");
+    const sub = nms(null, "tokens", "revoke");
+    expect(sub.code).toBe(2);
+    expect(sub.err).toContain("unknown command 'revoke'");
+    const option = nms(null, "accounts", "list", "--colour");
+    expect(option.code).toBe(2);
+    expect(option.err).toContain("unknown option '--colour'");
+    const format = nms(null, "report", "run", "x", "--format", "docx", "--url", "http://127.0.0.1:9");
+    expect(format.code).toBe(2);
+    expect(format.err).toContain('"docx" is not one of them');
+    expect(nms(null, "accounts").code).toBe(2);
+  });
+
+  it("prints JSON only on stdout with --json, offline too (the secret shown once included)", async () => {
+    const made = nms(db, "accounts", "create", "--username", "hugo", "--role", "viewer", "--json");
+    expect(made.code).toBe(0);
+    const account = JSON.parse(made.out) as { id: string; username: string; password: string };
+    expect(account).toMatchObject({ username: "hugo", role: "viewer", scope: "All" });
+    expect(account.password.length).toBeGreaterThanOrEqual(8);
+    const given = JSON.parse(nms(db, "accounts", "create", "--username", "ida", "--role", "viewer", "--password", "ida-password-1", "--json").out);
+    expect(given).not.toHaveProperty("password");
+    const accounts = JSON.parse(nms(db, "accounts", "list", "--json").out) as { id: string; username: string }[];
+    expect(accounts.find((a) => a.username === "hugo")?.id).toBe(account.id);
+    const token = nms(db, "tokens", "create", "--name", "json-reader", "--role", "viewer", "--json");
+    expect(token.code).toBe(0);
+    const created = JSON.parse(token.out) as { id: string; token: string };
+    expect(created.token).toMatch(/^nmst_/);
+    const tokens = JSON.parse(nms(db, "tokens", "list", "--json").out) as { id: string; name: string; expires_at: null }[];
+    expect(tokens.find((t) => t.id === created.id)).toMatchObject({ name: "json-reader", expires_at: null });
+    expect(JSON.stringify(tokens)).not.toContain(created.token);
+  });
+});
+
+describe("nms bundle through the CLI", () => {
+  it("exports to stdout as clean JSON with nothing on stderr when stderr is no terminal (no progress bar)", () => {
+    const r = nms(db, "bundle", "export", "-");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ format: expect.any(String), version: expect.any(Number) });
+    const bad = nms(db, "bundle", "import", "-", "--mode", "upsert");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('"upsert"');
+  }, 60000);
+});

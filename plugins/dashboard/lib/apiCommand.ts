@@ -24,10 +24,24 @@ async function readStdin(): Promise<string> {
 export const apiCommand: CommandDeclaration = {
   description: "call the REST API: nms api <METHOD> <route> [json] (NMS_URL, NMS_TOKEN)",
   async run(argv, env) {
+    if (argv.includes("--help") || argv.includes("-h")) {
+      process.stdout.write(`${API_USAGE}\n`);
+      return 0;
+    }
     const [rawMethod, rawRoute, rawBody] = argv;
     const method = rawMethod?.toUpperCase() as Method | undefined;
-    if (!method || !METHODS.includes(method) || !rawRoute || argv.length > 3 || argv.includes("--help")) {
-      process.stderr.write(`${API_USAGE}\n`);
+    const mistake =
+      method === undefined
+        ? "a method and a route are required"
+        : !METHODS.includes(method)
+          ? `"${rawMethod}" is not a method: use ${METHODS.join(", ")}`
+          : !rawRoute
+            ? "a route is required, e.g. /nodes"
+            : argv.length > 3
+              ? `one body at most; "${argv[3]}" is one argument too many (quote the JSON)`
+              : null;
+    if (mistake !== null || method === undefined || rawRoute === undefined) {
+      process.stderr.write(`nms api: ${mistake}\n\n${API_USAGE}\n`);
       return 2;
     }
     let body: unknown;
