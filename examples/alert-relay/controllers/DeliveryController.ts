@@ -14,7 +14,7 @@ import {
   Summary,
   type PlatformContext,
 } from "nms-core/tsed";
-import { DeliveryView, TestMessageBody, TestResult } from "../models/DeliveryModels.js";
+import { RelayDeliveryView, TestMessageBody, TestResult } from "../models/DeliveryModels.js";
 import { DeliveryRepository } from "../repositories/DeliveryRepository.js";
 import { RelayService } from "../services/RelayService.js";
 
@@ -31,13 +31,13 @@ export class DeliveryController {
   @Permission("read")
   @ScopeUnsupported()
   @Summary("Posts to the webhook, newest first (keyset pagination)")
-  @ReturnsPage(DeliveryView)
+  @ReturnsPage(RelayDeliveryView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit), invalid_cursor"))
   async list(
     @Context() ctx: PlatformContext,
     @QueryParams("limit") @Integer() @Minimum(1) @Maximum(1000) limit: number = 100,
     @QueryParams("cursor") @MaxLength(2048) cursor?: string,
-  ): Promise<DeliveryView[]> {
+  ): Promise<RelayDeliveryView[]> {
     return sendPage(ctx, await this.deliveries.list(limit, cursor));
   }
 

@@ -3,7 +3,7 @@ import { AdditionalProperties, Description, Enum, MaxLength, Nullable, Optional,
 export const DELIVERY_KINDS = ["fired", "resolved", "test"] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 
-export class DeliveryView {
+export class RelayDeliveryView {
   @Required() id: string;
   @Required() @Description("RFC 3339, microseconds") at: string;
   @Required() @Enum(...DELIVERY_KINDS) kind: DeliveryKind;

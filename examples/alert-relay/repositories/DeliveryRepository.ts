@@ -1,7 +1,7 @@
 import { decodeCursor, isoTimestamp, isUuid, page } from "nms-core";
 import { Inject, Injectable } from "nms-core/tsed";
 import { ALERT_RELAY_CONTEXT, type AlertRelayContext } from "../context.js";
-import type { DeliveryKind, DeliveryView } from "../models/DeliveryModels.js";
+import type { DeliveryKind, RelayDeliveryView } from "../models/DeliveryModels.js";
 
 /** SQL only: the delivery log, newest first, keyset by (at, id). */
 @Injectable()
@@ -23,10 +23,10 @@ export class DeliveryRepository {
     );
   }
 
-  async list(limit: number, cursor?: string): Promise<{ rows: DeliveryView[]; next: string | null }> {
+  async list(limit: number, cursor?: string): Promise<{ rows: RelayDeliveryView[]; next: string | null }> {
     // A cursor part that would fail its SQL cast is refused (400 invalid_cursor), never answered with a 500.
     const after = cursor ? decodeCursor(cursor, 2, ([at, id]) => !Number.isNaN(Date.parse(at)) && isUuid(id)) : null;
-    const { rows } = await this.ctx.store.query<DeliveryView>(
+    const { rows } = await this.ctx.store.query<RelayDeliveryView>(
       `SELECT id, ${isoTimestamp("at")} AS at, kind, incident_key, severity, ok, http_status, error
          FROM ${this.ctx.store.table("deliveries")}
         WHERE $1::timestamptz IS NULL OR (at, id) < ($1::timestamptz, $2::uuid)
