@@ -49,7 +49,7 @@ export { scopeCovers, scopeFolders, hasPermission, ROLES, PERMISSIONS, ROLE_PERM
 export type { Caller, Role, Scope, PermissionName } from "./auth/Caller.js";
 export { ApiError, badRequest, conflict, forbidden, notFound, notImplemented, storeUnavailable, unauthorized } from "./errors.js";
 export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";
-export { Body, CallerScope, Query, timestampParam, tokenList } from "./http/params.js";
+export { Body, CallerScope, Query, QueryDoc, timestampParam, tokenList, type QueryParameterDoc } from "./http/params.js";
 export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, PageQuery, ReturnsPage } from "./http/pagination.js";
 export { invalidCursor } from "./http/pagination.js";
 export { EventBus } from "./bus/EventBus.js";

@@ -68,6 +68,9 @@ export function buildOpenApiDocument(options: {
     const stem = lowerFirst(token.name.replace(/Controller$/, ""));
     for (const [path, operations] of Object.entries(part.paths ?? {})) {
       for (const [method, op] of Object.entries(operations)) {
+        // A route that binds the whole query object shows a parameter without a name (invalid OpenAPI 3): dropped; such
+        // a route lists its parameters with @QueryDoc.
+        if (Array.isArray(op.parameters)) op.parameters = (op.parameters as { name?: string }[]).filter((p) => typeof p.name === "string" && p.name !== "");
         const own = op.operationId?.startsWith(prefix) ? op.operationId.slice(prefix.length) : (op.operationId ?? method);
         op.operationId = `${owner}.${stem}.${lowerFirst(own)}`;
         op.tags = [owner];

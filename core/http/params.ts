@@ -3,7 +3,7 @@ import { useDecorators } from "@tsed/core";
 import { inject, Injectable } from "@tsed/di";
 import { deserialize } from "@tsed/json-mapper";
 import { BodyParams, Context, type PipeMethods, RawQueryParams, UsePipe } from "@tsed/platform-params";
-import { compile, getPropertiesStores, type JsonParameterStore, Required } from "@tsed/schema";
+import { compile, getPropertiesStores, In, type JsonParameterStore, Required } from "@tsed/schema";
 import type { Scope } from "../auth/Caller.js";
 import { requireCaller } from "../auth/scope.js";
 import { parseRfc3339 } from "../util/time.js";
@@ -105,4 +105,28 @@ export function tokenList(name: string, value: string | undefined, vocabulary: r
   if (!tokens.length) return null;
   if (tokens.some((t) => !vocabulary.includes(t))) throw badRequest("validation_failed", `${name} takes a comma-separated list of ${vocabulary.join(", ")}.`);
   return [...new Set(tokens)];
+}
+
+/** One query parameter a route reads itself (from the whole query object), as the OpenAPI document lists it. */
+export interface QueryParameterDoc {
+  name: string;
+  description: string;
+  schema?: Record<string, unknown>;
+}
+
+/**
+ * Lists in the OpenAPI document the query parameters of a route that reads the whole query string itself (its service
+ * parses and checks them), so integrators and generated clients see every name: `@QueryDoc(...FILTERS)`. Only the
+ * document changes; what the route accepts and refuses stays its service's. (The kernel drops the nameless
+ * whole-object parameter such a route would otherwise show.)
+ */
+export function QueryDoc(...params: QueryParameterDoc[]): MethodDecorator {
+  return useDecorators(
+    ...params.map((p) =>
+      In("query")
+        .Name(p.name)
+        .Schema(p.schema ?? { type: "string" })
+        .Description(p.description),
+    ),
+  ) as MethodDecorator;
 }

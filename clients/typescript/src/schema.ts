@@ -9719,11 +9719,36 @@ export interface operations {
   "events.event.list": {
     parameters: {
       query?: {
-        undefined?: {
-          [key: string]: unknown;
-        };
+        /** @description unmatched, counted, fired, cleared, suppressed, comma-separated */
+        action?: string;
         cursor?: string;
+        /** @description Until, RFC 3339 or Unix ms (default now) */
+        end?: string;
+        /** @description syslog, trap, flow (flow: stats only, from the flows plugin's minute rollups), comma-separated */
+        kind?: string;
         limit?: number;
+        /** @description Only events a rule matched (true) or none did (false) */
+        matched?: "true" | "false" | "1" | "0";
+        /** @description Text in the message only */
+        msg?: string;
+        /** @description true: events whose message does not match msg */
+        msg_not?: "true" | "false" | "1" | "0";
+        /** @description true: msg is a regular expression */
+        msg_regex?: "true" | "false" | "1" | "0";
+        /** @description Events attributed to this node */
+        node_id?: string;
+        /** @description Text anywhere in message, host, app, msgid, trap OID, raw */
+        q?: string;
+        /** @description true: q is a regular expression */
+        regex?: "true" | "false" | "1" | "0";
+        /** @description Syslog severities 0-7, comma-separated */
+        severity?: string;
+        /** @description Sender address or CIDR, or attributed node name */
+        src?: string;
+        /** @description true: events whose sender does not match src */
+        src_not?: "true" | "false" | "1" | "0";
+        /** @description From, RFC 3339 or Unix ms (stats: default 24 h before end) */
+        start?: string;
       };
       header?: never;
       path?: never;
@@ -9977,9 +10002,42 @@ export interface operations {
   "events.event.stats": {
     parameters: {
       query?: {
-        undefined?: {
-          [key: string]: unknown;
-        };
+        /** @description unmatched, counted, fired, cleared, suppressed, comma-separated */
+        action?: string;
+        /** @description Time bucket width (default: the range in about 200 buckets, at least 60 s) */
+        bucket_secs?: number;
+        /** @description Until, RFC 3339 or Unix ms (default now) */
+        end?: string;
+        /** @description kind (default), action, trap, source, time */
+        group_by?: "kind" | "action" | "trap" | "source" | "time";
+        /** @description syslog, trap, flow (flow: stats only, from the flows plugin's minute rollups), comma-separated */
+        kind?: string;
+        /** @description Categorical buckets, 1-1000 (default 10) */
+        limit?: number;
+        /** @description Only events a rule matched (true) or none did (false) */
+        matched?: "true" | "false" | "1" | "0";
+        /** @description Text in the message only */
+        msg?: string;
+        /** @description true: events whose message does not match msg */
+        msg_not?: "true" | "false" | "1" | "0";
+        /** @description true: msg is a regular expression */
+        msg_regex?: "true" | "false" | "1" | "0";
+        /** @description Events attributed to this node */
+        node_id?: string;
+        /** @description Text anywhere in message, host, app, msgid, trap OID, raw */
+        q?: string;
+        /** @description true: q is a regular expression */
+        regex?: "true" | "false" | "1" | "0";
+        /** @description Syslog severities 0-7, comma-separated */
+        severity?: string;
+        /** @description kind: time buckets carry by_kind */
+        split?: "kind";
+        /** @description Sender address or CIDR, or attributed node name */
+        src?: string;
+        /** @description true: events whose sender does not match src */
+        src_not?: "true" | "false" | "1" | "0";
+        /** @description From, RFC 3339 or Unix ms (stats: default 24 h before end) */
+        start?: string;
       };
       header?: never;
       path?: never;
@@ -10206,9 +10264,22 @@ export interface operations {
   "flows.flow.conversations": {
     parameters: {
       query?: {
-        undefined?: {
-          [key: string]: unknown;
-        };
+        /** @description AS numbers, source or destination; 0 = unknown, comma-separated, at most 8 values */
+        asn?: string;
+        /** @description Side ranked: src or dst (default dst) */
+        dir?: "src" | "dst";
+        /** @description Start, Unix seconds (default: one hour before to) */
+        from?: number;
+        /** @description Rows, clamped to 1-1000 (default 100) */
+        limit?: number;
+        /** @description Addresses, source or destination, comma-separated, at most 8 values */
+        peer?: string;
+        /** @description Destination ports, comma-separated, at most 8 values */
+        port?: string;
+        /** @description IP protocol numbers, comma-separated, at most 8 values */
+        proto?: string;
+        /** @description End, Unix seconds (default: now) */
+        to?: number;
       };
       header?: never;
       path?: never;
@@ -10400,9 +10471,22 @@ export interface operations {
   "flows.flow.topAs": {
     parameters: {
       query?: {
-        undefined?: {
-          [key: string]: unknown;
-        };
+        /** @description AS numbers, source or destination; 0 = unknown, comma-separated, at most 8 values */
+        asn?: string;
+        /** @description Side ranked: src or dst (default dst) */
+        dir?: "src" | "dst";
+        /** @description Start, Unix seconds (default: one hour before to) */
+        from?: number;
+        /** @description Rows, clamped to 1-1000 (default 100) */
+        limit?: number;
+        /** @description Addresses, source or destination, comma-separated, at most 8 values */
+        peer?: string;
+        /** @description Destination ports, comma-separated, at most 8 values */
+        port?: string;
+        /** @description IP protocol numbers, comma-separated, at most 8 values */
+        proto?: string;
+        /** @description End, Unix seconds (default: now) */
+        to?: number;
       };
       header?: never;
       path?: never;

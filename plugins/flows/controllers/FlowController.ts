@@ -3,7 +3,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, QueryParams } from "@tsed/platform-params";
 import { Consumes, Description, Enum, Get, In, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, ScopeUnsupported, CallerScope, type Scope } from "../../../core/index.js";
+import { Body, ErrorEnvelope, Permission, QueryDoc, ScopeUnsupported, CallerScope, type QueryParameterDoc, type Scope } from "../../../core/index.js";
 import {
   AsnImport,
   AsnImportResult,
@@ -21,6 +21,19 @@ import { FlowQueryService } from "../services/FlowQueryService.js";
 const QUERY_DOC =
   "Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.";
 
+const list = (what: string) => `${what}, comma-separated, at most 8 values`;
+/** The query parameters of conversations and top AS (FlowQueryService parses and checks them). */
+const FLOW_QUERY: QueryParameterDoc[] = [
+  { name: "from", description: "Start, Unix seconds (default: one hour before to)", schema: { type: "integer", minimum: 0 } },
+  { name: "to", description: "End, Unix seconds (default: now)", schema: { type: "integer", minimum: 0 } },
+  { name: "limit", description: "Rows, clamped to 1-1000 (default 100)", schema: { type: "integer" } },
+  { name: "proto", description: list("IP protocol numbers") },
+  { name: "port", description: list("Destination ports") },
+  { name: "peer", description: list("Addresses, source or destination") },
+  { name: "asn", description: list("AS numbers, source or destination; 0 = unknown") },
+  { name: "dir", description: "Side ranked: src or dst (default dst)", schema: { type: "string", enum: ["src", "dst"] } },
+];
+
 /** The spec's flow conversations, and the views beside them: top AS, exporters, the AS table import. */
 @Controller("/flow")
 export class FlowController {
@@ -34,6 +47,7 @@ export class FlowController {
   @Permission("read")
   @Summary("Flow conversations (source, destination) ranked by traffic; folder-scoped callers see the flows their nodes exported")
   @Description(QUERY_DOC)
+  @QueryDoc(...FLOW_QUERY)
   @(Returns(200, Array).Of(FlowConversation))
   @(Returns(400, ErrorEnvelope).Description("validation_failed: a value that does not parse, more than 8 values in a filter, from after to"))
   @(Returns(503, ErrorEnvelope).Description("flows_disabled: flow monitoring is not enabled (no flow store)"))
@@ -45,6 +59,7 @@ export class FlowController {
   @Permission("read")
   @Summary("Autonomous systems ranked by traffic, on the side dir names (dst by default)")
   @Description(QUERY_DOC)
+  @QueryDoc(...FLOW_QUERY)
   @(Returns(200, Array).Of(TopAs))
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(503, ErrorEnvelope).Description("flows_disabled"))

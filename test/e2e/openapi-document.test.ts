@@ -1,0 +1,38 @@
+/**
+ * The document every built-in plugin publishes together, as an integrator reads it: every schema named once, every
+ * parameter named (the routes that read their whole query list each parameter), tags per plugin, and what the typed
+ * client is generated from.
+ */
+import { startTestKernel, type TestKernel } from "../../core/testing/index.js";
+
+let k: TestKernel;
+beforeAll(async () => {
+  k = await startTestKernel({ skeleton: true, builtinPlugins: true, overrides: { logLevel: "error" } });
+}, 60_000);
+afterAll(async () => {
+  await k?.stop();
+});
+
+interface Operation {
+  operationId: string;
+  tags: string[];
+  parameters?: { in: string; name?: string }[];
+}
+
+it("names every parameter, and lists the query of the events and flow routes", async () => {
+  const doc = (await (await fetch(`${k.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>>; tags: { name: string }[] };
+  const ops = Object.entries(doc.paths).flatMap(([path, o]) => Object.entries(o).map(([method, op]) => ({ where: `${method} ${path}`, op })));
+  expect(ops.filter(({ op }) => (op.parameters ?? []).some((p) => !p.name)).map(({ where }) => where)).toEqual([]);
+  const query = (path: string) => (doc.paths[path].get.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
+  expect(query("/api/v1/flow/conversations")).toEqual(["from", "to", "limit", "proto", "port", "peer", "asn", "dir"]);
+  expect(query("/api/v1/flow/top-as")).toEqual(query("/api/v1/flow/conversations"));
+  expect(query("/api/v1/events")).toEqual(expect.arrayContaining(["limit", "cursor", "start", "end", "kind", "node_id", "q", "src", "src_not"]));
+  expect(query("/api/v1/events/stats")).toEqual(expect.arrayContaining(["start", "kind", "group_by", "limit", "bucket_secs", "split"]));
+  // Tags are the plugins; operation ids are unique and name their plugin.
+  expect(doc.tags.map((t) => t.name).sort()).toEqual(
+    ["core", "inventory", "polling", "alerts", "notifications", "events", "flows", "forwarding", "analysis", "reports", "ipam", "netcloud"].sort(),
+  );
+  expect(new Set(ops.map(({ op }) => op.operationId)).size).toBe(ops.length);
+  expect(ops.find(({ where }) => where === "post /api/v1/reports/schedules")?.op.operationId).toBe("reports.schedule.create");
+  expect(ops.find(({ where }) => where === "post /api/v1/analysis/schedules")?.op.operationId).toBe("analysis.schedule.create");
+});
