@@ -12,7 +12,7 @@ describe("the nms-core package's exported values", () => {
         ...["definePlugin", "pluginContextToken", "sqlMigrationsFrom", "startKernel", "Kernel", "EventBus", "Secrets", "Store", "PluginStore"],
         ...["Permission", "Authenticated", "Public", "PersonOnly", "ScopeUnsupported", "DashboardRead", "SkeletonRead", "WithoutStore", "ProtocolInput"],
         ...["callerScope", "requireCaller", "currentCaller", "scopeCovers", "scopeFolders", "hasPermission", "ROLES", "PERMISSIONS", "ROLE_PERMISSIONS"],
-        ...["assertInScope", "assertNodeInScope", "assertFolderInScope", "CallerScope", "Query", "timestampParam", "tokenList"],
+        ...["assertInScope", "assertNodeInScope", "assertFolderInScope", "CallerScope", "Query", "QueryDoc", "timestampParam", "tokenList"],
         ...["ApiError", "badRequest", "conflict", "forbidden", "notFound", "notImplemented", "storeUnavailable", "unauthorized"],
         ...["ErrorEnvelope", "CreatedId", "MutationOk", "Body"],
         ...["decodeCursor", "encodeCursor", "page", "sendPage", "invalidCursor", "NEXT_CURSOR_HEADER", "PageQuery", "ReturnsPage"],
