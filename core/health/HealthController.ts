@@ -5,48 +5,60 @@ import { CollectionOf, Description, Enum, Get, Nullable, Property, Required, Ret
 import { Public, WithoutStore } from "../auth/decorators.js";
 import { HealthService } from "./HealthService.js";
 
+@Description("A plugin loaded by the kernel, as the health report lists it.")
 export class HealthPlugin {
-  @Required() id: string;
-  @Required() version: string;
+  @Description("Plugin id") @Required() id: string;
+  @Description("Plugin version") @Required() version: string;
 }
 
+@Description("A passive listener a plugin declared, as the health report lists it.")
 export class HealthListener {
-  @Required() plugin: string;
-  @Required() name: string;
-  @Required() @Enum("udp", "tcp", "tls") protocol: string;
-  @Required() bound: boolean;
-  @Required() @Nullable(Number) port: number | null;
+  @Description("Id of the plugin that declared the listener") @Required() plugin: string;
+  @Description("Listener name within its plugin") @Required() name: string;
+  @Description("Transport protocol") @Required() @Enum("udp", "tcp", "tls") protocol: string;
+  @Description("Whether the listener is bound now") @Required() bound: boolean;
+  @Description("Bound port; null while unbound") @Required() @Nullable(Number) port: number | null;
 }
 
+@Description("The durable store of the deployment and its status, as the health report shows it.")
 export class HealthStore {
-  @Required() @Enum("external", "embedded", "none") kind: string;
-  @Required() @Enum("ok", "down", "absent") status: string;
+  @Description("external: a PostgreSQL server; embedded: a PostgreSQL the service runs itself; none: skeleton mode, no durable store")
+  @Required()
+  @Enum("external", "embedded", "none")
+  kind: string;
+  @Description("ok: it answers; down: it does not; absent: no store (skeleton mode)") @Required() @Enum("ok", "down", "absent") status: string;
 }
 
+@Description("The kernel's health report: mode, store, plugins and listeners (GET /health).")
 export class HealthReport {
   @Required()
   @Enum("ok", "degraded", "starting", "stopping")
   @Description("ok: ready and the store answers; degraded: the store is down; starting or stopping: the API answers 503 service_starting / service_stopping")
   status: string;
   @Required() @Description("Whether this replica takes API requests: every boot phase done, no stop begun, the store answering") ready: boolean;
-  @Required() @Enum("full", "skeleton") mode: string;
-  @Required() public_dashboard: boolean;
-  @Required() version: string;
+  @Description("full: all operations; skeleton: no durable stores, writes answer 503") @Required() @Enum("full", "skeleton") mode: string;
+  @Description("Whether anonymous visitors may use some reads") @Required() public_dashboard: boolean;
+  @Description("Version of the service") @Required() version: string;
   @Required() @Property(HealthStore) store: HealthStore;
   @Required() @CollectionOf(HealthPlugin) plugins: HealthPlugin[];
   @Required() @CollectionOf(HealthListener) listeners: HealthListener[];
-  @Required() uptime_secs: number;
+  @Description("Seconds since the kernel began to boot") @Required() uptime_secs: number;
 }
 
+@Description("Liveness answer: the process is up (GET /health/live).")
 export class HealthLiveness {
-  @Required() @Enum("alive") status: string;
-  @Required() @Enum("starting", "ready", "stopping") phase: string;
-  @Required() uptime_secs: number;
+  @Description("Always alive: the process answers") @Required() @Enum("alive") status: string;
+  @Description("Where the kernel is in its life") @Required() @Enum("starting", "ready", "stopping") phase: string;
+  @Description("Seconds since the kernel began to boot") @Required() uptime_secs: number;
 }
 
+@Description("Readiness answer: whether the kernel serves requests (GET /health/ready).")
 export class HealthReadiness {
-  @Required() ready: boolean;
-  @Required() @Enum("ok", "degraded", "starting", "stopping") status: string;
+  @Description("Whether this replica takes API requests") @Required() ready: boolean;
+  @Description("ok: ready and the store answers; degraded: the store is down; starting or stopping: not taking API requests")
+  @Required()
+  @Enum("ok", "degraded", "starting", "stopping")
+  status: string;
 }
 
 @Controller("/health")

@@ -1,28 +1,34 @@
 import { Controller, Inject } from "@tsed/di";
-import { CollectionOf, Enum, Get, Integer, Minimum, Property, Required, Returns, Summary } from "@tsed/schema";
+import { CollectionOf, Enum, Get, Integer, Minimum, Property, Required, Returns, Summary, Description } from "@tsed/schema";
 import { Permission, WithoutStore } from "../auth/decorators.js";
 import { HealthService } from "./HealthService.js";
 
+@Description("Counters of a passive listener since it bound.")
 export class ListenerCountersView {
-  @Required() @Integer() @Minimum(0) received: number;
-  @Required() @Integer() @Minimum(0) dropped: number;
-  @Required() @Integer() @Minimum(0) malformed: number;
+  @Description("Messages read off the wire, malformed ones included") @Required() @Integer() @Minimum(0) received: number;
+  @Description("Messages refused or lost: over a limit, a full queue, an unknown community") @Required() @Integer() @Minimum(0) dropped: number;
+  @Description("Messages that did not parse") @Required() @Integer() @Minimum(0) malformed: number;
 }
 
+@Description("A bound passive listener with its counters, as GET /listeners lists it.")
 export class ListenerView {
-  @Required() plugin: string;
-  @Required() name: string;
-  @Required() stream: string;
-  @Required() @Enum("udp", "tcp", "tls") protocol: string;
-  @Required() address: string;
-  @Required() @Integer() port: number;
+  @Description("Id of the plugin that declared the listener") @Required() plugin: string;
+  @Description("Listener name within its plugin") @Required() name: string;
+  @Description("The stream the listener feeds, for example syslog, trap or flow") @Required() stream: string;
+  @Description("Transport protocol") @Required() @Enum("udp", "tcp", "tls") protocol: string;
+  @Description("The address it is bound to") @Required() address: string;
+  @Description("Bound port") @Required() @Integer() port: number;
   @Required() @Property(ListenerCountersView) counters: ListenerCountersView;
 }
 
+@Description("The bound passive listeners of this process with their counters, and the declared ones that are not bound (GET /listeners).")
 export class ListenerList {
   @Required() @CollectionOf(ListenerView) listeners: ListenerView[];
   /** Declared listeners that are not bound (off in the configuration, or the bind failed). */
-  @Required() @CollectionOf(String) unbound: string[];
+  @Description("Declared listeners that are not bound (off in the configuration, or the bind failed), as plugin.name")
+  @Required()
+  @CollectionOf(String)
+  unbound: string[];
 }
 
 /** The passive listeners every plugin has bound on this instance (syslog, traps, flows …), with live counters. */

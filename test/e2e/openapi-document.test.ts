@@ -36,3 +36,13 @@ it("names every parameter, and lists the query of the events and flow routes", a
   expect(ops.find(({ where }) => where === "post /api/v1/reports/schedules")?.op.operationId).toBe("reports.schedule.create");
   expect(ops.find(({ where }) => where === "post /api/v1/analysis/schedules")?.op.operationId).toBe("analysis.schedule.create");
 });
+
+it("describes every component schema (and counts the properties still without a description)", async () => {
+  type Schema = { description?: string; properties?: Record<string, { description?: string }> };
+  const doc = (await (await fetch(`${k.url}/api/v1/openapi.json`)).json()) as { components: { schemas: Record<string, Schema> } };
+  const schemas = Object.entries(doc.components.schemas);
+  expect(schemas.filter(([, s]) => !s.description?.trim()).map(([name]) => name)).toEqual([]);
+  // Reported, not asserted: a property whose meaning is obvious (an id, a name, a timestamp) may go without one.
+  const props = schemas.flatMap(([name, s]) => Object.entries(s.properties ?? {}).map(([p, v]) => ({ where: `${name}.${p}`, described: !!v.description })));
+  console.log(`OpenAPI properties without a description: ${props.filter((p) => !p.described).length} of ${props.length}`);
+});

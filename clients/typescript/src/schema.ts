@@ -2310,9 +2310,14 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /** @description Body of POST /accounts: a new account with its role and scope. */
     AccountCreate: {
+      /** @description At least 8 characters */
       password: string;
-      /** @enum {string} */
+      /**
+       * @description viewer, operator or admin, ordered least to most privileged
+       * @enum {string}
+       */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids); default "All" */
       scope?:
@@ -2323,10 +2328,14 @@ export interface components {
       /** @description Letters, digits and . _ @ -; unique, case-insensitive */
       username: string;
     };
+    /** @description Body of PUT /accounts/{id}: the account's role, scope and optionally a new password. */
     AccountUpdate: {
       /** @description New password; omitted keeps the current one */
       password?: string;
-      /** @enum {string} */
+      /**
+       * @description viewer, operator or admin, ordered least to most privileged
+       * @enum {string}
+       */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids) */
       scope:
@@ -2335,12 +2344,16 @@ export interface components {
             [key: string]: unknown;
           };
     };
+    /** @description An account as answered, without its password (GET /accounts, GET /accounts/{id}). */
     AccountView: {
       /** Format: date-time */
       created_at: string;
       /** Format: uuid */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description viewer, operator or admin, ordered least to most privileged
+       * @enum {string}
+       */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids) */
       scope:
@@ -2352,25 +2365,45 @@ export interface components {
       updated_at: string;
       username: string;
     };
+    /** @description One incident an ack request addressed, with its ack state after the request. */
     AckedIncident: {
       acked: components["schemas"]["AckState"] | unknown;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The check that raised it: a threshold rule id, or the liveness check id
+       */
       check: string;
       /** Format: uuid */
       id: string;
+      /** @description Port index for per-interface metrics (0 is a real index) */
       ifindex: number | null;
+      /** @description Identity of the incident (subject + check + port or row) */
       incident_key: string;
+      /** @description Metric the check measures; null for liveness alerts */
       metric: string | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Non-null exactly when subject_kind is node
+       */
       node: string | null;
+      /** @description Row key of a vendor table */
       row: number | null;
-      /** @enum {string} */
+      /**
+       * @description Severity the ack state applies to
+       * @enum {string}
+       */
       severity: "info" | "warning" | "critical";
-      /** @enum {string} */
+      /**
+       * @description node, pool or netcloud_org
+       * @enum {string}
+       */
       subject_kind: "node" | "pool" | "netcloud_org";
+      /** @description Name of a subject identified by name (a poller pool) */
       subject_name: string | null;
+      /** @description English alert title */
       title: string | null;
     };
+    /** @description Body of POST /alerts/ack: the subject (node or subject), optionally one incident, and record or clear. */
     AckRequest: {
       /**
        * Format: uuid
@@ -2398,6 +2431,7 @@ export interface components {
       /** @description A readable subject: "pool:<pool name>" (a poller-pool alert), "netcloud_org:<organization name>", or "node:<uuid>" (same as node). Subjects other than nodes have no folder: only callers with scope All can acknowledge them. */
       subject?: string;
     };
+    /** @description Answer of POST /alerts/ack: the incidents the request addressed, acknowledged or cleared. */
     AckResult: {
       /** @description Incidents whose ack was recorded (0 when clearing) */
       acked: number;
@@ -2406,6 +2440,7 @@ export interface components {
       /** @description Every open incident the request selected (default: all open incidents of the subject), with its ack state now */
       incidents: components["schemas"]["AckedIncident"][];
     };
+    /** @description The ack state of an incident (node + check + severity), shared by all its transitions. */
     AckState: {
       /**
        * Format: date-time
@@ -2417,10 +2452,15 @@ export interface components {
       /** @description Free-text note given with the acknowledgement */
       note: string | null;
     };
+    /** @description An active alert with its inbound ack state (GET /alerts). */
     ActiveAlertView: {
       acked: components["schemas"]["AckState"] | unknown;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The check that raised it: a threshold rule id, or the liveness check id
+       */
       check: string;
+      /** @description Side of the bound that was crossed (for example above); null when not a threshold alert */
       direction: string | null;
       /**
        * Format: date-time
@@ -2444,18 +2484,30 @@ export interface components {
       node: string | null;
       /** @description The node's current name (inventory), null for other subjects */
       node_name: string | null;
+      /** @description Sample that committed the transition (threshold checks only) */
       observed_value: number | null;
       /** @description Row key of a vendor table */
       row: number | null;
+      /** @description Name of that row when it fired */
       row_name: string | null;
-      /** @enum {string} */
+      /**
+       * @description info, warning or critical (ordered low to high)
+       * @enum {string}
+       */
       severity: "info" | "warning" | "critical";
-      /** @enum {string} */
+      /**
+       * @description The node state the alert puts its subject in
+       * @enum {string}
+       */
       state: "ok" | "warning" | "critical" | "unknown" | "unreachable" | "maintenance";
-      /** @enum {string} */
+      /**
+       * @description node, pool or netcloud_org
+       * @enum {string}
+       */
       subject_kind: "node" | "pool" | "netcloud_org";
       /** @description Name of a subject identified by name (a poller pool) */
       subject_name: string | null;
+      /** @description Bound crossed for the current severity */
       threshold_value: number | null;
       /** @description English alert title */
       title: string | null;
@@ -2465,6 +2517,7 @@ export interface components {
        */
       updated_at: string;
     };
+    /** @description A maintenance window active at the asked instant, with the occurrence that covers it (GET /maintenance-windows/active). */
     ActiveMaintenanceWindow: {
       /**
        * Format: date-time
@@ -2478,11 +2531,16 @@ export interface components {
       active_until: string;
       /** Format: date-time */
       created_at: string;
+      /** @description Username or token name of the caller who created it */
       created_by: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description One-off windows (exclusive); null for recurring ones
+       */
       ends_at: string | null;
       /** Format: uuid */
       id: string;
+      /** @description Shown name of the window */
       name: string;
       recurrence: components["schemas"]["RecurrenceView"] | unknown;
       /**
@@ -2490,15 +2548,23 @@ export interface components {
        * @description One-off windows; null for recurring ones
        */
       starts_at: string | null;
+      /** @description The nodes or folders the window covers */
       target_ids: string[];
-      /** @enum {string} */
+      /**
+       * @description What target_ids name: nodes or folders (a folder covers everything beneath it)
+       * @enum {string}
+       */
       target_kind: "node" | "folder";
     };
+    /** @description An alert history row: one committed fire or clear (GET /alerts/history). */
     AlertHistoryRow: {
       acked: components["schemas"]["AckState"] | unknown;
       /** @description Time the alert fired (Unix ms) */
       at_unix_ms: number;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The check that raised it: a threshold rule id, or the liveness check id
+       */
       check: string;
       /** @description "above" or "below"; null for liveness rows */
       direction: string | null;
@@ -2531,11 +2597,20 @@ export interface components {
       row: number | null;
       /** @description Name of that row when it fired */
       row_name: string | null;
-      /** @enum {string} */
+      /**
+       * @description info, warning or critical (ordered low to high)
+       * @enum {string}
+       */
       severity: "info" | "warning" | "critical";
-      /** @enum {string} */
+      /**
+       * @description The node state the transition committed
+       * @enum {string}
+       */
       state: "ok" | "warning" | "critical" | "unknown" | "unreachable" | "maintenance";
-      /** @enum {string} */
+      /**
+       * @description node, pool or netcloud_org
+       * @enum {string}
+       */
       subject_kind: "node" | "pool" | "netcloud_org";
       /** @description Name for subjects identified by name (a poller pool) */
       subject_name: string | null;
@@ -2544,19 +2619,27 @@ export interface components {
       /** @description English alert title */
       title: string | null;
     };
+    /** @description A node and its alert fire count, as GET /alerts/top-nodes ranks it. */
     AlertNodeCount: {
       /** @description Fires recorded for the node within the window */
       count: number;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The node
+       */
       node_id: string;
       /** @description The node's current name */
       node_name: string;
     };
+    /** @description A recent fire or resolution with the node's current name (GET /alerts/transitions). */
     AlertTransitionView: {
       acked: components["schemas"]["AckState"] | unknown;
       /** @description Time the alert fired (Unix ms) */
       at_unix_ms: number;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The check that raised it: a threshold rule id, or the liveness check id
+       */
       check: string;
       /** @description "above" or "below"; null for liveness rows */
       direction: string | null;
@@ -2591,11 +2674,20 @@ export interface components {
       row: number | null;
       /** @description Name of that row when it fired */
       row_name: string | null;
-      /** @enum {string} */
+      /**
+       * @description info, warning or critical (ordered low to high)
+       * @enum {string}
+       */
       severity: "info" | "warning" | "critical";
-      /** @enum {string} */
+      /**
+       * @description The node state the transition committed
+       * @enum {string}
+       */
       state: "ok" | "warning" | "critical" | "unknown" | "unreachable" | "maintenance";
-      /** @enum {string} */
+      /**
+       * @description node, pool or netcloud_org
+       * @enum {string}
+       */
       subject_kind: "node" | "pool" | "netcloud_org";
       /** @description Name for subjects identified by name (a poller pool) */
       subject_name: string | null;
@@ -2604,22 +2696,36 @@ export interface components {
       /** @description English alert title */
       title: string | null;
     };
+    /** @description Body of POST /analysis/schedules and of the full-document PUT /analysis/schedules/{id}. */
     AnalysisScheduleBody: {
+      /** @description Hour of the run in timezone, 0 to 23 */
       at_hour: number;
+      /** @description Minute of the run, 0 to 59 */
       at_minute: number;
       /** @description monthly: 1 to 31 (a shorter month runs on its last day); null otherwise */
       day_of_month?: number | null;
       /** @description weekly: 0 = Sunday … 6 = Saturday; null otherwise */
       day_of_week?: number | null;
+      /** @description default true */
       enabled?: boolean;
-      /** @enum {string} */
+      /**
+       * @description daily, weekly or monthly
+       * @enum {string}
+       */
       frequency: "daily" | "weekly" | "monthly";
+      /** @description The tool's params (checked against its schema; omitted keys take their defaults) */
       params?: {
         [key: string]: unknown;
       };
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The folder or node; required for folder and node, null or absent for all
+       */
       scope_id?: string | null;
-      /** @enum {string} */
+      /**
+       * @description all: every node its creator may see; folder: that folder and beneath; node: one node
+       * @enum {string}
+       */
       scope_kind: "all" | "folder" | "node";
       /** @description a label for people; default: the folder's or node's name, or All */
       scope_label?: string;
@@ -2628,48 +2734,83 @@ export interface components {
        * @example Europe/Berlin
        */
       timezone?: string;
+      /** @description A tool of GET /analysis/tools */
       tool: string;
     };
+    /** @description A schedule that runs an analysis tool periodically (GET /analysis/schedules). */
     AnalysisScheduleView: {
+      /** @description Hour of the run in timezone, 0 to 23 */
       at_hour: number;
+      /** @description Minute of the run, 0 to 59 */
       at_minute: number;
+      /** @description monthly: 1 to 31 (a shorter month runs on its last day); null otherwise */
       day_of_month: number | null;
+      /** @description weekly: 0 = Sunday … 6 = Saturday; null otherwise */
       day_of_week: number | null;
+      /** @description Disabled schedules do not run */
       enabled: boolean;
-      /** @enum {string} */
+      /**
+       * @description daily, weekly or monthly
+       * @enum {string}
+       */
       frequency: "daily" | "weekly" | "monthly";
       /** Format: uuid */
       id: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last ran; null = never
+       */
       last_run_at: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it runs next; null while disabled
+       */
       next_run_at: string | null;
+      /** @description The tool's params, defaults filled in */
       params: {
         [key: string]: unknown;
       };
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The folder or node; null for all
+       */
       scope_id: string | null;
-      /** @enum {string} */
+      /**
+       * @description all, folder or node
+       * @enum {string}
+       */
       scope_kind: "all" | "folder" | "node";
+      /** @description A label for people */
       scope_label: string;
+      /** @description IANA zone of at_hour:at_minute */
       timezone: string;
+      /** @description The tool it runs */
       tool: string;
     };
+    /** @description One address prefix and the AS that announces it. */
     AsnEntry: {
+      /** @description AS number */
       asn: number;
+      /** @description AS name; null = none */
       name?: string | null;
       /** @description IPv4 or IPv6 prefix, e.g. 192.0.2.0/24 */
       prefix: string;
     };
+    /** @description Body of POST /flow/asn: address-prefix-to-AS entries to import. */
     AsnImport: {
+      /** @description At most 100000 entries */
       entries: components["schemas"]["AsnEntry"][];
       /** @description true (default): the table is replaced; false: entries are added or updated */
       replace?: boolean;
     };
+    /** @description Counts of what an AS table import stored (POST /flow/asn). */
     AsnImportResult: {
+      /** @description AS names written */
       names: number;
+      /** @description Prefixes written */
       prefixes: number;
     };
+    /** @description What an AS database file import stored and skipped (POST /flow/asn/mmdb). */
     AsnMmdbImportResult: {
       /** @description the file's database_type (GeoLite2-ASN, …) */
       database_type: string;
@@ -2686,23 +2827,37 @@ export interface components {
     };
     /** @description A condition on the response body: it `contains` or does `not_contains` the text, or matches the `regex` (JavaScript syntax). */
     BodyMatch: {
-      /** @enum {string} */
+      /**
+       * @description contains, not_contains or regex
+       * @enum {string}
+       */
       mode: "contains" | "not_contains" | "regex";
       /** @description Text to look for, or a regular expression that must compile (else 400 `invalid_regex`). */
       pattern: string;
     };
+    /** @description How a URL check matches the response body. */
     BodyMatchView: {
-      /** @enum {string} */
+      /**
+       * @description contains, not_contains or regex
+       * @enum {string}
+       */
       mode: "contains" | "not_contains" | "regex";
+      /** @description Text to look for, or a regular expression (mode regex) */
       pattern: string;
     };
+    /** @description The built-in subject and body of one lifecycle point (GET /notification-channels/builtin-template). */
     BuiltinTemplateItem: {
       /** @description null for webhook and pager: their built-in body is the whole alert as JSON */
       body?: string | null;
-      /** @enum {string} */
+      /**
+       * @description Lifecycle point: fire, resolve or suppress
+       * @enum {string}
+       */
       event: "fire" | "resolve" | "suppress";
+      /** @description Template of the subject */
       subject: string;
     };
+    /** @description Body of POST /mutes/bulk: one metric muted on many nodes until a time. */
     BulkMuteRequest: {
       /** @description Metric to mute: an identifier (letters, digits, _; not starting with a digit), else 400 */
       metric_name: string;
@@ -2713,12 +2868,14 @@ export interface components {
       /** @description RFC 3339 timestamp in the future: the mute ends then (unparseable or past: 400) */
       until: string;
     };
+    /** @description Answer of POST /mutes/bulk: mutes created and distinct nodes asked. */
     BulkMuteResult: {
       /** @description Mutes written: one per distinct node that exists and lies in the caller's scope */
       created: number;
       /** @description Distinct ids after de-duplication */
       requested: number;
     };
+    /** @description The portable configuration bundle: configuration tables without secrets (GET /config/bundle). */
     BundleDocument: {
       analysis_schedules: components["schemas"]["BundleRecord"][];
       /** @description null: this deployment's settings live in its configuration, not its store */
@@ -2731,39 +2888,60 @@ export interface components {
       event_sources: components["schemas"]["BundleRecord"][];
       /** @description date-time */
       exported_at: string;
-      /** @enum {string} */
+      /**
+       * @description Always service.config-bundle; an importer refuses any other format
+       * @enum {string}
+       */
       format: "service.config-bundle";
       forward_destinations: components["schemas"]["BundleRecord"][];
       node_groups: components["schemas"]["BundleRecord"][];
       nodes: components["schemas"]["BundleRecord"][];
+      /** @description Informational notes of the export; ignored on import */
       notes: components["schemas"]["BundleNoteModel"][];
       profile_collection_templates: components["schemas"]["BundleRecord"][];
       profiles: components["schemas"]["BundleRecord"][];
       report_definitions: components["schemas"]["BundleRecord"][];
       report_schedules: components["schemas"]["BundleRecord"][];
-      /** @enum {string} */
+      /**
+       * @description Always references: credentials, channel configs and ingest tokens stay in the deployment
+       * @enum {string}
+       */
       secrets: "references";
+      /** @description Version of the service that produced the bundle */
       service_version: string;
       thresholds: components["schemas"]["BundleRecord"][];
       url_checks: components["schemas"]["BundleRecord"][];
       /** @description bundle version this deployment writes (2); it reads 1 and 2 */
       version: number;
     };
+    /** @description What a bundle import did, or would do on a dry run, per table (POST /config/bundle/import). */
     BundleImportOutcome: {
+      /** @description true: nothing was written, the counts say what an import would do */
       dry_run: boolean;
+      /** @description Format of the imported bundle */
       format: string;
-      /** @enum {string} */
+      /**
+       * @description merge (the default) keeps rows the bundle lacks; replace removes them
+       * @enum {string}
+       */
       mode: "merge" | "replace";
+      /** @description Rows skipped or changed by the import, and why */
       notes: components["schemas"]["BundleNoteModel"][];
+      /** @description Always true on success */
       ok: boolean;
       /** @description per bundle array: created, updated, skipped, deleted */
       tables: {
         [key: string]: unknown;
       };
+      /** @description Version of the imported bundle */
       version: number;
     };
+    /** @description A note of a bundle or of an import: a table's rows skipped or changed, and why. */
     BundleNoteModel: {
-      /** @enum {string} */
+      /**
+       * @description What happened to the rows
+       * @enum {string}
+       */
       code:
         | "skipped_builtin"
         | "skipped_missing_reference"
@@ -2772,13 +2950,18 @@ export interface components {
         | "webhook_token_reset"
         | "schedule_next_run_recomputed"
         | "skipped_invalid_value";
+      /** @description Number of rows concerned */
       count: number;
+      /** @description The field concerned, or null when the note is about whole rows */
       field: string | null;
+      /** @description The bundle array the note is about */
       table: string;
     };
+    /** @description One row of a bundle array; its fields are those the spec lists for that array. */
     BundleRecord: {
       [key: string]: unknown;
     };
+    /** @description Alert fires in one weekday-by-hour cell, UTC (GET /alerts/calendar). */
     CalendarBucket: {
       /** @description Fires (history rows with resolved = false) recorded in that cell */
       count: number;
@@ -2787,59 +2970,78 @@ export interface components {
       /** @description Day of the week in UTC: 0 = Sunday … 6 = Saturday */
       weekday: number;
     };
+    /** @description Body of POST /notification-channels. */
     ChannelCreate: {
       /** @description the kind's config (GET /notification-channels/kinds lists each kind's schema); secret fields are write-only */
       config: {
         [key: string]: unknown;
       };
+      /** @description default true */
       enabled?: boolean;
       /** @description a registered channel kind: webhook, email, pager, servicedesk, or one a plugin adds */
       kind: string;
+      /** @description Shown name of the channel */
       name: string;
       template?: components["schemas"]["ChannelTemplate"] & {
         [key: string]: unknown;
       };
     };
+    /** @description Body of PUT /notification-channels/{id}: enable or disable the channel. */
     ChannelEnabledBody: {
+      /** @description true enables the channel, false disables it */
       enabled: boolean;
     };
+    /** @description A notification channel kind and the configuration it takes (GET /notification-channels/kinds). */
     ChannelKindView: {
+      /** @description JSON schema of a channel's config, secret fields included */
       config_schema: {
         [key: string]: unknown;
       };
+      /** @description What the kind sends and where */
       description: string;
+      /** @description Kind name, for example webhook, email, pager, servicedesk */
       kind: string;
+      /** @description True when a send opens an incident on the far side (pager, servicedesk): a test send closes it again */
       opens_incidents: boolean;
+      /** @description Config fields that are secrets: sealed at rest, never answered, kept when omitted on update */
       secret_fields: string[];
     };
+    /** @description Body of PATCH /notification-channels/{id}: the fields to change. */
     ChannelPatch: {
       /** @description the whole config; an omitted secret field keeps the stored one */
       config?: {
         [key: string]: unknown;
       };
+      /** @description Shown name of the channel */
       name?: string;
       template?: components["schemas"]["ChannelTemplate"] | unknown;
     };
+    /** @description A channel's own subject and body per lifecycle point; an absent point uses the built-in template. */
     ChannelTemplate: {
       fire?: components["schemas"]["TemplateItemBody"];
       resolve?: components["schemas"]["TemplateItemBody"];
       suppress?: components["schemas"]["TemplateItemBody"];
     };
+    /** @description The spec's notification channel test result (POST /notification-channels/{id}/test). */
     ChannelTestResult: {
       /** @description whether the incident the test opened was closed again; null for kinds with no incident, and when delivery failed */
       closed?: boolean | null;
+      /** @description Whether the test notification was delivered */
       delivered: boolean;
       /** @description the first failure as the channel reported it; never the channel URL */
       error?: string | null;
     };
+    /** @description A notification channel without its secret values (GET /notification-channels). */
     ChannelView: {
       /** @description the config without its secret fields */
       config: {
         [key: string]: unknown;
       };
       created_at: string;
+      /** @description Disabled channels get no deliveries */
       enabled: boolean;
       id: string;
+      /** @description Channel kind: webhook, email, pager, servicedesk, or one a plugin adds */
       kind: string;
       name: string;
       /** @description the kind's secret fields that hold a value (the values are never answered) */
@@ -2847,6 +3049,7 @@ export interface components {
       template: components["schemas"]["ChannelTemplate"];
       updated_at: string;
     };
+    /** @description Body of POST /classification-rules and of the full-document PUT /classification-rules/{id}. */
     ClassificationRuleBody: {
       /**
        * @description Disabled rules are skipped; default true
@@ -2872,23 +3075,36 @@ export interface components {
       /** @description Pre-fill for the import row */
       vendor?: string | null;
     };
+    /** @description A classification rule that picks a device profile from SNMP facts (GET /classification-rules). */
     ClassificationRuleView: {
+      /** @description Disabled rules are skipped */
       enabled: boolean;
       /** Format: uuid */
       id: string;
+      /** @description Pre-fill for the import row */
       model: string | null;
+      /** @description Ascending evaluation order, lowest first */
       priority: number;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Profile the rule assigns
+       */
       profile_id: string;
+      /** @description Regular expression tried on sysDescr (fallback); null = not used */
       sysdescr_regex: string | null;
+      /** @description Dotted-OID prefix of sysObjectID (authoritative); null = not used */
       sysobjectid_prefix: string | null;
+      /** @description Pre-fill for the import row */
       vendor: string | null;
     };
+    /** @description Body of POST /collection-templates and of the full-document PUT /collection-templates/{id}. */
     CollectionTemplateBody: {
+      /** @description Free text; null = none */
       description?: string | null;
       /** @description Unique, case-insensitively; at least one non-blank character */
       name: string;
     };
+    /** @description Body of POST /collection-templates/{id}/items and of the full-document PUT of an item. */
     CollectionTemplateItemBody: {
       /**
        * @description scalar: one GET of `oid` (an instance, e.g. ….0); table: a walk of the column `oid`, one value per row (row = last index component)
@@ -2910,20 +3126,35 @@ export interface components {
       /** @description Dotted numeric OID; a leading dot is dropped */
       oid: string;
     };
+    /** @description An item of a collection template: one OID read on every poll (GET /collection-templates/{id}/items). */
     CollectionTemplateItemView: {
-      /** @enum {string} */
+      /**
+       * @description scalar: one GET of oid; table: a walk of the column oid, one value per row
+       * @enum {string}
+       */
       collection: "scalar" | "table";
+      /** @description Disabled items are not polled */
       enabled: boolean;
       /** Format: uuid */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description gauge: stored as read; counter: turned into a per-second rate
+       * @enum {string}
+       */
       metric_kind: "gauge" | "counter";
+      /** @description Metric the value is stored as */
       metric_name: string;
+      /** @description Dotted OID read */
       oid: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The template it belongs to
+       */
       template_id: string;
     };
+    /** @description A collection template: a named set of OIDs polled on the nodes of the profiles that use it (GET /collection-templates). */
     CollectionTemplateView: {
+      /** @description Free text; null = none */
       description: string | null;
       /** Format: uuid */
       id: string;
@@ -2933,24 +3164,34 @@ export interface components {
       /** @description Profiles that use the template */
       profile_ids: string[];
     };
+    /** @description Raw interface counters as a poller read them. */
     CountersBody: {
+      /** @description Raw counter value as a decimal string; null when not read */
       in_discards: string | null;
+      /** @description Raw counter value as a decimal string; null when not read */
       in_errors: string | null;
+      /** @description Raw counter value as a decimal string; null when not read */
       in_octets: string | null;
+      /** @description Raw counter value as a decimal string; null when not read */
       out_discards: string | null;
+      /** @description Raw counter value as a decimal string; null when not read */
       out_errors: string | null;
+      /** @description Raw counter value as a decimal string; null when not read */
       out_octets: string | null;
     };
+    /** @description The id of a created resource: the body of every 201 from a creator. */
     CreatedId: {
       /** @description Identity of the created resource */
       id: string;
     };
+    /** @description A new event source, with its ingest token when it has one (POST /event-sources). */
     CreatedSource: {
       /** Format: uuid */
       id: string;
       /** @description http sources only, shown this once: send it as Authorization: Bearer to POST /events/ingest */
       token?: string;
     };
+    /** @description Body of POST /credentials and of the full-document PUT /credentials/{id}: the kind and its fields. */
     CredentialBody: {
       /** @description netcloud_api: API key (secret) */
       api_key?: string;
@@ -2963,7 +3204,10 @@ export interface components {
       auth_protocol?: "MD5" | "SHA" | "SHA224" | "SHA256" | "SHA384" | "SHA512";
       /** @description snmp_v2c: community string (secret) */
       community?: string;
-      /** @enum {string} */
+      /**
+       * @description snmp_v2c, snmp_v3, netcloud_api or http; decides which other fields apply
+       * @enum {string}
+       */
       kind: "snmp_v2c" | "snmp_v3" | "netcloud_api" | "http";
       /**
        * @description http: basic needs username and password; bearer needs token
@@ -2993,6 +3237,7 @@ export interface components {
       /** @description http (basic) */
       username?: string;
     };
+    /** @description The non-secret settings of a credential; which fields are present depends on its kind. */
     CredentialSettings: {
       /**
        * @description snmp_v3 (authNoPriv, authPriv)
@@ -3019,6 +3264,7 @@ export interface components {
       /** @description http (basic) */
       username?: string;
     };
+    /** @description A credential as answered: its non-secret settings and whether secrets are stored, never a secret (GET /credentials). */
     CredentialView: {
       /** Format: date-time */
       created_at: string;
@@ -3026,7 +3272,10 @@ export interface components {
       has_secret: boolean;
       /** Format: uuid */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description snmp_v2c, snmp_v3, netcloud_api or http; decides which settings and secrets apply
+       * @enum {string}
+       */
       kind: "snmp_v2c" | "snmp_v3" | "netcloud_api" | "http";
       name: string;
       /** @description Names of the secret fields stored, for example [auth_key, priv_key]; their values are never answered */
@@ -3035,7 +3284,9 @@ export interface components {
       /** Format: date-time */
       updated_at: string;
     };
+    /** @description Body of POST /reports/definitions and of PUT /reports/definitions/{id}: the spec's report definition. */
     DefinitionBody: {
+      /** @description Free text; null = none */
       description?: string | null;
       /** @description not blank */
       name: string;
@@ -3058,78 +3309,121 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /** @description A report definition (GET /reports/definitions, GET /reports/definitions/{id}). */
     DefinitionView: {
       /** Format: date-time */
       created_at: string;
+      /** @description Free text; null = none */
       description: string | null;
       /** Format: uuid */
       id: string;
       name: string;
+      /** @description sections (kind, title, params) and optional range_days */
       spec: {
         [key: string]: unknown;
       };
       /** Format: date-time */
       updated_at: string;
     };
+    /** @description One attempt of a notification delivery. */
     DeliveryAttemptView: {
+      /** @description When the attempt was made */
       at: string;
+      /** @description Attempt number, from 1 */
       attempt: number;
       /** @description as the channel reported it; never its URL or a secret */
       error: string | null;
+      /** @description Short failure class, for example timeout or connection_refused; null on success */
       error_class: string | null;
+      /** @description Duration of the attempt, milliseconds */
       ms: number;
+      /** @description Whether the attempt delivered */
       ok: boolean;
+      /** @description The receiver's HTTP status, or null (no answer, or SMTP) */
       status: number | null;
     };
+    /** @description A notification delivery with the log of its attempts (GET /notification-deliveries/{id}). */
     DeliveryDetail: {
+      /** @description Every attempt, in order */
       attempt_log: components["schemas"]["DeliveryAttemptView"][];
+      /** @description Attempts made so far */
       attempts: number;
+      /** @description The channel; null once the channel was deleted */
       channel_id: string | null;
+      /** @description The channel's name when the delivery was queued */
       channel_name: string;
       created_at: string;
+      /** @description Lifecycle point: fire, resolve or suppress */
       event: string;
+      /** @description When it was delivered, failed or expired; null while pending */
       finished_at: string | null;
       id: string;
+      /** @description Identity of the alert incident */
       incident_key: string;
+      /** @description Last failure as the channel reported it; never its URL or a secret */
       last_error: string | null;
+      /** @description Short class of the last failure, for example timeout */
       last_error_class: string | null;
+      /** @description The receiver's HTTP status at the last attempt, or null */
       last_status: number | null;
+      /** @description When the next attempt is due; null when none is */
       next_attempt_at: string | null;
       /** @description the replica that last took it (host:pid) */
       sent_by: string | null;
+      /** @description Severity of the alert */
       severity: string;
       /** @description queued, sending, delivered, failed or expired */
       status: string;
+      /** @description True for a test send */
       test: boolean;
+      /** @description The alert transition that caused the delivery */
       transition_id: string;
     };
+    /** @description A notification delivery and its latest attempt (GET /notification-deliveries). */
     DeliveryView: {
+      /** @description Attempts made so far */
       attempts: number;
+      /** @description The channel; null once the channel was deleted */
       channel_id: string | null;
+      /** @description The channel's name when the delivery was queued */
       channel_name: string;
       created_at: string;
+      /** @description Lifecycle point: fire, resolve or suppress */
       event: string;
+      /** @description When it was delivered, failed or expired; null while pending */
       finished_at: string | null;
       id: string;
+      /** @description Identity of the alert incident */
       incident_key: string;
+      /** @description Last failure as the channel reported it; never its URL or a secret */
       last_error: string | null;
+      /** @description Short class of the last failure, for example timeout */
       last_error_class: string | null;
+      /** @description The receiver's HTTP status at the last attempt, or null */
       last_status: number | null;
+      /** @description When the next attempt is due; null when none is */
       next_attempt_at: string | null;
       /** @description the replica that last took it (host:pid) */
       sent_by: string | null;
+      /** @description Severity of the alert */
       severity: string;
       /** @description queued, sending, delivered, failed or expired */
       status: string;
+      /** @description True for a test send */
       test: boolean;
+      /** @description The alert transition that caused the delivery */
       transition_id: string;
     };
+    /** @description Body of POST /forwarding/destinations and of the full-document PUT: the spec's forwarding destination. */
     DestinationBody: {
       /** @description PEM certificates trusted in addition to the system roots (syslog_tls, warehouse); not secret; empty or null clears it */
       ca_cert?: string | null;
       /** @description SNMP community of re-encoded traps (snmp_trap_udp only); sealed, never answered; on update omitted keeps it, null clears it */
       community?: string | null;
-      /** @enum {string} */
+      /**
+       * @description syslog_udp, syslog_tcp, syslog_tls, snmp_trap_udp, flow_udp or warehouse
+       * @enum {string}
+       */
       dest_kind: "syslog_udp" | "syslog_tcp" | "syslog_tls" | "snmp_trap_udp" | "flow_udp" | "warehouse";
       /** @description default true */
       enabled?: boolean;
@@ -3155,8 +3449,12 @@ export interface components {
       /** @description relay the original bytes (default true) instead of re-rendering from the parsed fields */
       verbatim?: boolean;
     };
+    /** @description A forwarding destination's counters on this replica since it started (GET /forwarding/destinations/{id}/status). */
     DestinationStatusView: {
-      /** @enum {string} */
+      /**
+       * @description State of the connection to the target
+       * @enum {string}
+       */
       connection: "idle" | "ready" | "connecting" | "connected" | "disconnected" | "disabled" | "not_built";
       /** @description failures of the connection itself (connect refused or timed out, TLS refused, reset, a retried warehouse request); not messages */
       connection_errors: number;
@@ -3166,8 +3464,10 @@ export interface components {
       dropped_queue: number;
       /** @description records over rate_limit_per_sec */
       dropped_rate_limit: number;
+      /** @description Records sent */
       forwarded: number;
       id: string;
+      /** @description When the last error happened; null = none yet */
       last_error_at?: string | null;
       /** @description connect_refused, timeout, tls, dns, reset, send; never a message */
       last_error_class?: string | null;
@@ -3179,15 +3479,21 @@ export interface components {
       /** @description messages lost to an error (a frame a broken connection lost, a failed send, a refused row); never a connect attempt */
       send_errors: number;
     };
+    /** @description A forwarding destination without its secrets (GET /forwarding/destinations, GET /forwarding/destinations/{id}). */
     DestinationView: {
       /** @description a warehouse destination without a key: it authenticates as the platform's ambient identity */
       ambient_identity: boolean;
+      /** @description PEM certificates trusted for a TLS destination in addition to system roots; null = none */
       ca_cert: string | null;
       created_at: string;
-      /** @enum {string} */
+      /**
+       * @description syslog_udp, syslog_tcp, syslog_tls, snmp_trap_udp, flow_udp or warehouse
+       * @enum {string}
+       */
       dest_kind: "syslog_udp" | "syslog_tcp" | "syslog_tls" | "snmp_trap_udp" | "flow_udp" | "warehouse";
       /** @description secret_missing: imported from a bundle without the secret it had; it stays disabled until the secret is set */
       disabled_reason?: string | null;
+      /** @description Disabled destinations forward nothing */
       enabled: boolean;
       filter: components["schemas"]["FilterView"] | unknown;
       /** @description a community is stored (sealed) */
@@ -3196,14 +3502,22 @@ export interface components {
       has_service_account: boolean;
       id: string;
       name: string;
+      /** @description Only this poller pool's stream; null = every pool */
       pool: string | null;
+      /** @description Messages-per-second ceiling; null = none */
       rate_limit_per_sec: number | null;
-      /** @enum {string} */
+      /**
+       * @description Stream it tees: syslog, trap or flow
+       * @enum {string}
+       */
       source_kind: "syslog" | "trap" | "flow";
+      /** @description host:port of the collector */
       target: string;
       updated_at: string;
+      /** @description Relays the original bytes instead of re-rendering from parsed fields */
       verbatim: boolean;
     };
+    /** @description Body of POST /netcloud/orgs/discover: a typed key or a stored credential, never both. */
     DiscoverBody: {
       /** @description a typed API key; send this or credential_id, never both */
       api_key?: string | null;
@@ -3218,13 +3532,16 @@ export interface components {
        */
       credential_id?: string | null;
     };
+    /** @description A netcloud organization the key can reach (POST /netcloud/orgs/discover). */
     DiscoveredOrg: {
       /** @description true when the organization is monitored here already, under any key */
       already_added: boolean;
       /** @description the platform's organization id */
       id: string;
+      /** @description The organization's name on the platform */
       name: string;
     };
+    /** @description Counts of the created nodes filed into folders by IP range, present when filing by range was asked. */
     DiscoveryFiled: {
       /** @description Two or more folders claimed the address with equally specific ranges: filed into the fallback */
       ambiguous: number;
@@ -3235,6 +3552,7 @@ export interface components {
       /** @description No visible folder's range held the address: filed into the fallback */
       unmatched: number;
     };
+    /** @description Body of POST /discovery/import: the devices to create as nodes and where to file them. */
     DiscoveryImportBody: {
       /**
        * @description File each row without its own group_id into the visible folder whose ip_ranges hold its address (the most specific range wins); group_id is the fallback when no range holds it or two folders claim it equally
@@ -3249,6 +3567,7 @@ export interface components {
       /** @description Devices to import; at most pluginConfig.inventory.sweepSize (default 4096), else 400 too_many_nodes */
       nodes: components["schemas"]["DiscoveryImportNode"][];
     };
+    /** @description One device of a discovery import. */
     DiscoveryImportNode: {
       /** @description IPv4 or IPv6 address (no prefix length, no zone); compared as an address, so 2001:db8::1 and 2001:DB8:0::1 are the same */
       address: string;
@@ -3262,6 +3581,7 @@ export interface components {
        * @description Three states: absent = follow the request (filing by range when file_by_prefix, else the request's group_id); a uuid = that folder; null = the tree root. A row with its own group_id is never filed by range
        */
       group_id?: string | null;
+      /** @description Device model; null = unknown */
       model?: string | null;
       /** @description Shown name; trimmed, must not be blank */
       name: string;
@@ -3270,8 +3590,10 @@ export interface components {
        * @description Device profile; must exist
        */
       profile_id?: string | null;
+      /** @description Device vendor; null = unknown */
       vendor?: string | null;
     };
+    /** @description What a discovery import created and skipped (POST /discovery/import). */
     DiscoveryImportResult: {
       /** @description Nodes created */
       created: number;
@@ -3279,11 +3601,13 @@ export interface components {
       /** @description Rows skipped because a device node already stands at that address, including an earlier row of the same request */
       skipped_existing: number;
     };
+    /** @description A watched filesystem of a poller host's telemetry. */
     DiskUsage: {
       /** @description Label of the watched filesystem */
       mount: string;
       /** @description 0 = capacity unknown */
       size_bytes: number;
+      /** @description Bytes in use */
       used_bytes: number;
     };
     /** @description A DNS check; PUT replaces the node's whole check, an omitted field takes its default. */
@@ -3296,55 +3620,82 @@ export interface components {
       /** @description DNS name to resolve: labels of letters, digits, `-` and `_` (1-63 each), at most 253 characters (a trailing dot is allowed). */
       name: string;
       /**
+       * @description Record type asked; default A
        * @default A
        * @enum {string}
        */
       record_type?: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "PTR" | "SOA" | "SRV" | "TXT";
       /** @description IPv4 or IPv6 address of the resolver; null (default) uses the system resolver. */
       resolver_ip?: string | null;
-      /** @default 53 */
+      /**
+       * @description Resolver port; default 53
+       * @default 53
+       */
       resolver_port?: number;
-      /** @default 2000 */
+      /**
+       * @description Timeout of the lookup, milliseconds; default 2000
+       * @default 2000
+       */
       timeout_ms?: number;
     };
+    /** @description The DNS check a poller runs for a node of its assignment. */
     DnsCheckSpecView: {
+      /** @description Most CNAME hops followed */
       max_depth: number;
+      /** @description DNS name to resolve */
       name: string;
+      /** @description Record type asked */
       record_type: string;
+      /** @description Resolver address; null = the system resolver */
       resolver_ip: string | null;
+      /** @description Resolver port */
       resolver_port: number;
+      /** @description Timeout of the lookup, milliseconds */
       timeout_ms: number;
     };
     /** @description The node's DNS check (1:1 with the node). */
     DnsCheckView: {
       /** Format: date-time */
       created_at: string;
+      /** @description Most CNAME hops followed */
       max_depth: number;
+      /** @description DNS name to resolve */
       name: string;
       /** Format: uuid */
       node_id: string;
-      /** @enum {string} */
+      /**
+       * @description Record type asked
+       * @enum {string}
+       */
       record_type: "A" | "AAAA" | "CNAME" | "MX" | "NS" | "PTR" | "SOA" | "SRV" | "TXT";
+      /** @description Resolver address; null = the system resolver */
       resolver_ip: string | null;
+      /** @description Resolver port */
       resolver_port: number;
+      /** @description Timeout of the lookup, milliseconds */
       timeout_ms: number;
       /** Format: date-time */
       updated_at: string;
     };
+    /** @description The error of an error envelope. */
     ErrorBody: {
       /** @description Stable machine code; clients branch on it */
       code: string;
       /** @description Operator-facing sentence; never carries internal error text */
       message: string;
     };
+    /** @description The body of every failure answer: an error with a stable code and an operator-facing message. */
     ErrorEnvelope: {
       error: components["schemas"]["ErrorBody"];
     };
+    /** @description Answer to a poller forwarding events (POST /events/forwarded). */
     EventForwardedResult: {
+      /** @description Records queued for storage */
       accepted: number;
       /** @description not receiver records, or refused because the queue was full */
       dropped: number;
     };
+    /** @description Body of POST /event-rules and of the full-document PUT /event-rules/{id}: the spec's event rule. */
     EventRuleBody: {
       /** @description same syntax as pattern: a matching event clears the rule's alert on that node */
       clear_pattern?: string | null;
@@ -3357,6 +3708,7 @@ export interface components {
       match_kind: "substring" | "exact" | "regex" | "trap_oid" | "varbind";
       /** @description matches within window_secs that raise the alert; null = 1 */
       min_count?: number | null;
+      /** @description Shown name of the rule */
       name: string;
       /**
        * Format: uuid
@@ -3385,23 +3737,36 @@ export interface components {
       /** @description null = 60 */
       window_secs?: number | null;
     };
+    /** @description An event rule as stored (GET /event-rules, GET /event-rules/{id}). */
     EventRuleView: {
+      /** @description A matching event clears the rule's alert on that node; null = none */
       clear_pattern: string | null;
       created_at: string;
+      /** @description Disabled rules match nothing */
       enabled: boolean;
       id: string;
+      /** @description substring, exact, regex, trap_oid or varbind */
       match_kind: string;
+      /** @description Matches within window_secs that raise the alert */
       min_count: number;
       name: string;
+      /** @description Only events attributed to this node; null = any */
       node_id: string | null;
+      /** @description Text, regex, trap OID or varbind spec, as match_kind says */
       pattern: string;
+      /** @description Severity of the alert the rule raises */
       severity: string;
+      /** @description Only events of this event source; null = any */
       source_id: string | null;
+      /** @description Only events of this source kind (syslog, trap, http); null = any */
       source_kind: string | null;
+      /** @description The alert clears after this long without a match; null = only a clear_pattern (or a person) clears it */
       ttl_secs: number | null;
       updated_at: string;
+      /** @description Window over which min_count is counted, seconds */
       window_secs: number;
     };
+    /** @description Body of POST /event-sources: a new source of passive events. */
     EventSourceBody: {
       /** @description default true; a disabled source's events are dropped (counted), a disabled http source refuses posts */
       enabled?: boolean;
@@ -3410,85 +3775,136 @@ export interface components {
        * @enum {string}
        */
       kind: "syslog" | "trap" | "http";
+      /** @description Shown name of the source */
       name: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The node its events are filed under (required for syslog and trap)
+       */
       node_id?: string | null;
     };
+    /** @description Body of PATCH /event-sources/{id}. */
     EventSourceUpdate: {
+      /** @description A disabled source's events are dropped (counted); a disabled http source refuses posts */
       enabled?: boolean;
+      /** @description Shown name of the source */
       name?: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The node its events are filed under
+       */
       node_id?: string | null;
     };
+    /** @description A source of passive events (GET /event-sources, GET /event-sources/{id}). */
     EventSourceView: {
       /** @description the catch-all source of a listener stream (cannot be deleted) */
       builtin: boolean;
       created_at: string;
+      /** @description A disabled source's events are dropped (counted); a disabled http source refuses posts */
       enabled: boolean;
       /** @description http sources: an ingest token is set (it is shown once, when made) */
       has_token: boolean;
       id: string;
+      /** @description syslog, trap or http */
       kind: string;
       name: string;
+      /** @description The node its events are filed under; null = none */
       node_id: string | null;
       updated_at: string;
     };
+    /** @description A stored passive event: a syslog message, a trap or an ingested event (GET /events). */
     EventView: {
-      /** @enum {string} */
+      /**
+       * @description What the rules did with it: unmatched, counted, fired, cleared or suppressed
+       * @enum {string}
+       */
       action: "unmatched" | "counted" | "fired" | "cleared" | "suppressed";
+      /** @description Application name (syslog APP-NAME); null when absent */
       app: string | null;
       /** @description syslog: timestamp, procid, structured_data, format, cisco; trap: version, pdu, user, uptime, varbinds, v1 */
       data: {
         [key: string]: unknown;
       } | null;
+      /** @description syslog facility 0 to 23; null when absent */
       facility: number | null;
+      /** @description Host name the sender gave (syslog HOSTNAME); null when absent */
       host: string | null;
       id: string;
-      /** @enum {string} */
+      /**
+       * @description syslog or trap
+       * @enum {string}
+       */
       kind: "syslog" | "trap";
+      /** @description The listener's name (syslog.udp, traps.udp, or an ingest source id) */
       listener: string;
+      /** @description The message did not parse; raw holds it */
       malformed: boolean;
+      /** @description The message text (for a trap, a rendering of it) */
       message: string;
+      /** @description Message type (syslog MSGID); null when absent */
       msgid: string | null;
+      /** @description The node it was attributed to; null = none */
       node_id: string | null;
       /** @description the message as received, when it did not parse */
       raw: string | null;
       /** @description when the service received it (RFC 3339, microseconds) */
       received_at: string;
+      /** @description The event rule that matched; null = none */
       rule_id: string | null;
       /** @description syslog severity 0 (emergency) to 7 (debug) */
       severity: number | null;
+      /** @description The event source it was attributed to; null = none */
       source_id: string | null;
+      /** @description The sender's address; null when unknown */
       source_ip: string | null;
-      /** @enum {string} */
+      /**
+       * @description How it arrived: udp, tcp, tls or http (ingest)
+       * @enum {string}
+       */
       transport: "udp" | "tcp" | "tls" | "http";
+      /** @description The trap's OID; null for syslog */
       trap_oid: string | null;
     };
     /** @description Which HTTP status codes count as up: `two_xx` (200-299), `exact` (`code`), or `range` (`min` to `max`, inclusive). */
     ExpectedStatus: {
       /** @description kind `exact` only: the one accepted status code (100-599). */
       code?: number;
-      /** @enum {string} */
+      /**
+       * @description two_xx (200-299), exact (code) or range (min to max)
+       * @enum {string}
+       */
       kind: "two_xx" | "exact" | "range";
       /** @description kind `range` only: highest accepted status code (100-599, at least `min`). */
       max?: number;
       /** @description kind `range` only: lowest accepted status code (100-599, at most `max`). */
       min?: number;
     };
+    /** @description The HTTP status a URL check accepts. */
     ExpectedStatusView: {
+      /** @description kind exact only: the one accepted status code */
       code?: number;
-      /** @enum {string} */
+      /**
+       * @description two_xx: any 2xx; exact: code; range: min to max
+       * @enum {string}
+       */
       kind: "two_xx" | "exact" | "range";
+      /** @description kind range only: highest accepted status code */
       max?: number;
+      /** @description kind range only: lowest accepted status code */
       min?: number;
     };
+    /** @description SNMP system facts a poller read from a node. */
     FactsBody: {
       /** Format: uuid */
       node_id: string;
+      /** @description sysDescr; null when not read */
       sys_descr: string | null;
+      /** @description sysName; null when not read */
       sys_name: string | null;
+      /** @description sysObjectID, dotted; null when not read */
       sys_object_id: string | null;
     };
+    /** @description Which records of the stream a destination forwards. */
     FilterBody: {
       /** @description at most 32; empty matches everything */
       conditions?: components["schemas"]["FilterConditionBody"][];
@@ -3498,6 +3914,7 @@ export interface components {
        */
       mode?: string;
     };
+    /** @description A condition of a forwarding filter. */
     FilterConditionBody: {
       /**
        * @description one of source_ip, pool, kind, facility, severity, hostname, app_name, message, trap_oid, varbind, src_addr, dst_addr, proto, src_port, dst_port, src_as, dst_as
@@ -3515,29 +3932,45 @@ export interface components {
        */
       value: string;
     };
+    /** @description A condition of a forwarding destination's filter. */
     FilterConditionView: {
+      /** @description Record field tested */
       field: string;
+      /** @description Comparison applied */
       op: string;
+      /** @description Operand, parsed per field type */
       value: string;
     };
+    /** @description The filter of a forwarding destination. */
     FilterView: {
+      /** @description Empty matches everything */
       conditions: components["schemas"]["FilterConditionView"][];
-      /** @enum {string} */
+      /**
+       * @description all: every condition must match; any: one is enough
+       * @enum {string}
+       */
       mode: "all" | "any";
     };
+    /** @description What a finding is about. */
     FindingSubject: {
       /** @description node: its id; interface: node id:ifindex; subnet: the prefix */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description node, interface or subnet
+       * @enum {string}
+       */
       kind: "node" | "interface" | "subnet";
+      /** @description Shown name of the subject */
       name: string;
     };
+    /** @description A finding an analysis job saved (GET /analysis/findings, GET /analysis/jobs/{id}/findings). */
     FindingView: {
       /**
        * Format: date-time
        * @description when the run saved it (every finding of a run shares it); first half of the cursor (before)
        */
       at: string;
+      /** @description Tool-specific details */
       data: {
         [key: string]: unknown;
       };
@@ -3551,19 +3984,34 @@ export interface components {
        * @description second half of the keyset cursor (before_id)
        */
       id: string;
+      /** @description The interface of an interface subject; null otherwise */
       ifindex: number | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The run that saved it
+       */
       job_id: string;
+      /** @description One sentence saying what was found */
       message: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The node the subject is or belongs to; null when none
+       */
       node_id: string | null;
-      /** @enum {string} */
+      /**
+       * @description info, warning or critical
+       * @enum {string}
+       */
       severity: "info" | "warning" | "critical";
       subject: components["schemas"]["FindingSubject"];
+      /** @description The tool that found it */
       tool: string;
     };
+    /** @description A flow conversation row: traffic between two addresses (GET /flow/conversations). */
     FlowConversation: {
+      /** @description Bytes in the range, sampling-corrected */
       bytes: number;
+      /** @description Destination address */
       dst: string;
       /** @description names resolved from the address-to-AS table */
       dst_as_name: string | null;
@@ -3571,21 +4019,32 @@ export interface components {
       dst_asn: number;
       /** @description distinct flows */
       flows: number;
+      /** @description Packets in the range, sampling-corrected */
       packets: number;
+      /** @description Source address */
       src: string;
+      /** @description Name from the address-to-AS table, or null */
       src_as_name: string | null;
       /** @description 0 = unknown */
       src_asn: number;
     };
+    /** @description A device that exports flow records to this service, with its counters (GET /flow/exporters). */
     FlowExporter: {
+      /** @description The exporter's address */
       address: string;
+      /** @description Bytes of its records since first seen */
       bytes: number;
+      /** @description When its first datagram arrived (RFC 3339) */
       first_seen: string;
+      /** @description When its latest datagram arrived (RFC 3339) */
       last_seen: string;
       /** @description the node at this address (folder scope follows it) */
       node_id: string | null;
+      /** @description Name of that node, or null */
       node_name: string | null;
+      /** @description Packets of its records since first seen */
       packets: number;
+      /** @description Flow records since first seen */
       records: number;
       /** @description flow records per second over the last 5 minutes */
       records_per_sec: number;
@@ -3598,34 +4057,46 @@ export interface components {
       /** @description 5, 9 or 10 (IPFIX), as last seen */
       version: number;
     };
+    /** @description Answer to a poller forwarding flow datagrams (POST /flow/forwarded). */
     FlowForwardedResult: {
+      /** @description Datagrams queued for decoding */
       accepted: number;
       /** @description not an address, or not base64 */
       dropped: number;
     };
+    /** @description Body of PUT /node-groups/{id}/pool: the folder's poller pool, or none. */
     FolderPoolUpdate: {
       /** @description The folder's own pool; null, empty or omitted clears it. Poller pool: letters, digits, _ and -, at most 63 characters (else 400 invalid_pool); null or empty = inherit from the folder above, else the default pool */
       pool?: string | null;
     };
+    /** @description A folder of the folder tree with its node counts and child folders (GET /node-groups/tree). */
     FolderTreeNode: {
       /** @description Sub-folders, by sort_order then name */
       children: components["schemas"]["FolderTreeNode"][];
+      /** @description Its own pool, else the nearest folder's above, else default */
       effective_pool: string;
+      /** @description Free-form kind of folder, for example folder or site */
       group_type: string;
       /** Format: uuid */
       id: string;
       name: string;
       /** @description Nodes filed directly in this folder */
       node_count: number;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Parent folder; null = the tree root
+       */
       parent_id: string | null;
       /** @description The caller has pinned this folder (always false for API tokens) */
       pinned: boolean;
+      /** @description The folder's own pool */
       pool: string | null;
+      /** @description Position among siblings (ascending, then name) */
       sort_order: number;
       /** @description Nodes in this folder and everything beneath it */
       total_node_count: number;
     };
+    /** @description A folder (node group) as answered, with its effective pool and tags (GET /node-groups, GET /node-groups/{id}). */
     FolderView: {
       /** Format: date-time */
       created_at: string;
@@ -3633,30 +4104,45 @@ export interface components {
       effective_pool: string;
       /** @description Tags inherited from the folders above plus its own, minus tags_excluded at each level */
       effective_tags: string[];
+      /** @description Free-form kind of folder, for example folder or site */
       group_type: string;
       /** Format: uuid */
       id: string;
       /** @description CIDR ranges (IPv4 and IPv6) used when filing by prefix. Host bits are cleared (10.1.2.3/24 is stored as 10.1.2.0/24); a bare address is a single-host range (/32, /128); repeats are dropped */
       ip_ranges: string[];
+      /** @description Map position, degrees; null = not placed */
       latitude: number | null;
+      /** @description Map position, degrees; null = not placed */
       longitude: number | null;
       name: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Parent folder; null = the tree root
+       */
       parent_id: string | null;
       /** @description The folder's own pool */
       pool: string | null;
+      /** @description Position among siblings (ascending, then name) */
       sort_order: number;
+      /** @description Labels supplied to everything beneath */
       tags: string[];
+      /** @description Labels refused from the folders above */
       tags_excluded: string[];
       /** Format: date-time */
       updated_at: string;
     };
+    /** @description Body of POST /node-groups and of the full-document PUT /node-groups/{id}. */
     FolderWrite: {
-      /** @default folder */
+      /**
+       * @description Free-form kind of folder, for example folder or site; default folder
+       * @default folder
+       */
       group_type?: string;
       /** @description CIDR ranges (IPv4 and IPv6) used when filing by prefix. Host bits are cleared (10.1.2.3/24 is stored as 10.1.2.0/24); a bare address is a single-host range (/32, /128); repeats are dropped */
       ip_ranges?: string[];
+      /** @description Map position, degrees from -90 to 90; null = not placed */
       latitude?: number | null;
+      /** @description Map position, degrees from -180 to 180; null = not placed */
       longitude?: number | null;
       /** @description Shown name; trimmed, must not be blank */
       name: string;
@@ -3674,55 +4160,91 @@ export interface components {
       /** @description Labels refused from the folders above */
       tags_excluded?: string[];
     };
+    /** @description Events a remote poller's receivers got, forwarded as they came (POST /events/forwarded). */
     ForwardedBody: {
+      /** @description Receiver records, at most 2000 */
       events: {
         [key: string]: unknown;
       }[];
+      /** @description The forwarding poller */
       poller_id: string;
       /** @description the poller's pool: a record is attributed to a node of that pool first (two sites may reuse an address) */
       pool?: string;
     };
+    /** @description One flow export datagram and the exporter that sent it. */
     ForwardedDatagram: {
       /** @description the datagram, base64 */
       data: string;
       /** @description the exporter's address as the poller saw it */
       exporter: string;
     };
+    /** @description Flow datagrams a remote poller forwards as it received them (POST /flow/forwarded). */
     ForwardedDatagrams: {
+      /** @description At most 500 datagrams */
       datagrams: components["schemas"]["ForwardedDatagram"][];
+      /** @description The forwarding poller */
       poller_id: string;
       /** @description the poller's pool: an exporter is attributed to a node of that pool first (two sites may reuse an address) */
       pool?: string;
     };
+    /** @description A passive listener a plugin declared, as the health report lists it. */
     HealthListener: {
+      /** @description Whether the listener is bound now */
       bound: boolean;
+      /** @description Listener name within its plugin */
       name: string;
+      /** @description Id of the plugin that declared the listener */
       plugin: string;
+      /** @description Bound port; null while unbound */
       port: number | null;
-      /** @enum {string} */
+      /**
+       * @description Transport protocol
+       * @enum {string}
+       */
       protocol: "udp" | "tcp" | "tls";
     };
+    /** @description Liveness answer: the process is up (GET /health/live). */
     HealthLiveness: {
-      /** @enum {string} */
+      /**
+       * @description Where the kernel is in its life
+       * @enum {string}
+       */
       phase: "starting" | "ready" | "stopping";
-      /** @enum {string} */
+      /**
+       * @description Always alive: the process answers
+       * @enum {string}
+       */
       status: "alive";
+      /** @description Seconds since the kernel began to boot */
       uptime_secs: number;
     };
+    /** @description A plugin loaded by the kernel, as the health report lists it. */
     HealthPlugin: {
+      /** @description Plugin id */
       id: string;
+      /** @description Plugin version */
       version: string;
     };
+    /** @description Readiness answer: whether the kernel serves requests (GET /health/ready). */
     HealthReadiness: {
+      /** @description Whether this replica takes API requests */
       ready: boolean;
-      /** @enum {string} */
+      /**
+       * @description ok: ready and the store answers; degraded: the store is down; starting or stopping: not taking API requests
+       * @enum {string}
+       */
       status: "ok" | "degraded" | "starting" | "stopping";
     };
+    /** @description The kernel's health report: mode, store, plugins and listeners (GET /health). */
     HealthReport: {
       listeners: components["schemas"]["HealthListener"][];
-      /** @enum {string} */
+      /**
+       * @description full: all operations; skeleton: no durable stores, writes answer 503
+       * @enum {string}
+       */
       mode: "full" | "skeleton";
       plugins: components["schemas"]["HealthPlugin"][];
+      /** @description Whether anonymous visitors may use some reads */
       public_dashboard: boolean;
       /** @description Whether this replica takes API requests: every boot phase done, no stop begun, the store answering */
       ready: boolean;
@@ -3732,15 +4254,25 @@ export interface components {
        */
       status: "ok" | "degraded" | "starting" | "stopping";
       store: components["schemas"]["HealthStore"];
+      /** @description Seconds since the kernel began to boot */
       uptime_secs: number;
+      /** @description Version of the service */
       version: string;
     };
+    /** @description The durable store of the deployment and its status, as the health report shows it. */
     HealthStore: {
-      /** @enum {string} */
+      /**
+       * @description external: a PostgreSQL server; embedded: a PostgreSQL the service runs itself; none: skeleton mode, no durable store
+       * @enum {string}
+       */
       kind: "external" | "embedded" | "none";
-      /** @enum {string} */
+      /**
+       * @description ok: it answers; down: it does not; absent: no store (skeleton mode)
+       * @enum {string}
+       */
       status: "ok" | "down" | "absent";
     };
+    /** @description One time step of a metric history. */
     HistoryPoint: {
       /**
        * Format: date-time
@@ -3749,18 +4281,23 @@ export interface components {
       at: string;
       /** @description Samples in the point (1 for raw samples) */
       count: number;
+      /** @description Largest sample in the point */
       max: number;
+      /** @description Smallest sample in the point */
       min: number;
       /** @description The sample, or the bucket's average */
       value: number;
     };
+    /** @description A watched filesystem of a host telemetry entry. */
     HostDisk: {
       /** @description Label of the watched filesystem ("/", "data", "buffer") */
       mount: string;
       /** @description 0 = capacity unknown (used_bytes is then a bare size) */
       size_bytes: number;
+      /** @description Bytes in use */
       used_bytes: number;
     };
+    /** @description Host telemetry of the core or of one poller, as GET /system/hosts lists it. */
     HostEntry: {
       /** @description What the host received and lost since it started, by counter name: on the core events_queue_dropped (the events plugin's queue overflow), events_journal_dropped and events_journal_backlog (its ingest journals), on a poller events_forward_lost (events the core did not take); {} when none */
       counters: number;
@@ -3768,47 +4305,74 @@ export interface components {
       cpu_pct: number | null;
       /** @description Highest used % of the watched filesystems */
       disk_used_pct: number | null;
+      /** @description Watched filesystems */
       disks: components["schemas"]["HostDisk"][];
       /** @description core, or the poller id */
       instance: string;
+      /** @description One-minute load average; null when unknown */
       load1: number | null;
+      /** @description null when unknown */
       mem_total_bytes: number | null;
+      /** @description null when unknown */
       mem_used_bytes: number | null;
+      /** @description null when unknown */
       mem_used_pct: number | null;
+      /** @description Whether the host reports now */
       online: boolean;
       /** @description null for the core */
       pool: string | null;
-      /** @enum {string} */
+      /**
+       * @description core or poller
+       * @enum {string}
+       */
       role: "core" | "poller";
     };
+    /** @description Host telemetry of the core and of every reporting poller (GET /system/hosts). */
     HostList: {
       hosts: components["schemas"]["HostEntry"][];
     };
+    /** @description A poller host's telemetry, sent with its heartbeat. */
     HostTelemetryBody: {
       /** @description What the poller's passive receivers lost since it started, by counter name (for example events_forward_lost) */
       counters?: {
         [key: string]: number;
       };
+      /** @description CPU use, 0 to 100; null when unknown */
       cpu_pct: number | null;
+      /** @description Watched filesystems, at most 32 */
       disks: components["schemas"]["DiskUsage"][];
+      /** @description One-minute load average; null when unknown */
       load1: number | null;
+      /** @description null when unknown */
       mem_total_bytes: number | null;
+      /** @description null when unknown */
       mem_used_bytes: number | null;
     };
+    /** @description The HTTP authentication a URL check sends. */
     HttpAuthView: {
-      /** @enum {string} */
+      /**
+       * @description basic: username and password; bearer: token
+       * @enum {string}
+       */
       mode: "basic" | "bearer";
+      /** @description basic only */
       password?: string;
+      /** @description bearer only */
       token?: string;
+      /** @description basic only */
       username?: string;
     };
+    /** @description Who the caller is: kind, role, scope and name (GET /auth/me). */
     Identity: {
       /**
        * @description "session" for a person, "token" for an API token
        * @enum {string|null}
        */
       kind: "session" | "token" | null;
-      /** @enum {string} */
+      /**
+       * @description viewer, operator or admin, ordered least to most privileged
+       * @enum {string}
+       */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids) */
       scope:
@@ -3819,6 +4383,7 @@ export interface components {
       /** @description The account's username, or the API token's name */
       username: string;
     };
+    /** @description Body of PUT /netcloud/orgs/{id}/import-settings: the spec's netcloud import settings. */
     ImportSettingsBody: {
       /** @description file imported devices into the folder whose IP range holds their address */
       file_by_prefix: boolean;
@@ -3827,33 +4392,47 @@ export interface components {
       /** @description 1 to 50000 devices this organization may bring in (nodes still standing); null = no cap; absent keeps the current value */
       max_devices?: number | null;
     };
+    /** @description Body of POST /events/ingest: events posted to an HTTP ingest source. */
     IngestBody: {
+      /** @description At most 10000 events */
       events: components["schemas"]["IngestEvent"][];
     };
+    /** @description One event posted to an HTTP ingest source. */
     IngestEvent: {
+      /** @description Application name */
       app?: string | null;
       /** @description any JSON object, stored with the event (at most 16 KiB) */
       data?: {
         [key: string]: unknown;
       } | null;
+      /** @description Host name the event is about */
       host?: string | null;
+      /** @description The message text */
       message: string;
+      /** @description Message type identifier */
       msgid?: string | null;
       /** @description syslog severity 0-7 */
       severity?: number | null;
       /** @description the sender's address, for attribution when the source names no node */
       source_ip?: string | null;
     };
+    /** @description Answer to an HTTP event ingest (POST /events/ingest). */
     IngestResult: {
+      /** @description Events queued for storage */
       accepted: number;
       /** @description refused because the queue was full */
       dropped: number;
     };
+    /** @description A new ingest token of an event source, shown once (POST /event-sources/{id}/token). */
     IngestToken: {
+      /** @description Shown this once: send it as Authorization: Bearer to POST /events/ingest; the previous token stops working */
       token: string;
     };
+    /** @description One interface of the fleet interface top-N with its value. */
     InterfaceTopEntry: {
+      /** @description Port description (ifAlias); null when unknown */
       if_alias: string | null;
+      /** @description Port name (ifName); null when unknown */
       if_name: string | null;
       /** @description Configured speed in bits/s (for utilisation) */
       if_speed_bps: number | null;
@@ -3864,26 +4443,38 @@ export interface components {
       /** @description bits/s for throughput, in_bps and out_bps; errors or discards per second otherwise */
       value: number;
     };
+    /** @description Ranked interfaces of the fleet for one metric (GET /metrics/interface-top). */
     InterfaceTopResult: {
       /** @description Highest first, at most `limit` */
       entries: components["schemas"]["InterfaceTopEntry"][];
       /** @description True for folder-scoped callers (the scope filter may have removed entries); false for scope All */
       partial: boolean;
     };
+    /** @description An interface of a node as a poller read it, with its raw counters. */
     InterfaceUpdateBody: {
+      /** @description Read time, Unix milliseconds */
       at_unix_ms: number;
-      /** @enum {number} */
+      /**
+       * @description Width of the counters read: 32 or 64 bits
+       * @enum {number}
+       */
       counter_bits: 32 | 64;
       counters: components["schemas"]["CountersBody"];
+      /** @description ifAlias; null when not read */
       if_alias: string | null;
+      /** @description ifName; null when not read */
       if_name: string | null;
+      /** @description Configured speed in bits/s; null when not read */
       if_speed_bps: number | null;
       ifindex: number;
       /** Format: uuid */
       node_id: string;
+      /** @description ifOperStatus is up(1); null when not read */
       oper_up: boolean | null;
+      /** @description sysUpTime when the counters were read, hundredths of a second; null when not read */
       uptime_ticks: number | null;
     };
+    /** @description Body of the full-document PUT /ipam/servers/{id}. */
     IpamServerBody: {
       /**
        * @description https URL of the IPAM server (its API is under <base_url>/api/); no user, password, query or fragment (400 invalid_base_url)
@@ -3892,6 +4483,7 @@ export interface components {
       base_url: string;
       /** @description PEM certificates trusted besides the system roots. Three-state: absent keeps the stored CA, null clears it, a string replaces it */
       ca_cert_pem?: string | null;
+      /** @description Disabled servers are not synced */
       enabled: boolean;
       /** @description 1 to 120 characters, not blank */
       name: string;
@@ -3902,70 +4494,103 @@ export interface components {
       /** @description replacement API token, sealed, never answered; omitted or null keeps the stored token */
       token?: string | null;
     };
+    /** @description Body of POST /ipam/servers: the update body with the token required. */
     IpamServerCreateBody: {
-      /** @example https://ipam.example.net */
+      /**
+       * @description https URL of the IPAM server (its API is under <base_url>/api/)
+       * @example https://ipam.example.net
+       */
       base_url: string;
+      /** @description PEM certificates trusted besides the system roots; null or absent = none */
       ca_cert_pem?: string | null;
       /** @description default true */
       enabled?: boolean;
+      /** @description 1 to 120 characters, not blank */
       name: string;
+      /** @description Custom field of a prefix naming its site id; null or absent = the prefix's own site */
       site_id_field?: string | null;
       /** @description default 3600 */
       sync_interval_secs?: number;
       /** @description API token (Authorization: Token <t>), sealed, never answered */
       token: string;
     };
+    /** @description The sync state of an ipam server connection. */
     IpamServerStatus: {
       /** @description class of the last sync's failure (null after a success): auth_refused, http_status, redirect, timeout, connect, tls, bad_response, foreign_next, too_many_objects, token_unreadable, internal */
       last_error_class?: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description End of the last successful sync; null = none yet
+       */
       last_success_at?: string | null;
       /**
        * Format: date-time
        * @description end of the last sync, whatever its outcome
        */
       last_sync_at?: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When the next sync is due
+       */
       next_sync_at: string;
+      /** @description Prefixes the last successful sync read; null = none yet */
       prefix_count?: number | null;
+      /** @description Sites the last successful sync read; null = none yet */
       site_count?: number | null;
     };
+    /** @description An ipam server connection without its token (GET /ipam/servers, GET /ipam/servers/{id}). */
     IpamServerView: {
+      /** @description https URL of the IPAM server */
       base_url: string;
+      /** @description PEM certificates trusted besides the system roots; null = none */
       ca_cert_pem?: string | null;
       /** Format: date-time */
       created_at: string;
+      /** @description Disabled servers are not synced */
       enabled: boolean;
       /** @description a token is stored (sealed) */
       has_token: boolean;
       /** Format: uuid */
       id: string;
       name: string;
+      /** @description Custom field of a prefix naming its site id; null = the prefix's own site */
       site_id_field?: string | null;
       status: components["schemas"]["IpamServerStatus"];
+      /** @description Seconds between syncs */
       sync_interval_secs: number;
       /** Format: date-time */
       updated_at: string;
     };
+    /** @description A site of an ipam server and the folder it maps to (GET /ipam/servers/{id}/sites). */
     IpamSiteView: {
       /**
        * Format: uuid
        * @description the folder whose ip_ranges follow this site
        */
       folder_id?: string | null;
+      /** @description The site's name on the IPAM server */
       name: string;
+      /** @description Prefixes of the site */
       prefix_count: number;
+      /** @description The site's id on the IPAM server */
       site_id: string;
+      /** @description The site's slug on the IPAM server; null when it has none */
       slug?: string | null;
     };
+    /** @description Counts of an analysis job's findings by severity. */
     JobCounts: {
+      /** @description Findings of severity critical */
       critical: number;
+      /** @description Findings of severity info */
       info: number;
+      /** @description Findings saved */
       total: number;
       /** @description true when the run found more than maxFindingsPerRun and kept the most severe */
       truncated: boolean;
+      /** @description Findings of severity warning */
       warning: number;
     };
+    /** @description Body of POST /analysis/jobs: run one analysis tool over a scope. */
     JobCreate: {
       /** @description the tool's params (checked against its schema; omitted keys take their defaults); at most limits.jsonDocumentMaxBytes */
       params?: {
@@ -3984,6 +4609,7 @@ export interface components {
       /** @description a tool of GET /analysis/tools */
       tool: string;
     };
+    /** @description An analysis job and its progress (GET /analysis/jobs/{id}). */
     JobView: {
       counts: components["schemas"]["JobCounts"];
       /** Format: date-time */
@@ -3994,6 +4620,7 @@ export interface components {
       finished_at: string | null;
       /** Format: uuid */
       id: string;
+      /** @description The tool's params, defaults filled in */
       params: {
         [key: string]: unknown;
       };
@@ -4004,14 +4631,24 @@ export interface components {
        * @description the schedule that started it, or null for an on-demand run
        */
       schedule_id: string | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The folder or node; null for all
+       */
       scope_id: string | null;
-      /** @enum {string} */
+      /**
+       * @description all: every node the caller may see; folder: that folder and beneath; node: one node
+       * @enum {string}
+       */
       scope_kind: "all" | "folder" | "node";
       /** Format: date-time */
       started_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description queued, running, succeeded or failed
+       * @enum {string}
+       */
       status: "queued" | "running" | "succeeded" | "failed";
+      /** @description The tool run */
       tool: string;
     };
     /** @description Records one number from a JSON response body as a metric. */
@@ -4024,36 +4661,57 @@ export interface components {
        */
       path: string;
     };
+    /** @description A rule of a URL check that records one number of a JSON response as a metric. */
     JsonExtractView: {
+      /** @description Metric name the value is recorded as */
       metric: string;
+      /** @description Dot-separated path to one number in the JSON body */
       path: string;
     };
+    /** @description Counters of a passive listener since it bound. */
     ListenerCountersView: {
+      /** @description Messages refused or lost: over a limit, a full queue, an unknown community */
       dropped: number;
+      /** @description Messages that did not parse */
       malformed: number;
+      /** @description Messages read off the wire, malformed ones included */
       received: number;
     };
+    /** @description The bound passive listeners of this process with their counters, and the declared ones that are not bound (GET /listeners). */
     ListenerList: {
       listeners: components["schemas"]["ListenerView"][];
+      /** @description Declared listeners that are not bound (off in the configuration, or the bind failed), as plugin.name */
       unbound: string[];
     };
+    /** @description A bound passive listener with its counters, as GET /listeners lists it. */
     ListenerView: {
+      /** @description The address it is bound to */
       address: string;
       counters: components["schemas"]["ListenerCountersView"];
+      /** @description Listener name within its plugin */
       name: string;
+      /** @description Id of the plugin that declared the listener */
       plugin: string;
+      /** @description Bound port */
       port: number;
-      /** @enum {string} */
+      /**
+       * @description Transport protocol
+       * @enum {string}
+       */
       protocol: "udp" | "tcp" | "tls";
+      /** @description The stream the listener feeds, for example syslog, trap or flow */
       stream: string;
     };
+    /** @description Username and password of a login (POST /auth/sessions). */
     LoginRequest: {
       password: string;
       username: string;
     };
+    /** @description Body of POST /maintenance-windows: a one-off or recurring window over nodes or folders. */
     MaintenanceWindowCreate: {
       /** @description One-off: RFC 3339 end (exclusive), after starts_at */
       ends_at?: string;
+      /** @description Shown name of the window */
       name: string;
       recurrence?: components["schemas"]["RecurrenceModel"] & {
         [key: string]: unknown;
@@ -4068,14 +4726,20 @@ export interface components {
        */
       target_kind: "node" | "folder";
     };
+    /** @description A maintenance window as stored (GET /maintenance-windows, GET /maintenance-windows/{id}). */
     MaintenanceWindowView: {
       /** Format: date-time */
       created_at: string;
+      /** @description Username or token name of the caller who created it */
       created_by: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description One-off windows (exclusive); null for recurring ones
+       */
       ends_at: string | null;
       /** Format: uuid */
       id: string;
+      /** @description Shown name of the window */
       name: string;
       recurrence: components["schemas"]["RecurrenceView"] | unknown;
       /**
@@ -4083,26 +4747,41 @@ export interface components {
        * @description One-off windows; null for recurring ones
        */
       starts_at: string | null;
+      /** @description The nodes or folders the window covers */
       target_ids: string[];
-      /** @enum {string} */
+      /**
+       * @description What target_ids name: nodes or folders (a folder covers everything beneath it)
+       * @enum {string}
+       */
       target_kind: "node" | "folder";
     };
+    /** @description A metric's history for one node over a time range (GET /nodes/{id}/metrics/{metric}/history). */
     MetricHistory: {
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description Start of the range, inclusive
+       */
       from: string;
+      /** @description Interface of an interface metric; null = the node-level series */
       ifindex: number | null;
       metric: string;
       /** Format: uuid */
       node_id: string;
       /** @description Oldest first */
       points: components["schemas"]["HistoryPoint"][];
+      /** @description Row of a table metric; null = the node-level series */
       row: number | null;
       /** @description Bucket width in seconds; null for raw samples */
       step: number | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description End of the range, exclusive
+       */
       to: string;
     };
+    /** @description A span during which a poller was partitioned and passive data may be lost (GET /monitoring-gaps). */
     MonitoringGap: {
+      /** @description Seconds from started_at to ended_at */
       duration_secs: number;
       /**
        * Format: date-time
@@ -4113,9 +4792,14 @@ export interface components {
       id: string;
       /** @description Passive listeners it had bound when the gap began (their data is lost); empty = no passive data lost */
       listeners: string[];
+      /** @description The poller that was partitioned */
       poller_id: string;
+      /** @description The poller's pool */
       pool: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When the gap was recorded
+       */
       recorded_at: string;
       /**
        * Format: date-time
@@ -4123,9 +4807,12 @@ export interface components {
        */
       started_at: string;
     };
+    /** @description Answer of a write that returns no resource (the spec's mutation ok). */
     MutationOk: {
+      /** @description Always true: failures answer the error envelope */
       ok: boolean;
     };
+    /** @description An active mute: the metric's notifications on a node are suppressed until it ends (GET /mutes). */
     MuteView: {
       /** Format: date-time */
       created_at: string;
@@ -4133,34 +4820,50 @@ export interface components {
       created_by: string;
       /** Format: uuid */
       id: string;
+      /** @description The muted metric */
       metric_name: string;
       /** Format: uuid */
       node_id: string;
       /** @description The node's current name; null if it was deleted since */
       node_name: string | null;
+      /** @description Why, as given with the mute */
       reason: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When the mute ends
+       */
       until: string;
     };
+    /** @description A network of a netcloud organization and whether its devices are imported (GET /netcloud/orgs/{id}/networks). */
     NetworkView: {
       /** @description devices the platform lists in it */
       devices: number;
+      /** @description The network's name on the platform */
       name: string;
+      /** @description The platform's network id */
       network_id: string;
       /** @description devices of watched networks are imported (new networks are watched) */
       watched: boolean;
     };
+    /** @description Body of PUT /netcloud/orgs/{id}/networks/{network_id}: watch the network or not. */
     NetworkWatchBody: {
+      /** @description true: import the network's devices; false: its devices are not imported */
       watched: boolean;
     };
+    /** @description An interface of a node with its latest rates (GET /nodes/{id}/interfaces). */
     NodeInterfaceView: {
+      /** @description Port description (ifAlias); null when unknown */
       if_alias: string | null;
+      /** @description Port name (ifName); null when unknown */
       if_name: string | null;
       /** @description Configured speed in bits/s */
       if_speed_bps: number | null;
       ifindex: number;
+      /** @description Inbound traffic, bits/s */
       in_bps: number | null;
+      /** @description Inbound discards per second */
       in_discards_ps: number | null;
+      /** @description Inbound errors per second */
       in_errors_ps: number | null;
       /**
        * Format: date-time
@@ -4169,23 +4872,32 @@ export interface components {
       last_polled_at: string | null;
       /** @description ifOperStatus is up(1) */
       oper_up: boolean | null;
+      /** @description Outbound traffic, bits/s */
       out_bps: number | null;
+      /** @description Outbound discards per second */
       out_discards_ps: number | null;
+      /** @description Outbound errors per second */
       out_errors_ps: number | null;
       /**
        * Format: date-time
        * @description When the newest of these rates was measured
        */
       rates_at: string | null;
+      /** @description Inbound traffic as a percentage of if_speed_bps */
       util_in_pct: number | null;
+      /** @description Outbound traffic as a percentage of if_speed_bps */
       util_out_pct: number | null;
     };
+    /** @description A node as the inventory answers it, with its effective pool and tags (GET /nodes, GET /nodes/{id}). */
     NodeView: {
       /** @description IP address text */
       address: string;
       /** Format: date-time */
       created_at: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Credential used to poll the node; null = none
+       */
       credential_id: string | null;
       /** @description Its own pool, else the nearest folder's, else "default" */
       effective_pool: string;
@@ -4198,19 +4910,30 @@ export interface components {
       group_id: string | null;
       /** Format: uuid */
       id: string;
+      /** @description Device model; null = unknown */
       model: string | null;
       name: string;
       /** @description "device" for a node that stands at an address */
       node_kind: string;
+      /** @description Free text of the operators */
       notes: string | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Parent node; null = none
+       */
       parent_id: string | null;
       /** @description The node's own pool */
       pool: string | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Device profile; null = none
+       */
       profile_id: string | null;
+      /** @description A person fixed the profile: reclassification leaves it alone */
       profile_locked: boolean;
+      /** @description UDP port of the node's SNMP agent */
       snmp_port: number;
+      /** @description Position among siblings (double) */
       sort_order: number;
       /** @description Learnt by polling; read-only here */
       sys_descr: string | null;
@@ -4218,12 +4941,16 @@ export interface components {
       sys_name: string | null;
       /** @description Learnt by polling; read-only here */
       sys_object_id: string | null;
+      /** @description Labels of the node itself */
       tags: string[];
+      /** @description Labels refused from the folders above */
       tags_excluded: string[];
       /** Format: date-time */
       updated_at: string;
+      /** @description Device vendor; null = unknown */
       vendor: string | null;
     };
+    /** @description Body of POST /nodes and of the full-document PUT /nodes/{id}. */
     NodeWrite: {
       /** @description An IPv4 or IPv6 address, without prefix length or zone */
       address: string;
@@ -4237,9 +4964,11 @@ export interface components {
        * @description Folder the node is filed in; absent or null = tree root (403 out_of_scope for a folder-scoped caller); a folder the caller cannot see is 400 unknown_reference
        */
       group_id?: string | null;
+      /** @description Device model; null = unknown */
       model?: string | null;
       /** @description Display name; must hold a non-blank character (stored trimmed) */
       name: string;
+      /** @description Free text of the operators, at most 4000 characters */
       notes?: string | null;
       /**
        * Format: uuid
@@ -4272,8 +5001,10 @@ export interface components {
       tags?: string[];
       /** @description Labels refused from the folders above; At most 64 distinct tags of 1 to 64 characters (trimmed) */
       tags_excluded?: string[];
+      /** @description Device vendor; null = unknown */
       vendor?: string | null;
     };
+    /** @description Body of POST /netcloud/orgs: the discovery body plus the organization's id. */
     OrgAddBody: {
       /** @description a typed API key; send this or credential_id, never both */
       api_key?: string | null;
@@ -4290,6 +5021,7 @@ export interface components {
       /** @description the platform's organization id (the id discovery answers) */
       org_id: string;
     };
+    /** @description Answer of POST /netcloud/orgs: the organization row created, or that it was already monitored. */
     OrgAdded: {
       /**
        * Format: uuid
@@ -4299,83 +5031,118 @@ export interface components {
       /** @description true when the organization was monitored here already: nothing was changed */
       skipped: boolean;
     };
+    /** @description A monitored netcloud organization with its import settings and last sync (GET /netcloud/orgs). */
     OrgView: {
+      /** @description The platform's base URL used for this organization */
       base_url: string;
       /** Format: date-time */
       created_at: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The stored credential when key_source is credential; null otherwise
+       */
       credential_id: string | null;
       /** @description devices known */
       devices: number;
       /** @description devices that are nodes here now (imported or linked) */
       devices_as_nodes: number;
+      /** @description Imported devices are filed into the folder whose IP range holds their address */
       file_by_prefix: boolean;
       /** Format: uuid */
       id: string;
+      /** @description Devices of watched networks are imported as nodes at each sync */
       import_devices: boolean;
       /**
        * @description a typed key (sealed here, never answered) or a stored credential
        * @enum {string}
        */
       key_source: "api_key" | "credential";
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When the last sync ended; null = never synced
+       */
       last_sync_at: string | null;
       /** @description ok, or the failure kind of the last sync: key_refused, not_found, unreachable, timeout, rate_limited, redirect_refused, tls, bad_response, http_status */
       last_sync_status: string | null;
+      /** @description Most devices this organization may bring in (nodes still standing); null = no cap */
       max_devices: number | null;
+      /** @description The organization's name on the platform */
       name: string;
       /** @description networks known */
       networks: number;
       /** @description the platform's organization id */
       org_id: string;
     };
+    /** @description Body of PUT /subnet-overlaps/acks: marks an overlap as deliberate. */
     OverlapAckBody: {
       /** @description the key GET /subnet-overlaps answered */
       key: string;
       /** @description why the overlap is deliberate; at most 1000 characters (400 text_too_long) */
       note?: string | null;
     };
+    /** @description Whether a subnet overlap was acknowledged as deliberate, by whom and when. */
     OverlapAckState: {
       /** @description true while the sites the overlap spans are all among those it was acked for */
       acked: boolean;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it was acknowledged; null = never
+       */
       acked_at?: string | null;
+      /** @description Username or token name of the caller who acknowledged; null = never */
       by?: string | null;
+      /** @description Why the overlap is deliberate; null = none */
       note?: string | null;
       /** @description the site keys the ack was stored for (empty when never acked) */
       sites: string[];
     };
+    /** @description A site that takes part in a subnet overlap. */
     OverlapSite: {
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The folder: the one a site maps to, or the folder itself; null when unmapped
+       */
       folder_id?: string | null;
       /** @description ipam:<server id>:<site id> or folder:<folder id> */
       key: string;
       /** @description ipam (a site of an IPAM server) or folder (an inventory folder's own ip_ranges) */
       kind: string;
+      /** @description Site or folder name; null when unknown */
       name?: string | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description kind ipam: the IPAM server; null otherwise
+       */
       server_id?: string | null;
+      /** @description kind ipam: the site's id on that server; null otherwise */
       site_id?: string | null;
     };
+    /** @description Sites whose address prefixes overlap, and whether the overlap was acknowledged (GET /subnet-overlaps). */
     OverlapView: {
       ack: components["schemas"]["OverlapAckState"];
       /** @description first 32 hex digits of SHA-256 of '<lower prefix> <higher prefix>' */
       key: string;
       /** @description the two prefixes, lower first (equal when one prefix is claimed by two sites) */
       prefixes: string[];
+      /** @description The sites that claim the prefixes */
       sites: components["schemas"]["OverlapSite"][];
     };
+    /** @description A folder the calling person has pinned (GET /pins). */
     PinnedFolder: {
       /** Format: uuid */
       id: string;
       name: string;
     };
+    /** @description Answer to a poller heartbeat: the period of the next one (POST /pollers/{id}/heartbeat). */
     PollerHeartbeatAck: {
+      /** @description Seconds between heartbeats the core expects */
       heartbeat_secs: number;
     };
+    /** @description Body of a poller heartbeat: the poller host's telemetry (POST /pollers/{id}/heartbeat). */
     PollerHeartbeatBody: {
       telemetry?: components["schemas"]["HostTelemetryBody"] | unknown;
     };
+    /** @description Body a remote poller sends to register (POST /pollers/register). */
     PollerRegisterBody: {
       /** @description Passive listeners it has bound (e.g. syslog/udp:514), recorded with a monitoring gap */
       listeners?: string[];
@@ -4383,80 +5150,129 @@ export interface components {
       poller_id: string;
       /** @description The pool it polls: letters, digits, _, - (at most 63), else 400 invalid_pool */
       pool: string;
+      /** @description The poller's software version */
       version?: string | null;
     };
+    /** @description Answer to a poller's registration: its id, pool and heartbeat period (POST /pollers/register). */
     PollerRegistered: {
       /** @description Seconds between heartbeats the core expects */
       heartbeat_secs: number;
+      /** @description The registered poller id */
       poller_id: string;
+      /** @description The pool it polls */
       pool: string;
     };
+    /** @description Body a remote poller sends with each forwarding sync: its counters per destination (POST /forwarding/pollers/sync). */
     PollerSyncBody: {
       /** @description destination id → its counters on this poller (as the status route answers them) */
       counters?: {
         [key: string]: unknown;
       };
+      /** @description The syncing poller */
       poller_id: string;
+      /** @description The poller's pool */
       pool: string;
     };
+    /** @description Answer to a poller's forwarding sync: its pool's destinations, secrets sealed, and when to ask again (POST /forwarding/pollers/sync). */
     PollerSyncResult: {
+      /** @description The destinations the poller tees, secrets sealed */
       destinations: {
         [key: string]: unknown;
       }[];
+      /** @description Milliseconds until the poller should sync again */
       reload_ms: number;
     };
+    /** @description A poller that tees a pool destination, as it last reported. */
     PollerTeeView: {
+      /** @description State of its connection to the target */
       connection: string;
+      /** @description Class of its last error; null = none */
       last_error_class?: string | null;
+      /** @description The poller that reported */
       poller_id: string;
       /** @description when its report came (RFC 3339) */
       reported_at: string;
     };
+    /** @description An SNMPv3 trap user for a remote poller's trap listener, its keys sealed with the core's secret key. */
     PollerTrapUser: {
       /** @description sealed; opened only with the core's NMS_SECRET_KEY */
       auth_key_sealed: string | null;
-      /** @enum {string|null} */
+      /**
+       * @description Authentication protocol; null for noAuthNoPriv
+       * @enum {string|null}
+       */
       auth_protocol: "md5" | "sha" | "sha224" | "sha256" | "sha384" | "sha512" | null;
-      /** @enum {string} */
+      /**
+       * @description USM security level
+       * @enum {string}
+       */
       level: "noAuthNoPriv" | "authNoPriv" | "authPriv";
+      /** @description USM user name */
       name: string;
       /** @description sealed; opened only with the core's NMS_SECRET_KEY */
       priv_key_sealed: string | null;
-      /** @enum {string|null} */
+      /**
+       * @description Privacy protocol; null unless authPriv
+       * @enum {string|null}
+       */
       priv_protocol: "des" | "aes" | "aes192" | "aes256" | null;
     };
+    /** @description The core's SNMPv3 trap users for a poller's trap listener (GET /events/pollers/trap-users). */
     PollerTrapUsers: {
       /** @description how often a poller asks again (traps.v3RefreshMs) */
       refresh_ms: number;
+      /** @description Every v3 trap user of the core */
       users: components["schemas"]["PollerTrapUser"][];
     };
+    /** @description A registered poller and whether it is online (GET /pollers). */
     PollerView: {
+      /** @description The poller id it registered with */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description embedded: runs inside the core process; remote: a separate poller process
+       * @enum {string}
+       */
       kind: "embedded" | "remote";
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description Last registration or heartbeat
+       */
       last_seen_at: string;
+      /** @description Passive listeners it has bound (e.g. syslog/udp:514) */
       listeners: string[];
       /** @description false once silent past pluginConfig.polling.heartbeatAllowanceSecs */
       online: boolean;
+      /** @description The pool it polls */
       pool: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last registered
+       */
       registered_at: string;
+      /** @description The poller's software version; null when it sent none */
       version: string | null;
     };
+    /** @description A node a poller must poll, with what to poll on it (GET /pollers/{id}/assignment). */
     PollTargetView: {
+      /** @description IP address to poll */
       address: string;
       dns_check: components["schemas"]["DnsCheckSpecView"] | unknown;
+      /** @description Seconds between polls of the node */
       interval_secs: number;
+      /** @description The node's name */
       name: string;
       /** Format: uuid */
       node_id: string;
+      /** @description The node's effective pool */
       pool: string;
       snmp: components["schemas"]["SnmpCredentialView"] | unknown;
+      /** @description UDP port of the node's SNMP agent */
       snmp_port: number;
+      /** @description OIDs read on each poll, from the collection templates of the node's profile */
       templates: components["schemas"]["TemplateItemView"][];
       url_check: components["schemas"]["UrlCheckSpecView"] | unknown;
     };
+    /** @description Body of POST /profiles and of the full-document PUT /profiles/{id}. */
     ProfileBody: {
       /** @description Free-form grouping, for example switch, router, firewall */
       category?: string | null;
@@ -4472,30 +5288,45 @@ export interface components {
        * @default 300
        */
       poll_interval_secs?: number;
+      /** @description Vendor of the devices it describes; null = none given */
       vendor?: string | null;
     };
+    /** @description A device profile as answered (GET /profiles, GET /profiles/{id}). */
     ProfileView: {
+      /** @description Free-form grouping, for example switch, router, firewall */
       category: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: uuid */
       id: string;
       name: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description Profile this one refines; null = none
+       */
       parent_id: string | null;
+      /** @description Seconds between polls of a node with this profile */
       poll_interval_secs: number;
       /** Format: date-time */
       updated_at: string;
+      /** @description Vendor of the devices it describes; null = none given */
       vendor: string | null;
     };
+    /** @description Whether a node answered a poller's reachability probe. */
     ReachabilityBody: {
+      /** @description Probe time, Unix milliseconds */
       at_unix_ms: number;
-      /** @enum {string} */
+      /**
+       * @description The probe used
+       * @enum {string}
+       */
       method: "icmp" | "snmp" | "tcp";
       /** Format: uuid */
       node_id: string;
+      /** @description Whether the node answered */
       reachable: boolean;
     };
+    /** @description One proposed profile change of a reclassify request, as the preview showed it. */
     ReclassifyItem: {
       /**
        * Format: uuid
@@ -4510,8 +5341,12 @@ export interface components {
        */
       to_profile_id: string;
     };
+    /** @description A node whose classification rules now choose another profile than it has (GET /reclassify/preview). */
     ReclassifyPreviewRow: {
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The node's profile now; null = none
+       */
       from_profile_id: string | null;
       /**
        * @description sysobjectid: its prefix matched (authoritative); sysdescr: only its regex did
@@ -4526,13 +5361,18 @@ export interface components {
        * @description The winning classification rule
        */
       rule_id: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The profile the classification rules now choose
+       */
       to_profile_id: string;
     };
+    /** @description Body of POST /reclassify/apply: the profile changes to apply. */
     ReclassifyRequest: {
       /** @description At most 5000; a node named twice counts once and its last entry is used */
       items: components["schemas"]["ReclassifyItem"][];
     };
+    /** @description Counts of the changes a reclassify request applied and skipped (POST /reclassify/apply). */
     ReclassifyResult: {
       /** @description Nodes whose profile was set to the proposed one */
       applied: number;
@@ -4543,6 +5383,7 @@ export interface components {
       /** @description A person fixed the node's profile (profile_locked) */
       skipped_locked: number;
     };
+    /** @description The recurrence of a maintenance window: every day or some weekdays, from a local time for a duration. */
     RecurrenceModel: {
       /** @description Length of each occurrence in elapsed minutes (a daily window at most 1440, a weekly one at most 10080) */
       duration_mins: number;
@@ -4558,16 +5399,27 @@ export interface components {
       /** @description weekly only (required there, refused for daily): local weekdays on which an occurrence starts, 0 = Sunday … 6 = Saturday */
       weekdays?: number[];
     };
+    /** @description The recurrence of a stored maintenance window. */
     RecurrenceView: {
+      /** @description Length of each occurrence, minutes */
       duration_mins: number;
-      /** @enum {string} */
+      /**
+       * @description daily: every day; weekly: on the listed weekdays
+       * @enum {string}
+       */
       kind: "daily" | "weekly";
+      /** @description Local start time HH:MM (24-hour) in time_zone */
       start: string;
+      /** @description IANA time zone name */
       time_zone: string;
+      /** @description weekly only: local weekdays on which an occurrence starts, 0 = Sunday … 6 = Saturday */
       weekdays?: number[];
     };
+    /** @description Body of POST /reports/schedules and of the full-document PUT /reports/schedules/{id}. */
     ReportScheduleBody: {
+      /** @description Hour of the run in timezone, 0 to 23 */
       at_hour: number;
+      /** @description Minute of the run, 0 to 59 */
       at_minute: number;
       /** @description notification channels (email) each run is delivered to, PDF attached */
       channel_ids?: string[];
@@ -4575,11 +5427,17 @@ export interface components {
       day_of_month?: number | null;
       /** @description 0 = Sunday … 6 = Saturday, local; required when weekly */
       day_of_week?: number | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The report definition to run
+       */
       definition_id: string;
       /** @description default true */
       enabled?: boolean;
-      /** @enum {string} */
+      /**
+       * @description daily, weekly or monthly
+       * @enum {string}
+       */
       frequency: "daily" | "weekly" | "monthly";
       /**
        * @description IANA zone of at_hour/at_minute (default UTC); unknown → 400 invalid_timezone
@@ -4587,27 +5445,48 @@ export interface components {
        */
       timezone?: string;
     };
+    /** @description A schedule that runs a report definition periodically (GET /reports/schedules). */
     ReportScheduleView: {
+      /** @description Hour of the run in timezone, 0 to 23 */
       at_hour: number;
+      /** @description Minute of the run, 0 to 59 */
       at_minute: number;
+      /** @description Notification channels (email) each run is delivered to, PDF attached */
       channel_ids: string[];
       /** Format: date-time */
       created_at: string;
+      /** @description monthly: the day (a month without it runs on its last day); null otherwise */
       day_of_month: number | null;
+      /** @description weekly: 0 = Sunday … 6 = Saturday, local; null otherwise */
       day_of_week: number | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The report definition it runs
+       */
       definition_id: string;
+      /** @description Disabled schedules do not run */
       enabled: boolean;
-      /** @enum {string} */
+      /**
+       * @description daily, weekly or monthly
+       * @enum {string}
+       */
       frequency: "daily" | "weekly" | "monthly";
       /** Format: uuid */
       id: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it last ran; null = never
+       */
       last_run_at: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When it runs next; null while disabled
+       */
       next_run_at: string | null;
+      /** @description IANA zone of at_hour/at_minute */
       timezone: string;
     };
+    /** @description Body of POST /routing-rules and of the full-document PUT /routing-rules/{id}. */
     RoutingRuleBody: {
       /** @description channels an alert matching this rule goes to */
       channel_ids: string[];
@@ -4621,44 +5500,76 @@ export interface components {
        */
       severity: "critical" | "warning" | "info" | null;
     };
+    /** @description A routing rule: alerts of a severity go to these channels (GET /routing-rules). */
     RoutingRuleView: {
+      /** @description Channels an alert matching this rule goes to */
       channel_ids: string[];
       created_at: string;
+      /** @description Disabled rules route nothing */
       enabled: boolean;
       id: string;
       name: string;
+      /** @description critical, warning, info, or null = any severity */
       severity: string | null;
       updated_at: string;
     };
+    /** @description The id of a queued report run (POST /reports/definitions/{id}/run). */
     RunAccepted: {
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The run; follow it with GET /reports/runs/{id}
+       */
       id: string;
     };
+    /** @description The delivery of a report run to one notification channel. */
     RunDeliveryView: {
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The notification channel
+       */
       channel_id: string;
+      /** @description Whether the delivery succeeded */
       delivered: boolean;
+      /** @description Why it failed; null when delivered */
       error: string | null;
     };
+    /** @description A report run with what it rendered per section (GET /reports/runs/{id}). */
     RunDetailView: {
       /** Format: date-time */
       created_at: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The definition run; null once it was deleted
+       */
       definition_id: string | null;
+      /** @description The definition's name when it ran */
       definition_name: string;
+      /** @description Deliveries to notification channels */
       deliveries: components["schemas"]["RunDeliveryView"][];
+      /** @description Why a failed run failed; null otherwise */
       error: string | null;
       /** Format: date-time */
       finished_at: string | null;
       /** Format: uuid */
       id: string;
+      /** @description Files rendered */
       outputs: components["schemas"]["RunOutputView"][];
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description Start of the reported time range
+       */
       range_from: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description End of the reported time range
+       */
       range_to: string;
+      /** @description Username of the caller, or schedule <id> for a scheduled run */
       requested_by: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The schedule that started it; null for an on-demand run or a deleted schedule
+       */
       schedule_id: string | null;
       /** @description `All`, or the folders the run covers */
       scope:
@@ -4670,39 +5581,66 @@ export interface components {
       sections?: unknown[] | null;
       /** Format: date-time */
       started_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description queued, running, succeeded or failed
+       * @enum {string}
+       */
       status: "queued" | "running" | "succeeded" | "failed";
     };
+    /** @description A file a report run rendered. */
     RunOutputView: {
+      /** @description Size of the file */
       bytes: number;
-      /** @enum {string} */
+      /**
+       * @description html, csv or pdf
+       * @enum {string}
+       */
       format: "html" | "csv" | "pdf";
     };
+    /** @description Body of POST /reports/definitions/{id}/run. */
     RunRequest: {
       /** @description email channels to deliver the run to (PDF attached) */
       channel_ids?: string[];
       /** @description overrides the spec's range_days */
       range_days?: number;
     };
+    /** @description A report run and its outputs (GET /reports/runs). */
     RunView: {
       /** Format: date-time */
       created_at: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The definition run; null once it was deleted
+       */
       definition_id: string | null;
+      /** @description The definition's name when it ran */
       definition_name: string;
+      /** @description Deliveries to notification channels */
       deliveries: components["schemas"]["RunDeliveryView"][];
+      /** @description Why a failed run failed; null otherwise */
       error: string | null;
       /** Format: date-time */
       finished_at: string | null;
       /** Format: uuid */
       id: string;
+      /** @description Files rendered */
       outputs: components["schemas"]["RunOutputView"][];
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description Start of the reported time range
+       */
       range_from: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description End of the reported time range
+       */
       range_to: string;
+      /** @description Username of the caller, or schedule <id> for a scheduled run */
       requested_by: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The schedule that started it; null for an on-demand run or a deleted schedule
+       */
       schedule_id: string | null;
       /** @description `All`, or the folders the run covers */
       scope:
@@ -4712,15 +5650,23 @@ export interface components {
           };
       /** Format: date-time */
       started_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description queued, running, succeeded or failed
+       * @enum {string}
+       */
       status: "queued" | "running" | "succeeded" | "failed";
     };
+    /** @description One metric sample a poller measured. */
     SampleBody: {
+      /** @description Measurement time, Unix milliseconds */
       at_unix_ms: number;
       /** @description Ignored: the body's backfill flag applies */
       backfill?: boolean;
+      /** @description Port name when it was measured */
       if_name: string | null;
+      /** @description Interface of an interface metric; null for node-level metrics */
       ifindex: number | null;
+      /** @description Metric name */
       metric: string;
       /** Format: uuid */
       node_id: string;
@@ -4728,70 +5674,115 @@ export interface components {
       poller_id?: string;
       /** @description Ignored: the core stamps the registered pool */
       pool?: string;
+      /** @description Row key of a table metric; null for whole-node or port metrics */
       row: number | null;
+      /** @description Name of that row when it was measured */
       row_name: string | null;
+      /** @description The measured value */
       value: number;
     };
+    /** @description Answer to a poller's samples upload (POST /pollers/{id}/samples). */
     SamplesAck: {
+      /** @description Always true: failures answer the error envelope */
       ok: boolean;
       /** @description Samples in the request */
       samples: number;
     };
+    /** @description What a poller uploads after polling: samples, facts, interface counters and reachability (POST /pollers/{id}/samples). */
     SamplesBody: {
       /** @description Samples a poller buffered while cut off from the core: stored, never alerted on */
       backfill: boolean;
+      /** @description SNMP system facts read */
       facts?: components["schemas"]["FactsBody"][];
+      /** @description Interfaces read, with raw counters */
       interfaces?: components["schemas"]["InterfaceUpdateBody"][];
+      /** @description Reachability probe results */
       reachability?: components["schemas"]["ReachabilityBody"][];
+      /** @description Metric samples */
       samples: components["schemas"]["SampleBody"][];
     };
+    /** @description A report section kind this build can render (GET /reports/section-kinds). */
     SectionKindView: {
+      /** @description What the section shows; null = none */
       description: string | null;
+      /** @description Section kind, as a definition's spec names it */
       kind: string;
       /** @description JSON schema of the section's params */
       params_schema: {
         [key: string]: unknown;
       };
+      /** @description Default title of the section */
       title: string;
     };
+    /** @description A new login session: its bearer token and expiry (POST /auth/sessions). */
     SessionCreated: {
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When the session token stops being accepted
+       */
       expires_at: string;
       /** @description Bearer token for this session; shown once */
       token: string;
     };
+    /** @description One ipam site and the folder it maps to. */
     SiteMappingBody: {
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The folder whose ip_ranges follow this site
+       */
       folder_id: string;
+      /** @description The site's id on the IPAM server */
       site_id: string;
     };
+    /** @description Body of PUT /ipam/servers/{id}/site-mappings: the whole set of site-to-folder mappings. */
     SiteMappingsBody: {
       /** @description the whole mapping of this server: each IPAM site at most once; a site left out is unmapped */
       mappings: components["schemas"]["SiteMappingBody"][];
     };
+    /** @description An ipam site mapped to a folder (GET and PUT /ipam/servers/{id}/site-mappings). */
     SiteMappingView: {
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The folder whose ip_ranges follow this site
+       */
       folder_id: string;
+      /** @description The site's id on the IPAM server */
       site_id: string;
+      /** @description The site's name; null when the synced sites do not hold it */
       site_name?: string | null;
     };
+    /** @description The SNMP credential a poller uses for a node of its assignment. */
     SnmpCredentialView: {
+      /** @description Authentication passphrase (v3, authNoPriv and authPriv) */
       auth_key?: string;
+      /** @description Authentication protocol (v3, authNoPriv and authPriv) */
       auth_protocol?: string;
+      /** @description Community string (v1, v2c) */
       community?: string;
+      /** @description Privacy passphrase (v3, authPriv) */
       priv_key?: string;
+      /** @description Privacy protocol (v3, authPriv) */
       priv_protocol?: string;
-      /** @enum {string} */
+      /**
+       * @description USM security level (v3)
+       * @enum {string}
+       */
       security_level?: "noAuthNoPriv" | "authNoPriv" | "authPriv";
+      /** @description USM user name (v3) */
       user?: string;
-      /** @enum {string} */
+      /**
+       * @description SNMP version
+       * @enum {string}
+       */
       version: "1" | "2c" | "3";
     };
+    /** @description One row of GET /events/stats: a time bucket (group_by=time) or a count bucket. */
     StatsBucket: {
       /** @description group_by=time: counts per kind when split=kind, else null */
       by_kind?: {
         [key: string]: unknown;
       } | null;
+      /** @description Events in the bucket */
       count: number;
       /** @description group_by=kind|action|trap|source: the kind, action, trap OID, or source (node name, else the sender's address) */
       key?: string;
@@ -4800,6 +5791,7 @@ export interface components {
       /** @description group_by=time: the bucket's start */
       ts_unix_ms?: number;
     };
+    /** @description Body of POST /discovery/sweeps: the address range to probe and how. */
     SweepCreate: {
       /** @description IPv4 or IPv6 range as address/prefix (a bare address is one host; host bits set name the network that holds them: 10.0.0.1/24 sweeps 10.0.0.0/24). IPv4 ranges wider than /31 skip the network and broadcast addresses. At most pluginConfig.inventory.sweepSize addresses (default 4096, the most one discovery import takes), else 400 too_many_addresses */
       cidr: string;
@@ -4812,12 +5804,15 @@ export interface components {
       /** @description How long each probe waits for an answer (no retry); default 1000 */
       timeout_ms?: number;
     };
+    /** @description A discovery sweep with the devices it found and a ready import body (GET /discovery/sweeps/{id}). */
     SweepDetail: {
+      /** @description The range swept */
       cidr: string;
       /** Format: date-time */
       created_at: string;
       /** @description Who started it */
       created_by: string | null;
+      /** @description Credentials tried, in order of preference */
       credential_ids: string[];
       /** @description Why a failed sweep failed */
       error: string | null;
@@ -4830,7 +5825,9 @@ export interface components {
       import_body: components["schemas"]["SweepImportBody"] & {
         [key: string]: unknown;
       };
+      /** @description Poller pool that sweeps it; null = default */
       pool: string | null;
+      /** @description UDP port probed */
       port: number;
       /** @description Addresses probed so far */
       probed: number;
@@ -4838,27 +5835,43 @@ export interface components {
       results: components["schemas"]["SweepResultView"][];
       /** Format: date-time */
       started_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description queued, running, done or failed
+       * @enum {string}
+       */
       status: "queued" | "running" | "done" | "failed";
+      /** @description How long each probe waits for an answer */
       timeout_ms: number;
       /** @description Addresses in the range */
       total: number;
     };
+    /** @description The discovery import body prefilled from a sweep's results. */
     SweepImportBody: {
       nodes: components["schemas"]["SweepImportNode"][];
     };
+    /** @description A row of the discovery import body (POST /discovery/import) prefilled from a sweep result. */
     SweepImportNode: {
       address: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The credential the device answered
+       */
       credential_id: string | null;
+      /** @description Pre-fill from the classification rule; null = none */
       model: string | null;
       /** @description sysName, else the address */
       name: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The proposed profile; null = none
+       */
       profile_id: string | null;
+      /** @description Pre-fill from the classification rule; null = none */
       vendor: string | null;
     };
+    /** @description A device a discovery sweep found. */
     SweepResultView: {
+      /** @description The address that answered */
       address: string;
       /**
        * Format: uuid
@@ -4867,23 +5880,31 @@ export interface components {
       credential_id: string;
       /** Format: date-time */
       found_at: string;
+      /** @description Pre-fill from the classification rule that matched; null = none */
       model: string | null;
       /**
        * Format: uuid
        * @description The classifier's profile for its sysObjectID / sysDescr
        */
       proposed_profile_id: string | null;
+      /** @description sysDescr; null when not read */
       sys_descr: string | null;
+      /** @description sysName; null when not read */
       sys_name: string | null;
+      /** @description sysObjectID, dotted; null when not read */
       sys_object_id: string | null;
+      /** @description Pre-fill from the classification rule that matched; null = none */
       vendor: string | null;
     };
+    /** @description A discovery sweep and its progress (GET /discovery/sweeps). */
     SweepView: {
+      /** @description The range swept */
       cidr: string;
       /** Format: date-time */
       created_at: string;
       /** @description Who started it */
       created_by: string | null;
+      /** @description Credentials tried, in order of preference */
       credential_ids: string[];
       /** @description Why a failed sweep failed */
       error: string | null;
@@ -4893,33 +5914,51 @@ export interface components {
       found: number;
       /** Format: uuid */
       id: string;
+      /** @description Poller pool that sweeps it; null = default */
       pool: string | null;
+      /** @description UDP port probed */
       port: number;
       /** @description Addresses probed so far */
       probed: number;
       /** Format: date-time */
       started_at: string | null;
-      /** @enum {string} */
+      /**
+       * @description queued, running, done or failed
+       * @enum {string}
+       */
       status: "queued" | "running" | "done" | "failed";
+      /** @description How long each probe waits for an answer */
       timeout_ms: number;
       /** @description Addresses in the range */
       total: number;
     };
+    /** @description A channel's subject and body for one lifecycle point. */
     TemplateItemBody: {
       /** @description liquid template of the body; null = the kind's built-in body */
       body?: string | null;
       /** @description liquid template of the subject */
       subject: string;
     };
+    /** @description An OID a poller reads on each poll of a node, from the node's collection templates. */
     TemplateItemView: {
-      /** @enum {string} */
+      /**
+       * @description scalar: one GET of oid; table: a walk of the column oid, one value per row
+       * @enum {string}
+       */
       collection: "scalar" | "table";
+      /** @description The collection template item */
       id: string;
-      /** @enum {string} */
+      /**
+       * @description gauge: stored as read; counter: turned into a per-second rate
+       * @enum {string}
+       */
       metric_kind: "gauge" | "counter";
+      /** @description Metric the values are stored under */
       metric_name: string;
+      /** @description Dotted OID read */
       oid: string;
     };
+    /** @description Body of POST /thresholds and of the full-document PUT /thresholds/{id}: the spec's threshold rule. */
     ThresholdBody: {
       /** @description Critical bound on the side `direction` names; ignored when any of the four bounds is sent */
       critical?: number | null;
@@ -4954,41 +5993,60 @@ export interface components {
       /** @description Warning at or below this value */
       warning_below?: number | null;
     };
+    /** @description A stored threshold rule, normalised (GET /thresholds, GET /thresholds/{id}). */
     ThresholdView: {
       /** Format: date-time */
       created_at: string;
       /** @description Primary-side critical bound (the side `direction` names) */
       critical: number | null;
+      /** @description Critical at or above this value; null = no such bound */
       critical_above: number | null;
+      /** @description Critical at or below this value; null = no such bound */
       critical_below: number | null;
-      /** @enum {string} */
+      /**
+       * @description Side warning and critical are read on; kept for older clients
+       * @enum {string}
+       */
       direction: "above" | "below";
+      /** @description Consecutive samples needed before a change of severity is committed */
       dwell_samples: number;
       /** Format: uuid */
       id: string;
+      /** @description Metric the rule watches */
       metric: string;
+      /** @description Only rows of a table metric whose name matches (case-insensitive, * any run); null = every row */
       row_match: string | null;
       /** @description First target (for older readers); null for a global rule */
       scope_id: string | null;
       /** @description All targets; empty for a global rule */
       scope_ids: string[];
-      /** @enum {string} */
+      /**
+       * @description global (every node), profile, folder (at any depth), node, or interface (one port)
+       * @enum {string}
+       */
       scope_level: "global" | "profile" | "folder" | "node" | "interface";
       /** Format: date-time */
       updated_at: string;
       /** @description Primary-side warning bound (the side `direction` names) */
       warning: number | null;
+      /** @description Warning at or above this value; null = no such bound */
       warning_above: number | null;
+      /** @description Warning at or below this value; null = no such bound */
       warning_below: number | null;
     };
+    /** @description Body of POST /tokens: a new API token's name, role, scope and optional expiry. */
     TokenCreate: {
       /**
        * Format: date-time
        * @description Optional expiry; omitted = never expires
        */
       expires_at?: string | null;
+      /** @description A label for the token; it names no person */
       name: string;
-      /** @enum {string} */
+      /**
+       * @description Role the token acts with: viewer, operator or admin
+       * @enum {string}
+       */
       role: "viewer" | "operator" | "admin";
       /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids); default "All" */
       scope?:
@@ -4997,52 +6055,76 @@ export interface components {
             [key: string]: unknown;
           };
     };
+    /** @description A new API token with its secret, shown only once (POST /tokens). */
     TokenCreated: {
       /** Format: uuid */
       id: string;
       /** @description The bearer token; shown once, stored hashed */
       token: string;
     };
+    /** @description An API token as answered, without its secret (GET /tokens). */
     TokenView: {
       /** Format: date-time */
       created_at: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description null = never expires
+       */
       expires_at: string | null;
       /** Format: uuid */
       id: string;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description Last time a request authenticated with the token; null = never used
+       */
       last_used_at: string | null;
       name: string;
-      /** @enum {string} */
+      /**
+       * @description Role the token acts with: viewer, operator or admin
+       * @enum {string}
+       */
       role: "viewer" | "operator" | "admin";
+      /** @description Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids) */
       scope:
         | string
         | {
             [key: string]: unknown;
           };
     };
+    /** @description An analysis tool and the parameters it takes (GET /analysis/tools). */
     ToolView: {
+      /** @description What the tool looks for */
       description: string;
-      /** @example silent_nodes */
+      /**
+       * @description Tool name, as JobCreate.tool takes it
+       * @example silent_nodes
+       */
       name: string;
       /** @description JSON schema of the tool's params; every key has its default */
       params_schema: {
         [key: string]: unknown;
       };
+      /** @description Short human title */
       title: string;
     };
+    /** @description Nodes ranked by alert fires (GET /alerts/top-nodes). */
     TopAlertNodes: {
       /** @description Highest count first (ties by node id), at most limit */
       entries: components["schemas"]["AlertNodeCount"][];
       /** @description true when the scope filter may have removed entries the caller is entitled to (every folder-scoped caller); always false for scope All */
       partial: boolean;
     };
+    /** @description An autonomous system ranked by flow traffic (GET /flow/top-as). */
     TopAs: {
       /** @description 0 = unknown */
       asn: number;
+      /** @description Bytes in the range, sampling-corrected */
       bytes: number;
+      /** @description Flow records in the range */
       flows: number;
+      /** @description Name from the AS table, or null */
       name: string | null;
+      /** @description Packets in the range, sampling-corrected */
       packets: number;
     };
     /** @description A URL check; PUT replaces the node's whole check, an omitted field takes its default. */
@@ -5061,53 +6143,83 @@ export interface components {
       expected_status?: components["schemas"]["ExpectedStatus"] & {
         [key: string]: unknown;
       };
-      /** @default true */
+      /**
+       * @description Follow redirects; default true
+       * @default true
+       */
       follow_redirects?: boolean;
       /** @description At most 16 rules, default none. */
       json_extract?: components["schemas"]["JsonExtractRule"][];
       /**
+       * @description HTTP method; default GET
        * @default GET
        * @enum {string}
        */
       method?: "GET" | "HEAD" | "POST" | "PUT" | "OPTIONS";
-      /** @default 5000 */
+      /**
+       * @description How long the request may take, milliseconds; default 5000
+       * @default 5000
+       */
       timeout_ms?: number;
       /** @description Absolute http or https URL, at most 2048 characters, without user:password (use credential_id). */
       url: string;
-      /** @default true */
+      /**
+       * @description Verify the server's TLS certificate; default true
+       * @default true
+       */
       verify_tls?: boolean;
     };
+    /** @description The URL check a poller runs against a node of its assignment. */
     UrlCheckSpecView: {
       auth: components["schemas"]["HttpAuthView"] | unknown;
       body_match: components["schemas"]["BodyMatchView"] | unknown;
+      /** @description Most body bytes read; the body is only read when body_match or json_extract is set */
       body_max_bytes: number;
       expected_status: components["schemas"]["ExpectedStatusView"];
+      /** @description Whether redirects are followed */
       follow_redirects: boolean;
+      /** @description Numbers of a JSON body recorded as metrics */
       json_extract: components["schemas"]["JsonExtractView"][];
+      /** @description HTTP method */
       method: string;
+      /** @description Request timeout, milliseconds */
       timeout_ms: number;
+      /** @description The URL requested */
       url: string;
+      /** @description Whether the server's TLS certificate is verified */
       verify_tls: boolean;
     };
     /** @description The node's URL check (1:1 with the node). */
     UrlCheckView: {
       body_match: components["schemas"]["BodyMatch"] | unknown;
+      /** @description Most body bytes read; the body is only read when body_match or json_extract is set */
       body_max_bytes: number;
       /** Format: date-time */
       created_at: string;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description A stored credential of kind http; null = none
+       */
       credential_id: string | null;
       expected_status: components["schemas"]["ExpectedStatus"];
+      /** @description Whether redirects are followed */
       follow_redirects: boolean;
+      /** @description Numbers of a JSON body recorded as metrics */
       json_extract: components["schemas"]["JsonExtractRule"][];
-      /** @enum {string} */
+      /**
+       * @description HTTP method
+       * @enum {string}
+       */
       method: "GET" | "HEAD" | "POST" | "PUT" | "OPTIONS";
       /** Format: uuid */
       node_id: string;
+      /** @description How long the request may take, milliseconds */
       timeout_ms: number;
       /** Format: date-time */
       updated_at: string;
+      /** @description The URL requested */
       url: string;
+      /** @description Whether the server's TLS certificate is verified */
       verify_tls: boolean;
     };
   };

@@ -31,6 +31,7 @@ export class TokenListQuery {
   @Format("uuid") before_id?: string;
 }
 
+@Description("Username and password of a login (POST /auth/sessions).")
 export class LoginRequest {
   @Required()
   @MinLength(1)
@@ -43,16 +44,19 @@ export class LoginRequest {
   password: string;
 }
 
+@Description("A new login session: its bearer token and expiry (POST /auth/sessions).")
 export class SessionCreated {
   @Required()
   @Description("Bearer token for this session; shown once")
   token: string;
 
+  @Description("When the session token stops being accepted")
   @Required()
   @Format("date-time")
   expires_at: string;
 }
 
+@Description("Who the caller is: kind, role, scope and name (GET /auth/me).")
 export class Identity {
   @Required()
   @Enum("session", "token")
@@ -60,6 +64,7 @@ export class Identity {
   @Description('"session" for a person, "token" for an API token')
   kind: "session" | "token" | null;
 
+  @Description("viewer, operator or admin, ordered least to most privileged")
   @Required()
   @Enum(...ROLES)
   role: Role;
@@ -74,6 +79,7 @@ export class Identity {
   username: string;
 }
 
+@Description("An account as answered, without its password (GET /accounts, GET /accounts/{id}).")
 export class AccountView {
   @Required()
   @Format("uuid")
@@ -82,6 +88,7 @@ export class AccountView {
   @Required()
   username: string;
 
+  @Description("viewer, operator or admin, ordered least to most privileged")
   @Required()
   @Enum(...ROLES)
   role: Role;
@@ -101,6 +108,7 @@ export class AccountView {
 }
 
 @AdditionalProperties(false)
+@Description("Body of POST /accounts: a new account with its role and scope.")
 export class AccountCreate {
   @Required()
   @MinLength(1)
@@ -109,11 +117,13 @@ export class AccountCreate {
   @Description("Letters, digits and . _ @ -; unique, case-insensitive")
   username: string;
 
+  @Description("At least 8 characters")
   @Required()
   @MinLength(8)
   @MaxLength(1024)
   password: string;
 
+  @Description("viewer, operator or admin, ordered least to most privileged")
   @Required()
   @Enum(...ROLES)
   role: Role;
@@ -124,7 +134,9 @@ export class AccountCreate {
 }
 
 @AdditionalProperties(false)
+@Description("Body of PUT /accounts/{id}: the account's role, scope and optionally a new password.")
 export class AccountUpdate {
+  @Description("viewer, operator or admin, ordered least to most privileged")
   @Required()
   @Enum(...ROLES)
   role: Role;
@@ -142,12 +154,15 @@ export class AccountUpdate {
 }
 
 @AdditionalProperties(false)
+@Description("Body of POST /tokens: a new API token's name, role, scope and optional expiry.")
 export class TokenCreate {
+  @Description("A label for the token; it names no person")
   @Required()
   @MinLength(1)
   @MaxLength(120)
   name: string;
 
+  @Description("Role the token acts with: viewer, operator or admin")
   @Required()
   @Enum(...ROLES)
   role: Role;
@@ -162,6 +177,7 @@ export class TokenCreate {
   expires_at?: string | null;
 }
 
+@Description("A new API token with its secret, shown only once (POST /tokens).")
 export class TokenCreated {
   @Required()
   @Format("uuid")
@@ -172,6 +188,7 @@ export class TokenCreated {
   token: string;
 }
 
+@Description("An API token as answered, without its secret (GET /tokens).")
 export class TokenView {
   @Required()
   @Format("uuid")
@@ -180,10 +197,12 @@ export class TokenView {
   @Required()
   name: string;
 
+  @Description("Role the token acts with: viewer, operator or admin")
   @Required()
   @Enum(...ROLES)
   role: Role;
 
+  @Description('Either the string "All" or {"folders": [<folder uuid>, ...]} (1 to 256 distinct ids)')
   @Required()
   @Any("string", "object")
   scope: Scope;
@@ -192,11 +211,13 @@ export class TokenView {
   @Format("date-time")
   created_at: string;
 
+  @Description("null = never expires")
   @Required()
   @Nullable(String)
   @Format("date-time")
   expires_at: string | null;
 
+  @Description("Last time a request authenticated with the token; null = never used")
   @Required()
   @Nullable(String)
   @Format("date-time")

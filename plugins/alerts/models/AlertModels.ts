@@ -20,6 +20,7 @@ export const NODE_STATES = ["ok", "warning", "critical", "unknown", "unreachable
 export const SUBJECT_KINDS = ["node", "pool", "netcloud_org"] as const;
 
 /** The ack state of an incident (incident key + severity), shared by all its transitions. */
+@Description("The ack state of an incident (node + check + severity), shared by all its transitions.")
 export class AckState {
   @Required() @Description("Username of the account or name of the API token that acknowledged") by: string;
   @Required() @Format("date-time") @Description("When it was acknowledged (RFC 3339, microseconds)") at: string;
@@ -27,24 +28,26 @@ export class AckState {
 }
 
 /** An open incident (active alert) with its inbound ack state; fields named like the Alert history row. */
+@Description("An active alert with its inbound ack state (GET /alerts).")
 export class ActiveAlertView {
   @Required() @Format("uuid") id: string;
   @Required() @Description("Identity of the incident (subject + check + port or row); ack state is per incident key and severity") incident_key: string;
-  @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
+  @Description("node, pool or netcloud_org") @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
   @Required() @Nullable(String) @Format("uuid") @Description("Non-null exactly when subject_kind is node") node: string | null;
   @Required() @Nullable(String) @Description("The node's current name (inventory), null for other subjects") node_name: string | null;
   @Required() @Nullable(String) @Description("Name of a subject identified by name (a poller pool)") subject_name: string | null;
-  @Required() @Format("uuid") check: string;
+  @Description("The check that raised it: a threshold rule id, or the liveness check id") @Required() @Format("uuid") check: string;
   @Required() @Nullable(String) @Description("Metric the check measures; null for liveness alerts") metric: string | null;
   @Required() @Nullable(Number) @Integer() @Description("Port index for per-interface metrics (0 is a real index)") ifindex: number | null;
   @Required() @Nullable(String) @Description("Port name as called now") if_name: string | null;
   @Required() @Nullable(Number) @Integer() @Description("Row key of a vendor table") row: number | null;
-  @Required() @Nullable(String) row_name: string | null;
-  @Required() @Enum(...SEVERITIES) severity: string;
-  @Required() @Enum(...NODE_STATES) state: string;
-  @Required() @Nullable(String) direction: string | null;
-  @Required() @Nullable(Number) observed_value: number | null;
-  @Required() @Nullable(Number) threshold_value: number | null;
+  @Description("Name of that row when it fired") @Required() @Nullable(String) row_name: string | null;
+  @Description("info, warning or critical (ordered low to high)") @Required() @Enum(...SEVERITIES) severity: string;
+  @Description("The node state the alert puts its subject in") @Required() @Enum(...NODE_STATES) state: string;
+  @Description("Side of the bound that was crossed (for example above); null when not a threshold alert") @Required() @Nullable(String) direction:
+    string | null;
+  @Description("Sample that committed the transition (threshold checks only)") @Required() @Nullable(Number) observed_value: number | null;
+  @Description("Bound crossed for the current severity") @Required() @Nullable(Number) threshold_value: number | null;
   @Required() @Nullable(String) @Description("English alert title") title: string | null;
   @Required() @Format("date-time") @Description("When the incident fired") fired_at: string;
   @Required() @Format("date-time") @Description("Last change of severity or values") updated_at: string;
@@ -62,6 +65,7 @@ const SUBJECT_DOC =
  * incident, and records the ack (default) or clears it (`clear: true`).
  */
 @AdditionalProperties(false)
+@Description("Body of POST /alerts/ack: the subject (node or subject), optionally one incident, and record or clear.")
 export class AckRequest {
   @Optional() @Format("uuid") @Description("The node whose incidents to acknowledge") node?: string;
 
@@ -86,22 +90,24 @@ export class AckRequest {
 }
 
 /** One incident an ack request addressed, with its ack state after the request. */
+@Description("One incident an ack request addressed, with its ack state after the request.")
 export class AckedIncident {
   @Required() @Format("uuid") id: string;
-  @Required() incident_key: string;
-  @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
-  @Required() @Nullable(String) @Format("uuid") node: string | null;
-  @Required() @Nullable(String) subject_name: string | null;
-  @Required() @Format("uuid") check: string;
-  @Required() @Nullable(String) metric: string | null;
-  @Required() @Nullable(Number) @Integer() ifindex: number | null;
-  @Required() @Nullable(Number) @Integer() row: number | null;
-  @Required() @Enum(...SEVERITIES) severity: string;
-  @Required() @Nullable(String) title: string | null;
+  @Description("Identity of the incident (subject + check + port or row)") @Required() incident_key: string;
+  @Description("node, pool or netcloud_org") @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
+  @Description("Non-null exactly when subject_kind is node") @Required() @Nullable(String) @Format("uuid") node: string | null;
+  @Description("Name of a subject identified by name (a poller pool)") @Required() @Nullable(String) subject_name: string | null;
+  @Description("The check that raised it: a threshold rule id, or the liveness check id") @Required() @Format("uuid") check: string;
+  @Description("Metric the check measures; null for liveness alerts") @Required() @Nullable(String) metric: string | null;
+  @Description("Port index for per-interface metrics (0 is a real index)") @Required() @Nullable(Number) @Integer() ifindex: number | null;
+  @Description("Row key of a vendor table") @Required() @Nullable(Number) @Integer() row: number | null;
+  @Description("Severity the ack state applies to") @Required() @Enum(...SEVERITIES) severity: string;
+  @Description("English alert title") @Required() @Nullable(String) title: string | null;
   @Required() @Nullable(AckState) @Description("Ack state after the request: null once cleared") acked: AckState | null;
 }
 
 /** Answer of POST /alerts/ack (also the payload of the alerts.ack broadcast, with the subject's fields). */
+@Description("Answer of POST /alerts/ack: the incidents the request addressed, acknowledged or cleared.")
 export class AckResult {
   @Required() @Integer() @Description("Incidents whose ack was recorded (0 when clearing)") acked: number;
   @Required() @Integer() @Description("Incidents whose ack was cleared (0 when recording; an incident without an ack is not counted)") cleared: number;

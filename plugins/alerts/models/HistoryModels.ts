@@ -37,6 +37,7 @@ export class HistoryQuery {
 }
 
 /** The spec's Alert history row, field for field. */
+@Description("An alert history row: one committed fire or clear (GET /alerts/history).")
 export class AlertHistoryRow {
   @Required() @Format("uuid") @Description("Row identity; second half of the keyset cursor (before_id)") id: string;
   @Required()
@@ -44,7 +45,7 @@ export class AlertHistoryRow {
   @Description("Insertion time with microseconds; first half of the keyset cursor (before): pass it back exactly as received. Rows of one flush share it")
   recorded_at: string;
   @Required() @Integer() @Description("Time the alert fired (Unix ms)") at_unix_ms: number;
-  @Required() @Format("uuid") check: string;
+  @Description("The check that raised it: a threshold rule id, or the liveness check id") @Required() @Format("uuid") check: string;
   @Required() @Nullable(String) @Description('"above" or "below"; null for liveness rows') direction: string | null;
   @Required() @Nullable(Number) @Integer() @Description("Port index for per-interface metrics; null for node-level alerts (0 is a real index)") ifindex:
     number | null;
@@ -56,9 +57,9 @@ export class AlertHistoryRow {
   @Required() @Description("false for a fire, true for a clear") resolved: boolean;
   @Required() @Nullable(Number) @Integer() @Description("Row key of a vendor table; null for whole-node or port alerts") row: number | null;
   @Required() @Nullable(String) @Description("Name of that row when it fired") row_name: string | null;
-  @Required() @Enum(...SEVERITIES) severity: string;
-  @Required() @Enum(...NODE_STATES) state: string;
-  @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
+  @Description("info, warning or critical (ordered low to high)") @Required() @Enum(...SEVERITIES) severity: string;
+  @Description("The node state the transition committed") @Required() @Enum(...NODE_STATES) state: string;
+  @Description("node, pool or netcloud_org") @Required() @Enum(...SUBJECT_KINDS) subject_kind: string;
   @Required() @Nullable(String) @Description("Name for subjects identified by name (a poller pool)") subject_name: string | null;
   @Required()
   @Nullable(AckState)
@@ -68,11 +69,13 @@ export class AlertHistoryRow {
 }
 
 /** A history row with the node's current name: one of GET /alerts/transitions. */
+@Description("A recent fire or resolution with the node's current name (GET /alerts/transitions).")
 export class AlertTransitionView extends AlertHistoryRow {
   @Required() @Nullable(String) @Description("The node's current name (inventory); null for other subjects or a node since deleted") node_name: string | null;
 }
 
 /** Fires in one weekday × hour cell (UTC). */
+@Description("Alert fires in one weekday-by-hour cell, UTC (GET /alerts/calendar).")
 export class CalendarBucket {
   @Required() @Integer() @Description("Day of the week in UTC: 0 = Sunday … 6 = Saturday") weekday: number;
   @Required() @Integer() @Description("Hour of the day in UTC, 0 to 23") hour: number;
@@ -80,13 +83,15 @@ export class CalendarBucket {
 }
 
 /** One node of GET /alerts/top-nodes. */
+@Description("A node and its alert fire count, as GET /alerts/top-nodes ranks it.")
 export class AlertNodeCount {
-  @Required() @Format("uuid") node_id: string;
+  @Description("The node") @Required() @Format("uuid") node_id: string;
   @Required() @Description("The node's current name") node_name: string;
   @Required() @Integer() @Description("Fires recorded for the node within the window") count: number;
 }
 
 /** Ranked result of alert node counts. */
+@Description("Nodes ranked by alert fires (GET /alerts/top-nodes).")
 export class TopAlertNodes {
   @Required() @CollectionOf(AlertNodeCount) @Description("Highest count first (ties by node id), at most limit") entries: AlertNodeCount[];
   @Required()

@@ -34,6 +34,7 @@ export class MaintenanceListQuery {
 
 /** A recurring window: every day, or on some weekdays, from a local wall-clock time for a duration. */
 @AdditionalProperties(false)
+@Description("The recurrence of a maintenance window: every day or some weekdays, from a local time for a duration.")
 export class RecurrenceModel {
   @Required() @Enum("daily", "weekly") @Description("daily: every day; weekly: on the listed weekdays") kind: "daily" | "weekly";
 
@@ -70,8 +71,9 @@ export class RecurrenceModel {
  * the two forms (else 400). Targets are nodes or folders (a folder covers everything beneath it).
  */
 @AdditionalProperties(false)
+@Description("Body of POST /maintenance-windows: a one-off or recurring window over nodes or folders.")
 export class MaintenanceWindowCreate {
-  @Required() @MinLength(1) @MaxLength(200) name: string;
+  @Description("Shown name of the window") @Required() @MinLength(1) @MaxLength(200) name: string;
 
   @Required() @Enum("node", "folder") @Description("What target_ids name") target_kind: "node" | "folder";
 
@@ -90,27 +92,30 @@ export class MaintenanceWindowCreate {
   @Optional() @Description("Recurring window (instead of starts_at/ends_at)") recurrence?: RecurrenceModel;
 }
 
+@Description("The recurrence of a stored maintenance window.")
 export class RecurrenceView {
-  @Required() @Enum("daily", "weekly") kind: string;
-  @Optional() @CollectionOf(Number) weekdays?: number[];
-  @Required() start: string;
-  @Required() @Integer() duration_mins: number;
-  @Required() time_zone: string;
+  @Description("daily: every day; weekly: on the listed weekdays") @Required() @Enum("daily", "weekly") kind: string;
+  @Description("weekly only: local weekdays on which an occurrence starts, 0 = Sunday … 6 = Saturday") @Optional() @CollectionOf(Number) weekdays?: number[];
+  @Description("Local start time HH:MM (24-hour) in time_zone") @Required() start: string;
+  @Description("Length of each occurrence, minutes") @Required() @Integer() duration_mins: number;
+  @Description("IANA time zone name") @Required() time_zone: string;
 }
 
+@Description("A maintenance window as stored (GET /maintenance-windows, GET /maintenance-windows/{id}).")
 export class MaintenanceWindowView {
   @Required() @Format("uuid") id: string;
-  @Required() name: string;
-  @Required() @Enum("node", "folder") target_kind: string;
-  @Required() @CollectionOf(String) target_ids: string[];
+  @Description("Shown name of the window") @Required() name: string;
+  @Description("What target_ids name: nodes or folders (a folder covers everything beneath it)") @Required() @Enum("node", "folder") target_kind: string;
+  @Description("The nodes or folders the window covers") @Required() @CollectionOf(String) target_ids: string[];
   @Required() @Nullable(String) @Format("date-time") @Description("One-off windows; null for recurring ones") starts_at: string | null;
-  @Required() @Nullable(String) @Format("date-time") ends_at: string | null;
+  @Description("One-off windows (exclusive); null for recurring ones") @Required() @Nullable(String) @Format("date-time") ends_at: string | null;
   @Required() @Nullable(RecurrenceView) @Description("Recurring windows; null for one-off ones") recurrence: RecurrenceView | null;
-  @Required() created_by: string;
+  @Description("Username or token name of the caller who created it") @Required() created_by: string;
   @Required() @Format("date-time") created_at: string;
 }
 
 /** A window active at the asked instant, with the occurrence that covers it. */
+@Description("A maintenance window active at the asked instant, with the occurrence that covers it (GET /maintenance-windows/active).")
 export class ActiveMaintenanceWindow extends MaintenanceWindowView {
   @Required() @Format("date-time") @Description("Start of the occurrence covering the instant") active_from: string;
   @Required() @Format("date-time") @Description("End of that occurrence (exclusive)") active_until: string;

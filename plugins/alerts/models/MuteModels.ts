@@ -25,6 +25,7 @@ export class MuteListQuery {
 
 /** The spec's Bulk mute request. */
 @AdditionalProperties(false)
+@Description("Body of POST /mutes/bulk: one metric muted on many nodes until a time.")
 export class BulkMuteRequest {
   @Required()
   @CollectionOf(String)
@@ -46,19 +47,21 @@ export class BulkMuteRequest {
 }
 
 /** The spec's Bulk mute result. */
+@Description("Answer of POST /mutes/bulk: mutes created and distinct nodes asked.")
 export class BulkMuteResult {
   @Required() @Integer() @Description("Mutes written: one per distinct node that exists and lies in the caller's scope") created: number;
   @Required() @Integer() @Description("Distinct ids after de-duplication") requested: number;
 }
 
 /** One active mute. While it lasts the metric's transitions still reach history, but their notifications are suppressed. */
+@Description("An active mute: the metric's notifications on a node are suppressed until it ends (GET /mutes).")
 export class MuteView {
   @Required() @Format("uuid") id: string;
   @Required() @Format("uuid") node_id: string;
   @Required() @Nullable(String) @Description("The node's current name; null if it was deleted since") node_name: string | null;
-  @Required() metric_name: string;
-  @Required() reason: string;
-  @Required() @Format("date-time") until: string;
+  @Description("The muted metric") @Required() metric_name: string;
+  @Description("Why, as given with the mute") @Required() reason: string;
+  @Description("When the mute ends") @Required() @Format("date-time") until: string;
   @Required() @Description("Username or token name of the caller who muted") created_by: string;
   @Required() @Format("date-time") created_at: string;
 }

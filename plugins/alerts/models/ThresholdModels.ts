@@ -32,6 +32,7 @@ export class ThresholdListQuery extends PageQuery {
 
 /** Create and full replacement (PUT) of a threshold rule: the spec's Threshold rule body. */
 @AdditionalProperties(false)
+@Description("Body of POST /thresholds and of the full-document PUT /thresholds/{id}: the spec's threshold rule.")
 export class ThresholdBody {
   @Required()
   @MinLength(1)
@@ -118,21 +119,23 @@ export class ThresholdBody {
 }
 
 /** A stored rule, normalised: the four bounds resolved, targets in scope_ids (scope_id = the first). */
+@Description("A stored threshold rule, normalised (GET /thresholds, GET /thresholds/{id}).")
 export class ThresholdView {
   @Required() @Format("uuid") id: string;
-  @Required() metric: string;
-  @Required() @Enum(...SCOPE_LEVELS) scope_level: ScopeLevel;
-  @Required() @Enum(...DIRECTIONS) direction: "above" | "below";
+  @Description("Metric the rule watches") @Required() metric: string;
+  @Description("global (every node), profile, folder (at any depth), node, or interface (one port)") @Required() @Enum(...SCOPE_LEVELS) scope_level: ScopeLevel;
+  @Description("Side warning and critical are read on; kept for older clients") @Required() @Enum(...DIRECTIONS) direction: "above" | "below";
   @Required() @Nullable(Number) @Description("Primary-side warning bound (the side `direction` names)") warning: number | null;
   @Required() @Nullable(Number) @Description("Primary-side critical bound (the side `direction` names)") critical: number | null;
-  @Required() @Nullable(Number) warning_above: number | null;
-  @Required() @Nullable(Number) critical_above: number | null;
-  @Required() @Nullable(Number) warning_below: number | null;
-  @Required() @Nullable(Number) critical_below: number | null;
-  @Required() @Integer() dwell_samples: number;
+  @Description("Warning at or above this value; null = no such bound") @Required() @Nullable(Number) warning_above: number | null;
+  @Description("Critical at or above this value; null = no such bound") @Required() @Nullable(Number) critical_above: number | null;
+  @Description("Warning at or below this value; null = no such bound") @Required() @Nullable(Number) warning_below: number | null;
+  @Description("Critical at or below this value; null = no such bound") @Required() @Nullable(Number) critical_below: number | null;
+  @Description("Consecutive samples needed before a change of severity is committed") @Required() @Integer() dwell_samples: number;
   @Required() @CollectionOf(String) @Description("All targets; empty for a global rule") scope_ids: string[];
   @Required() @Nullable(String) @Description("First target (for older readers); null for a global rule") scope_id: string | null;
-  @Required() @Nullable(String) row_match: string | null;
+  @Description("Only rows of a table metric whose name matches (case-insensitive, * any run); null = every row") @Required() @Nullable(String) row_match:
+    string | null;
   @Required() @Format("date-time") created_at: string;
   @Required() @Format("date-time") updated_at: string;
 }

@@ -41,6 +41,7 @@ export const METRIC_NAME_PATTERN = "^[A-Za-z_:][A-Za-z0-9_:]*$";
 @AdditionalProperties(false)
 @Description("Which HTTP status codes count as up: `two_xx` (200-299), `exact` (`code`), or `range` (`min` to `max`, inclusive).")
 export class ExpectedStatus {
+  @Description("two_xx (200-299), exact (code) or range (min to max)")
   @Required()
   @Enum(...EXPECTED_STATUS_KINDS)
   kind: ExpectedStatusKind;
@@ -70,6 +71,7 @@ export class ExpectedStatus {
 @AdditionalProperties(false)
 @Description("A condition on the response body: it `contains` or does `not_contains` the text, or matches the `regex` (JavaScript syntax).")
 export class BodyMatch {
+  @Description("contains, not_contains or regex")
   @Required()
   @Enum(...BODY_MATCH_MODES)
   mode: BodyMatchMode;
@@ -110,11 +112,13 @@ export class UrlCheckBody {
   @Description("Absolute http or https URL, at most 2048 characters, without user:password (use credential_id).")
   url: string;
 
+  @Description("HTTP method; default GET")
   @Optional()
   @Enum(...URL_CHECK_METHODS)
   @Default("GET")
   method?: UrlCheckMethod;
 
+  @Description("How long the request may take, milliseconds; default 5000")
   @Optional()
   @Integer()
   @Minimum(100)
@@ -122,10 +126,12 @@ export class UrlCheckBody {
   @Default(5000)
   timeout_ms?: number;
 
+  @Description("Follow redirects; default true")
   @Optional()
   @Default(true)
   follow_redirects?: boolean;
 
+  @Description("Verify the server's TLS certificate; default true")
   @Optional()
   @Default(true)
   verify_tls?: boolean;
@@ -164,16 +170,16 @@ export class UrlCheckBody {
 @Description("The node's URL check (1:1 with the node).")
 export class UrlCheckView {
   @Required() @Format("uuid") node_id: string;
-  @Required() url: string;
-  @Required() @Enum(...URL_CHECK_METHODS) method: UrlCheckMethod;
-  @Required() @Integer() timeout_ms: number;
-  @Required() follow_redirects: boolean;
-  @Required() verify_tls: boolean;
+  @Description("The URL requested") @Required() url: string;
+  @Description("HTTP method") @Required() @Enum(...URL_CHECK_METHODS) method: UrlCheckMethod;
+  @Description("How long the request may take, milliseconds") @Required() @Integer() timeout_ms: number;
+  @Description("Whether redirects are followed") @Required() follow_redirects: boolean;
+  @Description("Whether the server's TLS certificate is verified") @Required() verify_tls: boolean;
   @Required() @Property(ExpectedStatus) expected_status: ExpectedStatus;
-  @Required() @Nullable(BodyMatch) body_match: BodyMatch | null;
-  @Required() @Integer() body_max_bytes: number;
-  @Required() @CollectionOf(JsonExtractRule) json_extract: JsonExtractRule[];
-  @Required() @Nullable(String) @Format("uuid") credential_id: string | null;
+  @Description("A condition on the response body; null = none") @Required() @Nullable(BodyMatch) body_match: BodyMatch | null;
+  @Description("Most body bytes read; the body is only read when body_match or json_extract is set") @Required() @Integer() body_max_bytes: number;
+  @Description("Numbers of a JSON body recorded as metrics") @Required() @CollectionOf(JsonExtractRule) json_extract: JsonExtractRule[];
+  @Description("A stored credential of kind http; null = none") @Required() @Nullable(String) @Format("uuid") credential_id: string | null;
   @Required() @Format("date-time") created_at: string;
   @Required() @Format("date-time") updated_at: string;
 }
@@ -187,6 +193,7 @@ export class DnsCheckBody {
   @Description("DNS name to resolve: labels of letters, digits, `-` and `_` (1-63 each), at most 253 characters (a trailing dot is allowed).")
   name: string;
 
+  @Description("Record type asked; default A")
   @Optional()
   @Enum(...DNS_RECORD_TYPES)
   @Default("A")
@@ -198,6 +205,7 @@ export class DnsCheckBody {
   @Description("IPv4 or IPv6 address of the resolver; null (default) uses the system resolver.")
   resolver_ip?: string | null;
 
+  @Description("Resolver port; default 53")
   @Optional()
   @Integer()
   @Minimum(1)
@@ -205,6 +213,7 @@ export class DnsCheckBody {
   @Default(53)
   resolver_port?: number;
 
+  @Description("Timeout of the lookup, milliseconds; default 2000")
   @Optional()
   @Integer()
   @Minimum(100)
@@ -224,12 +233,12 @@ export class DnsCheckBody {
 @Description("The node's DNS check (1:1 with the node).")
 export class DnsCheckView {
   @Required() @Format("uuid") node_id: string;
-  @Required() name: string;
-  @Required() @Enum(...DNS_RECORD_TYPES) record_type: DnsRecordType;
-  @Required() @Nullable(String) resolver_ip: string | null;
-  @Required() @Integer() resolver_port: number;
-  @Required() @Integer() timeout_ms: number;
-  @Required() @Integer() max_depth: number;
+  @Description("DNS name to resolve") @Required() name: string;
+  @Description("Record type asked") @Required() @Enum(...DNS_RECORD_TYPES) record_type: DnsRecordType;
+  @Description("Resolver address; null = the system resolver") @Required() @Nullable(String) resolver_ip: string | null;
+  @Description("Resolver port") @Required() @Integer() resolver_port: number;
+  @Description("Timeout of the lookup, milliseconds") @Required() @Integer() timeout_ms: number;
+  @Description("Most CNAME hops followed") @Required() @Integer() max_depth: number;
   @Required() @Format("date-time") created_at: string;
   @Required() @Format("date-time") updated_at: string;
 }

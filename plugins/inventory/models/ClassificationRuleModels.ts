@@ -30,6 +30,7 @@ export class ClassificationRuleListQuery {
  * sysobjectid_prefix and sysdescr_regex must be set.
  */
 @AdditionalProperties(false)
+@Description("Body of POST /classification-rules and of the full-document PUT /classification-rules/{id}.")
 export class ClassificationRuleBody {
   @Optional()
   @Default(true)
@@ -76,34 +77,42 @@ export class ClassificationRuleBody {
   model?: string | null;
 }
 
+@Description("A classification rule that picks a device profile from SNMP facts (GET /classification-rules).")
 export class ClassificationRuleView {
   @Required()
   @Format("uuid")
   id: string;
 
+  @Description("Disabled rules are skipped")
   @Required()
   enabled: boolean;
 
+  @Description("Ascending evaluation order, lowest first")
   @Required()
   @Integer()
   priority: number;
 
+  @Description("Profile the rule assigns")
   @Required()
   @Format("uuid")
   profile_id: string;
 
+  @Description("Dotted-OID prefix of sysObjectID (authoritative); null = not used")
   @Required()
   @Nullable(String)
   sysobjectid_prefix: string | null;
 
+  @Description("Regular expression tried on sysDescr (fallback); null = not used")
   @Required()
   @Nullable(String)
   sysdescr_regex: string | null;
 
+  @Description("Pre-fill for the import row")
   @Required()
   @Nullable(String)
   vendor: string | null;
 
+  @Description("Pre-fill for the import row")
   @Required()
   @Nullable(String)
   model: string | null;

@@ -25,6 +25,7 @@ export class CredentialListQuery extends PageQuery {
  * that kind. On PUT an omitted secret keeps the stored one (same kind only).
  */
 @AdditionalProperties(false)
+@Description("Body of POST /credentials and of the full-document PUT /credentials/{id}: the kind and its fields.")
 export class CredentialBody {
   @Required()
   @MinLength(1)
@@ -33,6 +34,7 @@ export class CredentialBody {
   @Description("Unique, case-insensitively")
   name: string;
 
+  @Description("snmp_v2c, snmp_v3, netcloud_api or http; decides which other fields apply")
   @Required()
   @Enum(...CREDENTIAL_KINDS)
   kind: CredentialKind;
@@ -107,6 +109,7 @@ export class CredentialBody {
 }
 
 /** The non-secret part of a credential; which fields are present depends on the kind. */
+@Description("The non-secret settings of a credential; which fields are present depends on its kind.")
 export class CredentialSettings {
   @Optional()
   @Description("snmp_v3")
@@ -140,6 +143,7 @@ export class CredentialSettings {
 export type CredentialSettingsValue = Partial<Record<keyof CredentialSettings, string>>;
 
 /** A credential as answered: never a secret value, only whether secrets are stored. */
+@Description("A credential as answered: its non-secret settings and whether secrets are stored, never a secret (GET /credentials).")
 export class CredentialView {
   @Required()
   @Format("uuid")
@@ -148,6 +152,7 @@ export class CredentialView {
   @Required()
   name: string;
 
+  @Description("snmp_v2c, snmp_v3, netcloud_api or http; decides which settings and secrets apply")
   @Required()
   @Enum(...CREDENTIAL_KINDS)
   kind: CredentialKind;

@@ -15,6 +15,7 @@ import {
 
 /** One device to import. */
 @AdditionalProperties(false)
+@Description("One device of a discovery import.")
 export class DiscoveryImportNode {
   @Required()
   @MinLength(1)
@@ -40,11 +41,13 @@ export class DiscoveryImportNode {
   @Description("Device profile; must exist")
   profile_id?: string | null;
 
+  @Description("Device model; null = unknown")
   @Optional()
   @Nullable(String)
   @MaxLength(200)
   model?: string | null;
 
+  @Description("Device vendor; null = unknown")
   @Optional()
   @Nullable(String)
   @MaxLength(200)
@@ -60,6 +63,7 @@ export class DiscoveryImportNode {
 }
 
 @AdditionalProperties(false)
+@Description("Body of POST /discovery/import: the devices to create as nodes and where to file them.")
 export class DiscoveryImportBody {
   @Required()
   @CollectionOf(DiscoveryImportNode)
@@ -82,6 +86,7 @@ export class DiscoveryImportBody {
 }
 
 /** Counts of the created nodes filed by range. */
+@Description("Counts of the created nodes filed into folders by IP range, present when filing by range was asked.")
 export class DiscoveryFiled {
   @Required() @Integer() @Description("Two or more folders claimed the address with equally specific ranges: filed into the fallback") ambiguous: number;
   @Required() @Integer() @Description("Several folders' ranges held the address; the most specific range won") chosen: number;
@@ -89,6 +94,7 @@ export class DiscoveryFiled {
   @Required() @Integer() @Description("No visible folder's range held the address: filed into the fallback") unmatched: number;
 }
 
+@Description("What a discovery import created and skipped (POST /discovery/import).")
 export class DiscoveryImportResult {
   @Required() @Integer() @Description("Nodes created") created: number;
 

@@ -33,6 +33,7 @@ export class FolderListQuery {
  * takes its default (no parent = the tree root, no pool, no tags, no ranges).
  */
 @AdditionalProperties(false)
+@Description("Body of POST /node-groups and of the full-document PUT /node-groups/{id}.")
 export class FolderWrite {
   @Required()
   @MinLength(1)
@@ -46,6 +47,7 @@ export class FolderWrite {
   @Description("Parent folder; null or omitted = the tree root (not allowed for a folder-scoped caller)")
   parent_id?: string | null;
 
+  @Description("Free-form kind of folder, for example folder or site; default folder")
   @Optional()
   @MinLength(1)
   @MaxLength(40)
@@ -57,12 +59,14 @@ export class FolderWrite {
   @Description(POOL_DOC)
   pool?: string | null;
 
+  @Description("Map position, degrees from -90 to 90; null = not placed")
   @Optional()
   @Nullable(Number)
   @Minimum(-90)
   @Maximum(90)
   latitude?: number | null;
 
+  @Description("Map position, degrees from -180 to 180; null = not placed")
   @Optional()
   @Nullable(Number)
   @Minimum(-180)
@@ -96,6 +100,7 @@ export class FolderWrite {
 }
 
 @AdditionalProperties(false)
+@Description("Body of PUT /node-groups/{id}/pool: the folder's poller pool, or none.")
 export class FolderPoolUpdate {
   @Optional()
   @Nullable(String)
@@ -103,18 +108,19 @@ export class FolderPoolUpdate {
   pool?: string | null;
 }
 
+@Description("A folder (node group) as answered, with its effective pool and tags (GET /node-groups, GET /node-groups/{id}).")
 export class FolderView {
   @Required() @Format("uuid") id: string;
   @Required() name: string;
-  @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
-  @Required() group_type: string;
+  @Description("Parent folder; null = the tree root") @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
+  @Description("Free-form kind of folder, for example folder or site") @Required() group_type: string;
   @Required() @Nullable(String) @Description("The folder's own pool") pool: string | null;
   @Required() @Description("Its own pool, else the nearest folder's above, else default") effective_pool: string;
-  @Required() @Nullable(Number) latitude: number | null;
-  @Required() @Nullable(Number) longitude: number | null;
-  @Required() sort_order: number;
-  @Required() @CollectionOf(String) tags: string[];
-  @Required() @CollectionOf(String) tags_excluded: string[];
+  @Description("Map position, degrees; null = not placed") @Required() @Nullable(Number) latitude: number | null;
+  @Description("Map position, degrees; null = not placed") @Required() @Nullable(Number) longitude: number | null;
+  @Description("Position among siblings (ascending, then name)") @Required() sort_order: number;
+  @Description("Labels supplied to everything beneath") @Required() @CollectionOf(String) tags: string[];
+  @Description("Labels refused from the folders above") @Required() @CollectionOf(String) tags_excluded: string[];
   @Required()
   @CollectionOf(String)
   @Description("Tags inherited from the folders above plus its own, minus tags_excluded at each level")
@@ -124,14 +130,15 @@ export class FolderView {
   @Required() @Format("date-time") updated_at: string;
 }
 
+@Description("A folder of the folder tree with its node counts and child folders (GET /node-groups/tree).")
 export class FolderTreeNode {
   @Required() @Format("uuid") id: string;
   @Required() name: string;
-  @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
-  @Required() group_type: string;
-  @Required() @Nullable(String) pool: string | null;
-  @Required() effective_pool: string;
-  @Required() sort_order: number;
+  @Description("Parent folder; null = the tree root") @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
+  @Description("Free-form kind of folder, for example folder or site") @Required() group_type: string;
+  @Description("The folder's own pool") @Required() @Nullable(String) pool: string | null;
+  @Description("Its own pool, else the nearest folder's above, else default") @Required() effective_pool: string;
+  @Description("Position among siblings (ascending, then name)") @Required() sort_order: number;
   @Required() @Description("Nodes filed directly in this folder") node_count: number;
   @Required() @Description("Nodes in this folder and everything beneath it") total_node_count: number;
   @Required() @Description("The caller has pinned this folder (always false for API tokens)") pinned: boolean;

@@ -36,6 +36,7 @@ export class NodeListQuery {
  * (sys_object_id, sys_descr, sys_name) are not accepted here.
  */
 @AdditionalProperties(false)
+@Description("Body of POST /nodes and of the full-document PUT /nodes/{id}.")
 export class NodeWrite {
   @Required()
   @MinLength(1)
@@ -55,6 +56,7 @@ export class NodeWrite {
   @Description("A stored credential (else 400 unknown_reference)")
   credential_id?: string | null;
 
+  @Description("Device model; null = unknown")
   @Optional()
   @Nullable(String)
   @MaxLength(200)
@@ -77,6 +79,7 @@ export class NodeWrite {
   @Description("A stored profile (else 400 unknown_reference)")
   profile_id?: string | null;
 
+  @Description("Device vendor; null = unknown")
   @Optional()
   @Nullable(String)
   @MaxLength(200)
@@ -98,6 +101,7 @@ export class NodeWrite {
   @Description("UDP port of the node's SNMP agent")
   snmp_port?: number;
 
+  @Description("Free text of the operators, at most 4000 characters")
   @Optional()
   @Nullable(String)
   @MaxLength(4000)
@@ -127,29 +131,30 @@ export class NodeWrite {
 }
 
 /** One node as stored, with its effective pool and tags from inventory.node_directory. */
+@Description("A node as the inventory answers it, with its effective pool and tags (GET /nodes, GET /nodes/{id}).")
 export class NodeView {
   @Required() @Format("uuid") id: string;
   @Required() name: string;
   @Required() @Description("IP address text") address: string;
   @Required() @Description('"device" for a node that stands at an address') node_kind: string;
-  @Required() @Nullable(String) @Format("uuid") credential_id: string | null;
+  @Description("Credential used to poll the node; null = none") @Required() @Nullable(String) @Format("uuid") credential_id: string | null;
   @Required() @Nullable(String) @Format("uuid") @Description("Folder; null = tree root") group_id: string | null;
-  @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
+  @Description("Parent node; null = none") @Required() @Nullable(String) @Format("uuid") parent_id: string | null;
   @Required() @Nullable(String) @Description("The node's own pool") pool: string | null;
   @Required() @Description('Its own pool, else the nearest folder\'s, else "default"') effective_pool: string;
-  @Required() @Nullable(String) @Format("uuid") profile_id: string | null;
-  @Required() @Nullable(String) vendor: string | null;
-  @Required() @Nullable(String) model: string | null;
-  @Required() @Integer() snmp_port: number;
-  @Required() @Nullable(String) notes: string | null;
-  @Required() @CollectionOf(String) tags: string[];
-  @Required() @CollectionOf(String) tags_excluded: string[];
+  @Description("Device profile; null = none") @Required() @Nullable(String) @Format("uuid") profile_id: string | null;
+  @Description("Device vendor; null = unknown") @Required() @Nullable(String) vendor: string | null;
+  @Description("Device model; null = unknown") @Required() @Nullable(String) model: string | null;
+  @Description("UDP port of the node's SNMP agent") @Required() @Integer() snmp_port: number;
+  @Description("Free text of the operators") @Required() @Nullable(String) notes: string | null;
+  @Description("Labels of the node itself") @Required() @CollectionOf(String) tags: string[];
+  @Description("Labels refused from the folders above") @Required() @CollectionOf(String) tags_excluded: string[];
   @Required()
   @CollectionOf(String)
   @Description("Tags inherited from the folders above plus its own, minus each level's tags_excluded")
   effective_tags: string[];
-  @Required() profile_locked: boolean;
-  @Required() sort_order: number;
+  @Description("A person fixed the profile: reclassification leaves it alone") @Required() profile_locked: boolean;
+  @Description("Position among siblings (double)") @Required() sort_order: number;
   @Required() @Nullable(String) @Description("Learnt by polling; read-only here") sys_object_id: string | null;
   @Required() @Nullable(String) @Description("Learnt by polling; read-only here") sys_descr: string | null;
   @Required() @Nullable(String) @Description("Learnt by polling; read-only here") sys_name: string | null;

@@ -1,5 +1,6 @@
-import { Format, Required } from "@tsed/schema";
+import { Format, Required, Description } from "@tsed/schema";
 
+@Description("A folder the calling person has pinned (GET /pins).")
 export class PinnedFolder {
   @Required() @Format("uuid") id: string;
   @Required() name: string;

@@ -18,6 +18,7 @@ export const POLL_INTERVAL_DEFAULT = 300;
 
 /** Create and full replacement (PUT) of a device profile: omitted optional fields take their defaults. */
 @AdditionalProperties(false)
+@Description("Body of POST /profiles and of the full-document PUT /profiles/{id}.")
 export class ProfileBody {
   @Required()
   @MinLength(1)
@@ -38,6 +39,7 @@ export class ProfileBody {
   @Description("Profile this one refines; must exist and must not make a cycle")
   parent_id?: string | null;
 
+  @Description("Vendor of the devices it describes; null = none given")
   @Optional()
   @Nullable(String)
   @MaxLength(200)
@@ -52,6 +54,7 @@ export class ProfileBody {
   poll_interval_secs?: number;
 }
 
+@Description("A device profile as answered (GET /profiles, GET /profiles/{id}).")
 export class ProfileView {
   @Required()
   @Format("uuid")
@@ -60,19 +63,23 @@ export class ProfileView {
   @Required()
   name: string;
 
+  @Description("Free-form grouping, for example switch, router, firewall")
   @Required()
   @Nullable(String)
   category: string | null;
 
+  @Description("Profile this one refines; null = none")
   @Required()
   @Nullable(String)
   @Format("uuid")
   parent_id: string | null;
 
+  @Description("Vendor of the devices it describes; null = none given")
   @Required()
   @Nullable(String)
   vendor: string | null;
 
+  @Description("Seconds between polls of a node with this profile")
   @Required()
   @Integer()
   poll_interval_secs: number;

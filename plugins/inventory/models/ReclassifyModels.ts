@@ -21,6 +21,7 @@ export class ReclassifyPreviewQuery {
 
 /** One proposed change, as a reclassify screen showed it. */
 @AdditionalProperties(false)
+@Description("One proposed profile change of a reclassify request, as the preview showed it.")
 export class ReclassifyItem {
   @Required() @Format("uuid") node_id: string;
 
@@ -37,6 +38,7 @@ export class ReclassifyItem {
 }
 
 @AdditionalProperties(false)
+@Description("Body of POST /reclassify/apply: the profile changes to apply.")
 export class ReclassifyRequest {
   @Required()
   @CollectionOf(ReclassifyItem)
@@ -45,6 +47,7 @@ export class ReclassifyRequest {
   items: ReclassifyItem[];
 }
 
+@Description("Counts of the changes a reclassify request applied and skipped (POST /reclassify/apply).")
 export class ReclassifyResult {
   @Required() @Integer() @Description("Nodes whose profile was set to the proposed one") applied: number;
   @Required() @Integer() @Description("The node's profile is no longer from_profile_id, or the rules no longer choose to_profile_id") skipped_changed: number;
@@ -53,11 +56,12 @@ export class ReclassifyResult {
 }
 
 /** A node whose rules now choose another profile than it has. */
+@Description("A node whose classification rules now choose another profile than it has (GET /reclassify/preview).")
 export class ReclassifyPreviewRow {
   @Required() @Format("uuid") node_id: string;
   @Required() node_name: string;
-  @Required() @Nullable(String) @Format("uuid") from_profile_id: string | null;
-  @Required() @Format("uuid") to_profile_id: string;
+  @Description("The node's profile now; null = none") @Required() @Nullable(String) @Format("uuid") from_profile_id: string | null;
+  @Description("The profile the classification rules now choose") @Required() @Format("uuid") to_profile_id: string;
   @Required() @Format("uuid") @Description("The winning classification rule") rule_id: string;
   @Required() @Enum("sysobjectid", "sysdescr") @Description("sysobjectid: its prefix matched (authoritative); sysdescr: only its regex did") matched_by: string;
 }

@@ -2,14 +2,15 @@ import { CollectionOf, Description, Enum, Format, Integer, Maximum, MaxLength, M
 
 export const DELIVERY_STATUSES = ["queued", "sending", "delivered", "failed", "expired"] as const;
 
+@Description("One attempt of a notification delivery.")
 export class DeliveryAttemptView {
-  @Required() attempt: number;
-  @Required() at: string;
-  @Required() ok: boolean;
-  @Required() @Nullable(Number) status: number | null;
-  @Required() @Nullable(String) error_class: string | null;
+  @Description("Attempt number, from 1") @Required() attempt: number;
+  @Description("When the attempt was made") @Required() at: string;
+  @Description("Whether the attempt delivered") @Required() ok: boolean;
+  @Description("The receiver's HTTP status, or null (no answer, or SMTP)") @Required() @Nullable(Number) status: number | null;
+  @Description("Short failure class, for example timeout or connection_refused; null on success") @Required() @Nullable(String) error_class: string | null;
   @Required() @Nullable(String) @Description("as the channel reported it; never its URL or a secret") error: string | null;
-  @Required() ms: number;
+  @Description("Duration of the attempt, milliseconds") @Required() ms: number;
 }
 
 /** The query of GET /notification-deliveries: the keyset cursor and the filters. */
@@ -23,26 +24,28 @@ export class DeliveryListQuery {
   @Format("date-time") @Description("RFC 3339, exclusive") until?: string;
 }
 
+@Description("A notification delivery and its latest attempt (GET /notification-deliveries).")
 export class DeliveryView {
   @Required() id: string;
   @Required() created_at: string;
-  @Required() transition_id: string;
-  @Required() @Nullable(String) channel_id: string | null;
-  @Required() channel_name: string;
-  @Required() event: string;
-  @Required() incident_key: string;
-  @Required() severity: string;
-  @Required() test: boolean;
+  @Description("The alert transition that caused the delivery") @Required() transition_id: string;
+  @Description("The channel; null once the channel was deleted") @Required() @Nullable(String) channel_id: string | null;
+  @Description("The channel's name when the delivery was queued") @Required() channel_name: string;
+  @Description("Lifecycle point: fire, resolve or suppress") @Required() event: string;
+  @Description("Identity of the alert incident") @Required() incident_key: string;
+  @Description("Severity of the alert") @Required() severity: string;
+  @Description("True for a test send") @Required() test: boolean;
   @Required() @Description("queued, sending, delivered, failed or expired") status: string;
   @Required() @Nullable(String) @Description("the replica that last took it (host:pid)") sent_by: string | null;
-  @Required() attempts: number;
-  @Required() @Nullable(String) next_attempt_at: string | null;
-  @Required() @Nullable(Number) last_status: number | null;
-  @Required() @Nullable(String) last_error: string | null;
-  @Required() @Nullable(String) last_error_class: string | null;
-  @Required() @Nullable(String) finished_at: string | null;
+  @Description("Attempts made so far") @Required() attempts: number;
+  @Description("When the next attempt is due; null when none is") @Required() @Nullable(String) next_attempt_at: string | null;
+  @Description("The receiver's HTTP status at the last attempt, or null") @Required() @Nullable(Number) last_status: number | null;
+  @Description("Last failure as the channel reported it; never its URL or a secret") @Required() @Nullable(String) last_error: string | null;
+  @Description("Short class of the last failure, for example timeout") @Required() @Nullable(String) last_error_class: string | null;
+  @Description("When it was delivered, failed or expired; null while pending") @Required() @Nullable(String) finished_at: string | null;
 }
 
+@Description("A notification delivery with the log of its attempts (GET /notification-deliveries/{id}).")
 export class DeliveryDetail extends DeliveryView {
-  @Required() @CollectionOf(DeliveryAttemptView) attempt_log: DeliveryAttemptView[];
+  @Description("Every attempt, in order") @Required() @CollectionOf(DeliveryAttemptView) attempt_log: DeliveryAttemptView[];
 }

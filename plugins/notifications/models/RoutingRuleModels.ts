@@ -3,6 +3,7 @@ import { AdditionalProperties, CollectionOf, Description, Enum, Format, MaxItems
 export const SEVERITIES = ["critical", "warning", "info"] as const;
 
 @AdditionalProperties(false)
+@Description("Body of POST /routing-rules and of the full-document PUT /routing-rules/{id}.")
 export class RoutingRuleBody {
   @Required() @MaxLength(200) @Description("not empty") name: string;
   @Required() @Nullable(String) @Enum(...SEVERITIES, null) @Description("critical, warning, info, or null = any severity") severity: string | null;
@@ -16,12 +17,13 @@ export class RoutingRuleBody {
   @Optional() @Description("default true") enabled?: boolean;
 }
 
+@Description("A routing rule: alerts of a severity go to these channels (GET /routing-rules).")
 export class RoutingRuleView {
   @Required() id: string;
   @Required() name: string;
-  @Required() @Nullable(String) severity: string | null;
-  @Required() @CollectionOf(String) channel_ids: string[];
-  @Required() enabled: boolean;
+  @Description("critical, warning, info, or null = any severity") @Required() @Nullable(String) severity: string | null;
+  @Description("Channels an alert matching this rule goes to") @Required() @CollectionOf(String) channel_ids: string[];
+  @Description("Disabled rules route nothing") @Required() enabled: boolean;
   @Required() created_at: string;
   @Required() updated_at: string;
 }

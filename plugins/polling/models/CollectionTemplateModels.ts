@@ -31,6 +31,7 @@ export class TemplateItemListQuery {
 
 /** Create and full replacement (PUT) of a collection template. */
 @AdditionalProperties(false)
+@Description("Body of POST /collection-templates and of the full-document PUT /collection-templates/{id}.")
 export class CollectionTemplateBody {
   @Required()
   @MinLength(1)
@@ -39,12 +40,14 @@ export class CollectionTemplateBody {
   @Description("Unique, case-insensitively; at least one non-blank character")
   name: string;
 
+  @Description("Free text; null = none")
   @Optional()
   @Nullable(String)
   @MaxLength(2000)
   description?: string | null;
 }
 
+@Description("A collection template: a named set of OIDs polled on the nodes of the profiles that use it (GET /collection-templates).")
 export class CollectionTemplateView {
   @Required()
   @Format("uuid")
@@ -53,6 +56,7 @@ export class CollectionTemplateView {
   @Required()
   name: string;
 
+  @Description("Free text; null = none")
   @Required()
   @Nullable(String)
   description: string | null;
@@ -70,6 +74,7 @@ export class CollectionTemplateView {
 
 /** Create and full replacement (PUT) of a template item: one OID read on every poll of the nodes whose profile uses the template. */
 @AdditionalProperties(false)
+@Description("Body of POST /collection-templates/{id}/items and of the full-document PUT of an item.")
 export class CollectionTemplateItemBody {
   @Required()
   @Enum(...TEMPLATE_COLLECTIONS)
@@ -98,29 +103,36 @@ export class CollectionTemplateItemBody {
   enabled?: boolean;
 }
 
+@Description("An item of a collection template: one OID read on every poll (GET /collection-templates/{id}/items).")
 export class CollectionTemplateItemView {
   @Required()
   @Format("uuid")
   id: string;
 
+  @Description("The template it belongs to")
   @Required()
   @Format("uuid")
   template_id: string;
 
+  @Description("scalar: one GET of oid; table: a walk of the column oid, one value per row")
   @Required()
   @Enum(...TEMPLATE_COLLECTIONS)
   collection: "scalar" | "table";
 
+  @Description("gauge: stored as read; counter: turned into a per-second rate")
   @Required()
   @Enum(...TEMPLATE_METRIC_KINDS)
   metric_kind: "gauge" | "counter";
 
+  @Description("Metric the value is stored as")
   @Required()
   metric_name: string;
 
+  @Description("Dotted OID read")
   @Required()
   oid: string;
 
+  @Description("Disabled items are not polled")
   @Required()
   enabled: boolean;
 }

@@ -61,58 +61,63 @@ export const INTERFACE_TOP_DESCRIPTION =
   "if_speed_bps is the configured speed (ifHighSpeed, else ifSpeed). A folder-scoped caller sees only nodes filed under its folders, " +
   "and `partial` is then true; it is false for unrestricted callers. 400 validation_failed for a metric outside the list or an unsupported agg.";
 
+@Description("One interface of the fleet interface top-N with its value.")
 export class InterfaceTopEntry {
   @Required() @Format("uuid") node_id: string;
   @Required() node_name: string;
   @Required() @Integer() ifindex: number;
-  @Required() @Nullable(String) if_name: string | null;
-  @Required() @Nullable(String) if_alias: string | null;
+  @Description("Port name (ifName); null when unknown") @Required() @Nullable(String) if_name: string | null;
+  @Description("Port description (ifAlias); null when unknown") @Required() @Nullable(String) if_alias: string | null;
   @Required() @Nullable(Number) @Integer() @Description("Configured speed in bits/s (for utilisation)") if_speed_bps: number | null;
   @Required() @Description("bits/s for throughput, in_bps and out_bps; errors or discards per second otherwise") value: number;
 }
 
+@Description("Ranked interfaces of the fleet for one metric (GET /metrics/interface-top).")
 export class InterfaceTopResult {
   @Required() @CollectionOf(InterfaceTopEntry) @Description("Highest first, at most `limit`") entries: InterfaceTopEntry[];
   @Required() @Description("True for folder-scoped callers (the scope filter may have removed entries); false for scope All") partial: boolean;
 }
 
 /** One interface of a node with its latest rates (null where none was measured). */
+@Description("An interface of a node with its latest rates (GET /nodes/{id}/interfaces).")
 export class NodeInterfaceView {
   @Required() @Integer() ifindex: number;
-  @Required() @Nullable(String) if_name: string | null;
-  @Required() @Nullable(String) if_alias: string | null;
+  @Description("Port name (ifName); null when unknown") @Required() @Nullable(String) if_name: string | null;
+  @Description("Port description (ifAlias); null when unknown") @Required() @Nullable(String) if_alias: string | null;
   @Required() @Nullable(Number) @Integer() @Description("Configured speed in bits/s") if_speed_bps: number | null;
   @Required() @Nullable(Boolean) @Description("ifOperStatus is up(1)") oper_up: boolean | null;
-  @Required() @Nullable(Number) in_bps: number | null;
-  @Required() @Nullable(Number) out_bps: number | null;
-  @Required() @Nullable(Number) in_errors_ps: number | null;
-  @Required() @Nullable(Number) out_errors_ps: number | null;
-  @Required() @Nullable(Number) in_discards_ps: number | null;
-  @Required() @Nullable(Number) out_discards_ps: number | null;
-  @Required() @Nullable(Number) util_in_pct: number | null;
-  @Required() @Nullable(Number) util_out_pct: number | null;
+  @Description("Inbound traffic, bits/s") @Required() @Nullable(Number) in_bps: number | null;
+  @Description("Outbound traffic, bits/s") @Required() @Nullable(Number) out_bps: number | null;
+  @Description("Inbound errors per second") @Required() @Nullable(Number) in_errors_ps: number | null;
+  @Description("Outbound errors per second") @Required() @Nullable(Number) out_errors_ps: number | null;
+  @Description("Inbound discards per second") @Required() @Nullable(Number) in_discards_ps: number | null;
+  @Description("Outbound discards per second") @Required() @Nullable(Number) out_discards_ps: number | null;
+  @Description("Inbound traffic as a percentage of if_speed_bps") @Required() @Nullable(Number) util_in_pct: number | null;
+  @Description("Outbound traffic as a percentage of if_speed_bps") @Required() @Nullable(Number) util_out_pct: number | null;
   @Required() @Nullable(String) @Format("date-time") @Description("When the newest of these rates was measured") rates_at: string | null;
   @Required() @Nullable(String) @Format("date-time") @Description("When a poller last read this interface") last_polled_at: string | null;
 }
 
+@Description("One time step of a metric history.")
 export class HistoryPoint {
   @Required()
   @Format("date-time")
   @Description("Sample time, or the bucket's start (buckets are aligned to multiples of step since the Unix epoch)")
   at: string;
   @Required() @Description("The sample, or the bucket's average") value: number;
-  @Required() min: number;
-  @Required() max: number;
+  @Description("Smallest sample in the point") @Required() min: number;
+  @Description("Largest sample in the point") @Required() max: number;
   @Required() @Integer() @Description("Samples in the point (1 for raw samples)") count: number;
 }
 
+@Description("A metric's history for one node over a time range (GET /nodes/{id}/metrics/{metric}/history).")
 export class MetricHistory {
   @Required() @Format("uuid") node_id: string;
   @Required() metric: string;
-  @Required() @Nullable(Number) @Integer() ifindex: number | null;
-  @Required() @Nullable(Number) @Integer() row: number | null;
-  @Required() @Format("date-time") from: string;
-  @Required() @Format("date-time") to: string;
+  @Description("Interface of an interface metric; null = the node-level series") @Required() @Nullable(Number) @Integer() ifindex: number | null;
+  @Description("Row of a table metric; null = the node-level series") @Required() @Nullable(Number) @Integer() row: number | null;
+  @Description("Start of the range, inclusive") @Required() @Format("date-time") from: string;
+  @Description("End of the range, exclusive") @Required() @Format("date-time") to: string;
   @Required() @Nullable(Number) @Integer() @Description("Bucket width in seconds; null for raw samples") step: number | null;
   @Required() @CollectionOf(HistoryPoint) @Description("Oldest first") points: HistoryPoint[];
 }

@@ -32,6 +32,7 @@ export class SweepListQuery {
 }
 
 @AdditionalProperties(false)
+@Description("Body of POST /discovery/sweeps: the address range to probe and how.")
 export class SweepCreate {
   @Required()
   @MinLength(1)
@@ -70,14 +71,15 @@ export class SweepCreate {
   timeout_ms?: number;
 }
 
+@Description("A discovery sweep and its progress (GET /discovery/sweeps).")
 export class SweepView {
   @Required() @Format("uuid") id: string;
-  @Required() cidr: string;
-  @Required() @Integer() port: number;
-  @Required() @Nullable(String) pool: string | null;
-  @Required() @CollectionOf(String) credential_ids: string[];
-  @Required() @Integer() timeout_ms: number;
-  @Required() @Enum(...SWEEP_STATUSES) status: SweepStatus;
+  @Description("The range swept") @Required() cidr: string;
+  @Description("UDP port probed") @Required() @Integer() port: number;
+  @Description("Poller pool that sweeps it; null = default") @Required() @Nullable(String) pool: string | null;
+  @Description("Credentials tried, in order of preference") @Required() @CollectionOf(String) credential_ids: string[];
+  @Description("How long each probe waits for an answer") @Required() @Integer() timeout_ms: number;
+  @Description("queued, running, done or failed") @Required() @Enum(...SWEEP_STATUSES) status: SweepStatus;
   @Required() @Integer() @Description("Addresses in the range") total: number;
   @Required() @Integer() @Description("Addresses probed so far") probed: number;
   @Required() @Integer() @Description("Addresses that answered so far") found: number;
@@ -88,32 +90,36 @@ export class SweepView {
   @Required() @Nullable(String) @Format("date-time") finished_at: string | null;
 }
 
+@Description("A device a discovery sweep found.")
 export class SweepResultView {
-  @Required() address: string;
-  @Required() @Nullable(String) sys_name: string | null;
-  @Required() @Nullable(String) sys_object_id: string | null;
-  @Required() @Nullable(String) sys_descr: string | null;
+  @Description("The address that answered") @Required() address: string;
+  @Description("sysName; null when not read") @Required() @Nullable(String) sys_name: string | null;
+  @Description("sysObjectID, dotted; null when not read") @Required() @Nullable(String) sys_object_id: string | null;
+  @Description("sysDescr; null when not read") @Required() @Nullable(String) sys_descr: string | null;
   @Required() @Format("uuid") @Description("The first credential, in the sweep's order, that the device answered") credential_id: string;
   @Required() @Nullable(String) @Format("uuid") @Description("The classifier's profile for its sysObjectID / sysDescr") proposed_profile_id: string | null;
-  @Required() @Nullable(String) vendor: string | null;
-  @Required() @Nullable(String) model: string | null;
+  @Description("Pre-fill from the classification rule that matched; null = none") @Required() @Nullable(String) vendor: string | null;
+  @Description("Pre-fill from the classification rule that matched; null = none") @Required() @Nullable(String) model: string | null;
   @Required() @Format("date-time") found_at: string;
 }
 
 /** A row of the discovery import body (POST /discovery/import). */
+@Description("A row of the discovery import body (POST /discovery/import) prefilled from a sweep result.")
 export class SweepImportNode {
   @Required() @Description("sysName, else the address") name: string;
   @Required() address: string;
-  @Required() @Nullable(String) @Format("uuid") credential_id: string | null;
-  @Required() @Nullable(String) @Format("uuid") profile_id: string | null;
-  @Required() @Nullable(String) vendor: string | null;
-  @Required() @Nullable(String) model: string | null;
+  @Description("The credential the device answered") @Required() @Nullable(String) @Format("uuid") credential_id: string | null;
+  @Description("The proposed profile; null = none") @Required() @Nullable(String) @Format("uuid") profile_id: string | null;
+  @Description("Pre-fill from the classification rule; null = none") @Required() @Nullable(String) vendor: string | null;
+  @Description("Pre-fill from the classification rule; null = none") @Required() @Nullable(String) model: string | null;
 }
 
+@Description("The discovery import body prefilled from a sweep's results.")
 export class SweepImportBody {
   @Required() @CollectionOf(SweepImportNode) nodes: SweepImportNode[];
 }
 
+@Description("A discovery sweep with the devices it found and a ready import body (GET /discovery/sweeps/{id}).")
 export class SweepDetail extends SweepView {
   @Required() @CollectionOf(SweepResultView) @Description("Devices that answered, by address") results: SweepResultView[];
 
