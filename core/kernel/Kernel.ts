@@ -64,7 +64,8 @@ export class BootAborted extends Error {
   }
 }
 
-const CORE_CONTROLLERS = [HealthController, ListenerController, SessionController, AccountController, TokenController, BundleController];
+/** The kernel's own controllers (mounted before every plugin's). */
+export const CORE_CONTROLLERS = [HealthController, ListenerController, SessionController, AccountController, TokenController, BundleController];
 
 /** What a running kernel holds; built by the boot phases of startKernel. */
 export interface KernelParts {

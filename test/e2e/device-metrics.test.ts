@@ -1,6 +1,6 @@
 /**
  * Device metrics for Prometheus and Grafana, end to end: two devices (snmpsim, v2c, growing counters, HOST-RESOURCES)
- * in two folders, polled by the embedded poller; GET /api/v1/metrics/devices gives what was measured in the exposition
+ * in two folders and this machine's own Net-SNMP snmpd, polled by the embedded poller; GET /api/v1/metrics/devices gives what was measured in the exposition
  * format (promtool accepts it), honours the caller's folder scope, and the real Prometheus scrapes it with a viewer
  * token scoped to one folder, storing that folder's devices only. Every query of the shipped device dashboard runs.
  */
@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { inventoryPlugin } from "../../plugins/inventory/index.js";
 import { pollingPlugin } from "../../plugins/polling/index.js";
 import { startPrometheus, type RunningPrometheus } from "../support/prometheus.js";
-import { startSnmpsim, stopAllSnmpAgents, type SnmpsimAgent } from "../support/snmpAgents.js";
+import { startSnmpd, startSnmpsim, stopAllSnmpAgents, type SnmpdAgent, type SnmpsimAgent } from "../support/snmpAgents.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
 import { until } from "../support/wait.js";
 
@@ -19,6 +19,7 @@ const ETH0_BPS = 1_000_000;
 
 let k: TestKernel;
 let agent: SnmpsimAgent;
+let snmpd: SnmpdAgent;
 let prom: RunningPrometheus | undefined;
 const ids: Record<string, string> = {};
 
@@ -59,6 +60,8 @@ beforeAll(async () => {
       { community: "dev-b", sysName: "edge-b", interfaces: [{ name: "ge-0/0/0", inBytesPerSec: 10_000, outBytesPerSec: 10_000, speedMbps: 1000 }], hc: true },
     ],
   });
+  // Net-SNMP's snmpd serving this machine's real interfaces (loopback traffic included) as a third device.
+  snmpd = await startSnmpd({ sysName: "this-host" });
   k = await startTestKernel({
     plugins: [inventoryPlugin, pollingPlugin],
     overrides: { pluginConfig: { polling: { embeddedPoller: true, defaultIntervalSecs: INTERVAL_SECS } } },
@@ -72,6 +75,8 @@ beforeAll(async () => {
     const credential = await created("/credentials", { name: `v2c ${name}`, kind: "snmp_v2c", community });
     ids[name] = await created("/nodes", { name, address: agent.host, snmp_port: agent.port, credential_id: credential, group_id: folder });
   }
+  const real = await created("/credentials", { name: "v2c this host", kind: "snmp_v2c", community: snmpd.community });
+  ids["this-host"] = await created("/nodes", { name: "this-host", address: "127.0.0.1", snmp_port: snmpd.port, credential_id: real, group_id: ids.siteA });
 }, 90_000);
 
 afterAll(async () => {
@@ -141,6 +146,15 @@ describe("device metrics", () => {
     );
     expect(scraped).toBeGreaterThan(ETH0_BPS * 0.75);
     expect(await prom.query('up{job="nms-devices"}')).toBe(1);
+    // An interface rate of the node polled from the real snmpd, answered by a PromQL query: its loopback "lo", which
+    // carries at least this very scrape's traffic, so the rate is above zero.
+    const lo = await until(
+      "this-host's lo rate in Prometheus",
+      async () => prom!.query('max_over_time(nms_device_interface_in_bytes_per_second{job="nms-devices",node="this-host",interface="lo"}[1m])'),
+      40_000,
+      prom.log,
+    );
+    expect(lo).toBeGreaterThan(0);
     expect(await prom.query('count(nms_device_last_sample_timestamp_seconds{node="edge-b"})')).toBeNull();
 
     const dashboard = JSON.parse(readFileSync(new URL("../../docs/grafana/nms-devices.json", import.meta.url), "utf8")) as {

@@ -3,7 +3,13 @@
  * parameter named (the routes that read their whole query list each parameter), tags per plugin, and what the typed
  * client is generated from.
  */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { getJsonSchema, getOperationsRoutes } from "@tsed/schema";
+import { CORE_CONTROLLERS } from "../../core/kernel/Kernel.js";
+import { isManifest, type PluginManifest } from "../../core/pluginhost/manifest.js";
 import { startTestKernel, type TestKernel } from "../../core/testing/index.js";
+import { ROOT } from "../support/spawnKernel.js";
 
 let k: TestKernel;
 beforeAll(async () => {
@@ -45,4 +51,39 @@ it("describes every component schema (and counts the properties still without a 
   // Reported, not asserted: a property whose meaning is obvious (an id, a name, a timestamp) may go without one.
   const props = schemas.flatMap(([name, s]) => Object.entries(s.properties ?? {}).map(([p, v]) => ({ where: `${name}.${p}`, described: !!v.description })));
   console.log(`OpenAPI properties without a description: ${props.filter((p) => !p.described).length} of ${props.length}`);
+});
+
+it("declares every query parameter a route's handler binds (compared with what the router binds)", async () => {
+  const doc = (await (await fetch(`${k.url}/api/v1/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>>;
+  };
+  const controllers: unknown[] = [...CORE_CONTROLLERS];
+  for (const id of readdirSync(join(ROOT, "plugins"))) {
+    const mod = (await import(join(ROOT, "plugins", id, "index.ts"))) as Record<string, unknown>;
+    const manifest = Object.values(mod).find(isManifest) as PluginManifest | undefined;
+    controllers.push(...(manifest?.controllers ?? []));
+  }
+  const undeclared: string[] = [];
+  let bound = 0;
+  for (const c of controllers) {
+    for (const op of getOperationsRoutes(c as never)) {
+      const path = `/api/v1${String(op.fullPath)}`.replace(/:([A-Za-z0-9_]+)/g, "{$1}").replace(/\/$/, "");
+      const documented = new Set((doc.paths[path]?.[op.method.toLowerCase()]?.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name));
+      for (const p of op.endpoint.parameters.values()) {
+        if (p.paramType !== "QUERY") continue;
+        // A named parameter; a query model (its fields); or the whole query object, which must list its names (@QueryDoc).
+        const names = p.expression ? [String(p.expression)] : p.type && p.type !== Object ? Object.keys(getJsonSchema(p.type).properties ?? {}) : null;
+        if (names === null) {
+          if (documented.size === 0) undeclared.push(`${op.method} ${path}: reads the whole query, declares none`);
+          continue;
+        }
+        for (const name of names) {
+          bound++;
+          if (!documented.has(name)) undeclared.push(`${op.method} ${path}: ${name}`);
+        }
+      }
+    }
+  }
+  expect(bound).toBeGreaterThan(100);
+  expect(undeclared).toEqual([]);
 });
