@@ -23,8 +23,10 @@ type Row = Record<string, unknown>;
 
 /** Record i of a test: its own source address (10.<tag>.x.y), so every record is a rollup key of its own. */
 function record(tag: number, i: number, bytes = 1000): Buffer {
+  // Record i's own key up to 2^30 records: the address carries its low 16 bits, the source port the next ones (a fast
+  // sender passes 65,536 records within a minute, and keys that repeated would look like records counted twice).
   const src = `10.${tag}.${(i >> 8) & 255}.${i & 255}`;
-  return Buffer.concat([ip4(src), ip4("192.0.2.1"), u(1, 6), u(2, 40000), u(2, 443), u(8, bytes), u(8, 1), u(4, secs() - 1)]);
+  return Buffer.concat([ip4(src), ip4("192.0.2.1"), u(1, 6), u(2, 40000 + ((i >> 16) & 0x3fff)), u(2, 443), u(8, bytes), u(8, 1), u(4, secs() - 1)]);
 }
 
 const secs = () => Math.floor(Date.now() / 1000);
