@@ -22,11 +22,23 @@ export class DeviceMetricsController {
   )
   @(Returns(200, String).ContentType(EXPOSITION_CONTENT_TYPE))
   async exposition(@Context() ctx: PlatformContext, @CallerScope() scope: Scope): Promise<void> {
-    const text = await this.devices.exposition(scope);
-    // Sent here: Ts.ED's content negotiation would answer plain text/plain, without the format's version.
+    // Streamed as it is read (a large fleet answers tens of MB), and sent here: Ts.ED's content negotiation would
+    // answer plain text/plain, without the format's version. The headers go with the first chunk, so a failure before
+    // it still answers with the error envelope.
     const res = ctx.response.raw;
-    res.statusCode = 200;
-    res.setHeader("Content-Type", EXPOSITION_CONTENT_TYPE);
-    res.end(text);
+    await this.devices.exposition(scope, async (chunk) => {
+      if (!res.headersSent) {
+        res.statusCode = 200;
+        res.setHeader("Content-Type", EXPOSITION_CONTENT_TYPE);
+      }
+      // A scraper that went away: the rest is read and dropped (the cursor's transaction ends normally).
+      if (res.destroyed) return;
+      if (!res.write(chunk))
+        await new Promise<void>((resolve) => {
+          res.once("drain", () => resolve());
+          res.once("close", () => resolve());
+        });
+    });
+    res.end();
   }
 }

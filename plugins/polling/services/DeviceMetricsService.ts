@@ -79,39 +79,41 @@ export class DeviceMetricsService {
   @Inject(DeviceMetricsRepository)
   private repo: DeviceMetricsRepository;
 
-  async exposition(scope: Scope): Promise<string> {
+  /**
+   * Writes the exposition to `write` a batch at a time (each call resolves when the output took it): the families in
+   * order, each node's newest-value time, and whether series were left out. Nothing is held whole in memory.
+   */
+  async exposition(scope: Scope, write: (chunk: string) => Promise<void>): Promise<void> {
     const max = this.ctx.config.deviceMetricsMaxSeries;
-    const rows = await this.repo.latest(scopeFolders(scope), max + 1);
-    const truncated = rows.length > max;
-    if (truncated) rows.length = max;
-    const byFamily = new Map<Family, string[]>();
-    const newest = new Map<string, { row: DeviceSampleRow; at: number }>();
-    for (const row of rows) {
-      const fam = DEVICE_FAMILIES.get(row.metric) ?? OTHER;
-      let lines = byFamily.get(fam);
-      if (!lines) byFamily.set(fam, (lines = []));
-      lines.push(`${fam.name}${labels(this.labelsOf(row, fam))} ${number(row.value * fam.scale)}`);
-      const seen = newest.get(row.node_id);
-      if (!seen || row.at_secs > seen.at) newest.set(row.node_id, { row, at: row.at_secs });
-    }
-    const out: string[] = [];
-    const write = (fam: Family, lines: readonly string[]) => {
-      out.push(`# HELP ${fam.name} ${fam.help}`, `# TYPE ${fam.name} gauge`, ...lines);
-    };
-    for (const fam of [...DEVICE_FAMILIES.values(), OTHER]) {
-      const lines = byFamily.get(fam);
-      if (lines) write(fam, lines);
-    }
-    if (newest.size)
-      write(
-        LAST_SAMPLE,
-        [...newest.values()].map(({ row, at }) => `${LAST_SAMPLE.name}${labels(this.nodeLabels(row))} ${number(at)}`),
-      );
-    write(TRUNCATED, [`${TRUNCATED.name} ${truncated ? 1 : 0}`]);
-    return out.join("\n") + "\n";
+    const folders = scopeFolders(scope);
+    const head = (fam: Family) => `# HELP ${fam.name} ${fam.help}\n# TYPE ${fam.name} gauge\n`;
+    let current: Family | null = null;
+    let series = 0;
+    let truncated = false;
+    await this.repo.each(folders, [...DEVICE_FAMILIES.keys()], max + 1, async (rows) => {
+      let out = "";
+      for (const row of rows) {
+        if (++series > max) {
+          truncated = true;
+          break;
+        }
+        const fam = DEVICE_FAMILIES.get(row.metric) ?? OTHER;
+        if (fam !== current) {
+          current = fam;
+          out += head(fam);
+        }
+        out += `${fam.name}${labels(this.labelsOf(row, fam))} ${number(row.value * fam.scale)}\n`;
+      }
+      if (out) await write(out);
+    });
+    const newest = await this.repo.newest(folders);
+    let tail = "";
+    if (newest.length) tail += head(LAST_SAMPLE) + newest.map((n) => `${LAST_SAMPLE.name}${labels(this.nodeLabels(n))} ${number(n.at_secs)}\n`).join("");
+    tail += `${head(TRUNCATED)}${TRUNCATED.name} ${truncated ? 1 : 0}\n`;
+    await write(tail);
   }
 
-  private nodeLabels(row: DeviceSampleRow): [string, string][] {
+  private nodeLabels(row: Pick<DeviceSampleRow, "node_id" | "node_name" | "folder">): [string, string][] {
     return [
       ["node", row.node_name],
       ["node_id", row.node_id],
