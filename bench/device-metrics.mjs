@@ -11,7 +11,7 @@
 // last byte (median, max), bytes, series, whether the answer was truncated, the service's RSS before and after.
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchStore, bootKernel, load, print, seedInventory } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, load, print, QUIET_KERNEL_ENV, seedInventory } from "./lib/kernel.mjs";
 import { rssMb } from "./lib/flows-peers.mjs";
 
 const NODES = Number(process.env.NODES ?? 2000);
@@ -36,13 +36,7 @@ const env = (extra) => ({
   DATABASE_URL: url,
   NMS_DATA_DIR: store.dataDir,
   NMS_BOOTSTRAP_TOKEN: TOKEN,
-  NMS_LOG_LEVEL: "warn",
-  NMS__pluginConfig__polling__embeddedPoller: "false",
-  NMS__pluginConfig__events__syslog__udp: "null",
-  NMS__pluginConfig__events__syslog__tcp: "null",
-  NMS__pluginConfig__events__syslog__tls: "null",
-  NMS__pluginConfig__events__traps__udp: "null",
-  NMS__pluginConfig__flows__udp: "null",
+  ...QUIET_KERNEL_ENV,
   ...extra,
 });
 

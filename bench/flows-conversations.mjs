@@ -24,7 +24,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchStore, bootKernel, load, MAIN, print, seedInventory } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, load, MAIN, print, seedInventory, QUIET_KERNEL_ENV } from "./lib/kernel.mjs";
 
 const EXPORTERS = Number(process.env.BENCH_EXPORTERS ?? 500);
 const PER_MINUTE = Number(process.env.BENCH_CONVERSATIONS_PER_MINUTE ?? 10);
@@ -122,13 +122,7 @@ async function main() {
     NMS_DATA_DIR: join(dataDir, "kernel"),
     NMS_DATABASE_URL: dbUrl,
     NMS_BOOTSTRAP_TOKEN: token,
-    NMS_LOG_LEVEL: "warn",
-    NMS__pluginConfig__polling__embeddedPoller: "false",
-    NMS__pluginConfig__events__syslog__udp: "null",
-    NMS__pluginConfig__events__syslog__tcp: "null",
-    NMS__pluginConfig__events__syslog__tls: "null",
-    NMS__pluginConfig__events__traps__udp: "null",
-    NMS__pluginConfig__flows__udp: "null",
+    ...QUIET_KERNEL_ENV,
   });
   const db = new pg.Client({ connectionString: dbUrl });
   await db.connect();

@@ -18,6 +18,17 @@ export const load = () =>
     .map((l) => l.toFixed(2))
     .join("/");
 
+/** A benchmark kernel's quiet settings: no embedded poller, no syslog, trap or flow listener (spread, then override). */
+export const QUIET_KERNEL_ENV = {
+  NMS_LOG_LEVEL: "warn",
+  NMS__pluginConfig__polling__embeddedPoller: "false",
+  NMS__pluginConfig__events__syslog__udp: "null",
+  NMS__pluginConfig__events__syslog__tcp: "null",
+  NMS__pluginConfig__events__syslog__tls: "null",
+  NMS__pluginConfig__events__traps__udp: "null",
+  NMS__pluginConfig__flows__udp: "null",
+};
+
 /** Kernels still running, for a benchmark's cleanup on failure or SIGINT. */
 export const running = new Set();
 
