@@ -1584,6 +1584,58 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/nodes/{id}/neighbors": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A node's links seen from its side, oldest first (keyset pagination); neighbours outside your scope are left out */
+    get: operations["topology.nodeTopology.neighbors"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/nodes/{id}/parent": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Pin the node's parent: it wins over the parent inferred from the links */
+    put: operations["topology.nodeTopology.pin"];
+    post?: never;
+    /** Remove the node's pinned parent (the inferred one applies again); idempotent */
+    delete: operations["topology.nodeTopology.unpin"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/nodes/{id}/upstream": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The node's parent (pinned, else inferred from the links from its pool's seed) and its path up to the seed */
+    get: operations["topology.nodeTopology.upstreamOf"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/nodes/{id}/url-check": {
     parameters: {
       query?: never;
@@ -2301,6 +2353,74 @@ export interface paths {
     post?: never;
     /** Revoke an API token */
     delete: operations["core.token.remove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/discover": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Walk LLDP and CDP now: one node (answered when done) or every node in your scope (queued) */
+    post: operations["topology.topology.discover"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/links": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Links between nodes found by LLDP and CDP, oldest first (keyset pagination); both ends must be in your scope */
+    get: operations["topology.topology.links"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/neighbors/unknown": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Neighbours nodes report that resolve to no node here, oldest first (keyset pagination); the reporting node must be in your scope */
+    get: operations["topology.topology.unknown"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/neighbors/unknown/{id}/import": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Import an unknown neighbour as a node (inventory's discovery import); neighbours that resolve to it become links */
+    post: operations["topology.topology.importUnknown"];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -6126,6 +6246,256 @@ export interface components {
       name: string | null;
       /** @description Packets in the range, sampling-corrected */
       packets: number;
+    };
+    /** @description Body of POST /topology/discover: one node, or every node the caller's scope covers. */
+    TopologyDiscoverBody: {
+      /**
+       * Format: uuid
+       * @description The node to walk now (answered when done); absent or null = every node, queued (202)
+       */
+      node_id?: string | null;
+    };
+    /** @description What a discovery did or will do (POST /topology/discover). */
+    TopologyDiscoverResult: {
+      /** @description Nodes whose walk failed (no answer, refused credential) */
+      failed?: number | null;
+      /** @description Links marked gone */
+      gone?: number | null;
+      /** @description Links the walked nodes reported */
+      links?: number | null;
+      /** @description Nodes with a credential it walks */
+      nodes: number;
+      /** @description true: a run over every node was queued and the counts below are null */
+      queued: boolean;
+      /** @description Neighbours they reported that resolve to no node here */
+      unknown?: number | null;
+      /** @description Links that appeared or came back */
+      up?: number | null;
+      /** @description Nodes whose tables were read */
+      walked?: number | null;
+    };
+    /** @description The outcome of importing an unknown neighbour (POST /topology/neighbors/unknown/{id}/import). */
+    TopologyImportedNeighbor: {
+      /** @description false: a node already stood at that address, nothing was created */
+      created: boolean;
+      /** @description Unknown neighbours that became links to it */
+      links: number;
+      /**
+       * Format: uuid
+       * @description The node at the address (new, or already there); null when it cannot be read back
+       */
+      node_id?: string | null;
+    };
+    /** @description One end of a link: the node and its interface. */
+    TopologyLinkEnd: {
+      /** @description The interface's ifIndex; null when this end never reported the link */
+      ifindex?: number | null;
+      /**
+       * Format: uuid
+       * @description The node at this end
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+      /** @description The interface's name (ifName, else the port id the protocol gives); null when unknown */
+      port?: string | null;
+    };
+    /** @description A link between two nodes found by LLDP or CDP (GET /topology/links). */
+    TopologyLinkView: {
+      a: components["schemas"]["TopologyLinkEnd"] & {
+        [key: string]: unknown;
+      };
+      b: components["schemas"]["TopologyLinkEnd"] & {
+        [key: string]: unknown;
+      };
+      /**
+       * Format: date-time
+       * @description When it was first seen
+       */
+      first_seen: string;
+      /**
+       * Format: date-time
+       * @description When it was marked gone; null while up
+       */
+      gone_at?: string | null;
+      /**
+       * Format: uuid
+       * @description The link's id
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @description When a poll last saw it
+       */
+      last_seen: string;
+      /** @description The protocols that reported it: lldp, cdp */
+      protocols: string[];
+      /** @description How the far end was resolved to a node: address (management address), chassis_id or sys_name */
+      resolved_by: string;
+      /**
+       * @description up, or gone: not seen for goneAfterPolls polls of its ends (kept, not deleted)
+       * @enum {string}
+       */
+      state: "up" | "gone";
+    };
+    /** @description Body of POST /topology/neighbors/unknown/{id}/import: what the new node differs in from the defaults. */
+    TopologyNeighborImportBody: {
+      /** @description IP address; default: its first management address (400 no_address when it announced none) */
+      address?: string;
+      /**
+       * Format: uuid
+       * @description Credential; default: the credential of the node that saw it; null = none
+       */
+      credential_id?: string | null;
+      /**
+       * Format: uuid
+       * @description Folder; default: the folder of the node that saw it; null = the tree root
+       */
+      group_id?: string | null;
+      /** @description Node name; default: the neighbour's sysName, else its chassis id, else its address */
+      name?: string;
+    };
+    /** @description A node's neighbour: a link seen from that node's side (GET /nodes/{id}/neighbors). */
+    TopologyNeighborView: {
+      /**
+       * Format: date-time
+       * @description When it was first seen
+       */
+      first_seen: string;
+      /**
+       * Format: date-time
+       * @description When a poll last saw it
+       */
+      last_seen: string;
+      /**
+       * Format: uuid
+       * @description The link's id
+       */
+      link_id: string;
+      /** @description ifIndex of the node's own interface; null when only the neighbour reported the link */
+      local_ifindex?: number | null;
+      /** @description Name of the node's own interface */
+      local_port?: string | null;
+      /**
+       * Format: uuid
+       * @description The neighbour node
+       */
+      node_id: string;
+      /** @description The neighbour's name */
+      node_name: string;
+      /** @description The protocols that reported it: lldp, cdp */
+      protocols: string[];
+      /** @description ifIndex of the neighbour's interface; null when the neighbour never reported the link */
+      remote_ifindex?: number | null;
+      /** @description Name of the neighbour's interface */
+      remote_port?: string | null;
+      /**
+       * @description up or gone
+       * @enum {string}
+       */
+      state: "up" | "gone";
+    };
+    /** @description A node named by id and name. */
+    TopologyNodeRef: {
+      /**
+       * Format: uuid
+       * @description The node's id
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+    };
+    /** @description Body of PUT /nodes/{id}/parent: pins the node's parent (a pin wins over the inferred parent). */
+    TopologyParentBody: {
+      /**
+       * Format: uuid
+       * @description The parent node (400 unknown_reference when you cannot see it, parent_loop when it depends on this node)
+       */
+      parent_id: string;
+    };
+    /** @description A node on an upstream path. */
+    TopologyPathNode: {
+      /** @description The node's name */
+      name: string;
+      /**
+       * Format: uuid
+       * @description The node's id
+       */
+      node_id: string;
+    };
+    /** @description A neighbour a node reports that resolves to no node here (GET /topology/neighbors/unknown); it can be imported as a node. */
+    TopologyUnknownNeighborView: {
+      /** @description LLDP chassis id (MAC addresses as colon-separated hex); null for CDP */
+      chassis_id?: string | null;
+      /**
+       * Format: date-time
+       * @description When it was first seen
+       */
+      first_seen: string;
+      /**
+       * Format: uuid
+       * @description The unknown neighbour's id (per reporting node, port and neighbour)
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @description When a poll last saw it
+       */
+      last_seen: string;
+      /** @description ifIndex of the reporting node's interface */
+      local_ifindex?: number | null;
+      /** @description Name of the reporting node's interface */
+      local_port?: string | null;
+      /** @description Management addresses it announced */
+      mgmt_addresses: string[];
+      /** @description CDP platform; null for LLDP */
+      platform?: string | null;
+      /** @description The neighbour's port */
+      port?: string | null;
+      /**
+       * @description The protocol that reported it
+       * @enum {string}
+       */
+      protocol: "lldp" | "cdp";
+      seen_by: components["schemas"]["TopologyNodeRef"] & {
+        [key: string]: unknown;
+      };
+      /**
+       * @description up or gone
+       * @enum {string}
+       */
+      state: "up" | "gone";
+      /** @description LLDP system name, or CDP device id */
+      sys_name?: string | null;
+    };
+    /** @description A node's upstream (GET /nodes/{id}/upstream): its parent and the path to its pool's seed node. */
+    TopologyUpstreamView: {
+      /**
+       * Format: uuid
+       * @description The node
+       */
+      node_id: string;
+      /**
+       * Format: uuid
+       * @description The node it depends on; null at the seed, when not linked, or outside your scope
+       */
+      parent_id?: string | null;
+      /** @description The parent first, then up to the seed */
+      path: components["schemas"]["TopologyPathNode"][];
+      /** @description Its poller pool */
+      pool: string;
+      /**
+       * Format: uuid
+       * @description The pool's seed node (configured, else its node with most links); null when none
+       */
+      seed_id?: string | null;
+      /** @description true: the path goes on through a node outside your scope */
+      truncated: boolean;
+      /**
+       * @description pin: a person set the parent; link: inferred from the links; seed: the pool's seed; none: not linked to the seed
+       * @enum {string}
+       */
+      via: "pin" | "link" | "seed" | "none";
     };
     /** @description A URL check; PUT replaces the node's whole check, an omitted field takes its default. */
     UrlCheckBody: {
@@ -15803,6 +16173,321 @@ export interface operations {
       };
     };
   };
+  "topology.nodeTopology.neighbors": {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        /** @description up (seen lately) or gone (not seen for goneAfterPolls polls); absent = both */
+        state?: "up" | "gone";
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyNeighborView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.nodeTopology.pin": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TopologyParentBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUpstreamView"];
+        };
+      };
+      /** @description validation_failed, unknown_reference (no such parent in your scope), parent_loop */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.nodeTopology.unpin": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUpstreamView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.nodeTopology.upstreamOf": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUpstreamView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "inventory.check.getUrlCheck": {
     parameters: {
       query?: never;
@@ -20449,6 +21134,317 @@ export interface operations {
         };
       };
       /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.discover": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TopologyDiscoverBody"];
+      };
+    };
+    responses: {
+      /** @description the node was walked */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyDiscoverResult"];
+        };
+      };
+      /** @description a run over every node in your scope with a credential was queued */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyDiscoverResult"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.links": {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        /** @description up (seen lately) or gone (not seen for goneAfterPolls polls); absent = both */
+        state?: "up" | "gone";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyLinkView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.unknown": {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        /** @description up (seen lately) or gone (not seen for goneAfterPolls polls); absent = both */
+        state?: "up" | "gone";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUnknownNeighborView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.importUnknown": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TopologyNeighborImportBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyImportedNeighbor"];
+        };
+      };
+      /** @description validation_failed, no_address, and the discovery import's codes (unknown_reference …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such unknown neighbour, or its reporting node is outside your scope */
       404: {
         headers: {
           [name: string]: unknown;
