@@ -20,6 +20,8 @@ export interface KernelConfig {
   plugins: string[];
   pluginSearchPaths: string[];
   auth: { sessionTtlSecs: number; loginMaxFailures: number; loginWindowSecs: number };
+  /** Partitioned engines (ADR 0017). */
+  partitions: { count: number; retryMs: number };
   jobs: { drainMs: number; processEvery: string; lockLifetimeMs: number };
   realtime: { adapter: "auto" | "memory" | "postgres" };
   http: { bodyLimit: string };
@@ -59,6 +61,8 @@ const ENV_KEYS: Record<string, string> = {
   NMS_SESSION_TTL_SECS: "auth.sessionTtlSecs",
   NMS_LOGIN_MAX_FAILURES: "auth.loginMaxFailures",
   NMS_LOGIN_WINDOW_SECS: "auth.loginWindowSecs",
+  NMS_PARTITIONS: "partitions.count",
+  NMS_PARTITIONS_RETRY_MS: "partitions.retryMs",
   NMS_JOBS_DRAIN_MS: "jobs.drainMs",
   NMS_JOBS_PROCESS_EVERY: "jobs.processEvery",
   NMS_JOBS_LOCK_LIFETIME_MS: "jobs.lockLifetimeMs",

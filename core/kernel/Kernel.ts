@@ -233,6 +233,7 @@ async function openStore(config: KernelConfig, plugins: LoadedPlugin[], log: Log
     checkpoint();
   }
   const store = new Store(createPool(url, (err) => log.warn("database connection lost", { error: err.message })));
+  store.configurePartitions(config.partitions);
   stops.push("database pool", () => store.close());
   await store.query("SELECT 1");
   await migratePlugin(store, "core", coreMigrations, log.child("store"));

@@ -2,6 +2,7 @@ import pg from "pg";
 import { storeUnavailable } from "../errors.js";
 import type { Logger } from "../logging/Logger.js";
 import { Lease, type LeaseHandlers, type LeaseOptions } from "./Lease.js";
+import { DEFAULT_PARTITIONS, PartitionSet, type PartitionHandlers, type PartitionSettings, type PartitionSpace } from "./Partitions.js";
 
 /** Anything that runs a parameterised query: the store, a plugin store, or a transaction's client. */
 export interface Queryable {
@@ -26,7 +27,22 @@ export function ident(name: string): string {
  * is false and every use throws the 503 envelope error.
  */
 export class Store {
+  private partitionSettings: PartitionSettings = DEFAULT_PARTITIONS;
+  private partitionSet: PartitionSet | null = null;
+
   constructor(public readonly pool: pg.Pool | null) {}
+
+  /** The kernel's `partitions` settings (before any plugin joins). */
+  configurePartitions(settings: PartitionSettings): void {
+    this.partitionSettings = settings;
+  }
+
+  /** The replica's partitions (ADR 0017), made on the first join. */
+  partitions(log: Logger): PartitionSet {
+    const pool = this.requirePool();
+    this.partitionSet ??= new PartitionSet(pool, this.partitionSettings, log);
+    return this.partitionSet;
+  }
 
   get available(): boolean {
     return this.pool !== null;
@@ -66,6 +82,8 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    // The partitions go first, so the other replicas take them at their next tick.
+    await this.partitionSet?.stop();
     if (this.pool) await closePool(this.pool);
   }
 }
@@ -108,6 +126,16 @@ export class PluginStore {
   lease(name: string, handlers: LeaseHandlers, log: Logger, options: LeaseOptions = {}): Lease {
     if (!this.store.pool) throw storeUnavailable();
     return new Lease(this.store.pool, [this.schema, name], handlers, log, options.retryMs);
+  }
+
+  /**
+   * Joins the replica's partitioned engines (ADR 0017) as space `name`: subjects are split into partitions, each held by
+   * one live replica; `acquired` and `lost` follow this replica's share, `received` gets what other replicas sent to its
+   * partitions. Resolves once this replica took its first share. The space name must be unique (the plugin id, or
+   * `<plugin id>.<engine>`).
+   */
+  partitions<M>(name: string, handlers: PartitionHandlers<M>, log: Logger): Promise<PartitionSpace<M>> {
+    return this.store.partitions(log).join(name, handlers);
   }
 }
 

@@ -107,4 +107,19 @@ export const coreMigrations: Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION bump_auth_epoch();
     `,
   },
+  {
+    name: "0010_partition_inbox",
+    // Work for a partition another replica owns (store/Partitions.ts, ADR 0017): rows its owner reads and deletes, in
+    // id order, on the NOTIFY sent with them. Unlogged: a server crash empties it, like every replica's memory.
+    up: `
+      CREATE UNLOGGED TABLE partition_inbox (
+        id bigserial PRIMARY KEY,
+        space text NOT NULL,
+        partition integer NOT NULL,
+        payload jsonb NOT NULL,
+        at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX partition_inbox_space_partition ON partition_inbox (space, partition, id);
+    `,
+  },
 ];
