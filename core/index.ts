@@ -59,6 +59,7 @@ export { Secrets } from "./secrets/Secrets.js";
 export { Store, PluginStore, ident, isoTimestamp } from "./store/Store.js";
 export type { Lease, LeaseHandlers, LeaseOptions } from "./store/Lease.js";
 export type { Queryable } from "./store/Store.js";
+export type { ReadDb } from "./store/Store.js";
 export { PG_ERROR, pgErrorCode, isPgError, pgConstraint } from "./store/pgErrors.js";
 export { textArrayLiteral, plainArrayLiteral } from "./store/arrayLiteral.js";
 export { copyRows, copyWithDeadLetters, copyLinesWithDeadLetters, encodeCopyText, isRowDataError, pruneDeadLetters } from "./store/copyWriter.js";
