@@ -61,6 +61,7 @@ export type { Lease, LeaseHandlers, LeaseOptions } from "./store/Lease.js";
 export { partitionOf } from "./store/Partitions.js";
 export type { PartitionHandlers, PartitionMessage, PartitionSpace } from "./store/Partitions.js";
 export type { Queryable } from "./store/Store.js";
+export type { ReadDb } from "./store/Store.js";
 export { PG_ERROR, pgErrorCode, isPgError, pgConstraint } from "./store/pgErrors.js";
 export { textArrayLiteral, plainArrayLiteral } from "./store/arrayLiteral.js";
 export { copyRows, copyWithDeadLetters, copyLinesWithDeadLetters, encodeCopyText, isRowDataError, pruneDeadLetters } from "./store/copyWriter.js";

@@ -10,6 +10,9 @@ export interface KernelConfig {
   publicUrl: string | null;
   dataDir: string;
   databaseUrl: string | null;
+  /** Streaming replicas serving the heavy read routes (empty: every read on the primary). */
+  databaseReadUrls: string[];
+  readReplicas: { maxLagSecs: number; checkIntervalMs: number };
   mode: "full" | "skeleton";
   publicDashboard: boolean;
   bootstrapToken: string | null;
@@ -49,6 +52,10 @@ const ENV_KEYS: Record<string, string> = {
   NMS_DATA_DIR: "dataDir",
   DATABASE_URL: "databaseUrl",
   NMS_DATABASE_URL: "databaseUrl",
+  DATABASE_READ_URL: "databaseReadUrls",
+  NMS_DATABASE_READ_URL: "databaseReadUrls",
+  NMS_READ_MAX_LAG_SECS: "readReplicas.maxLagSecs",
+  NMS_READ_CHECK_INTERVAL_MS: "readReplicas.checkIntervalMs",
   NMS_MODE: "mode",
   NMS_PUBLIC_DASHBOARD: "publicDashboard",
   NMS_BOOTSTRAP_TOKEN: "bootstrapToken",

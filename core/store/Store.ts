@@ -9,6 +9,12 @@ export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
 }
 
+/** What serves a plugin's heavy reads: the primary itself, or the read replicas in front of it (ReadReplicas.ts). */
+export interface ReadDb extends Queryable {
+  /** One read-only unit of work on one connection (a `SET LOCAL` then the query); rerun on the primary if a replica fails under it. */
+  tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+}
+
 /**
  * SQL rendering a timestamptz column as RFC 3339 UTC text with its full microseconds
  * (a JS Date would drop them, and keyset cursors built from it would skip rows).
@@ -26,11 +32,26 @@ export function ident(name: string): string {
  * The one durable store (PostgreSQL). In skeleton mode there is none: `available`
  * is false and every use throws the 503 envelope error.
  */
-export class Store {
+export class Store implements ReadDb {
+  private replicas: ReadDb | null = null;
   private partitionSettings: PartitionSettings = DEFAULT_PARTITIONS;
   private partitionSet: PartitionSet | null = null;
 
   constructor(public readonly pool: pg.Pool | null) {}
+
+  /**
+   * Where heavy reads that may be a few seconds stale go: the read replicas when DATABASE_READ_URL names some (each
+   * read falls back to the primary when none is fresh enough), else the primary. Writes, and reads that must see a
+   * write just made, use the store itself.
+   */
+  get read(): ReadDb {
+    return this.replicas ?? this;
+  }
+
+  /** The kernel's store phase sets this once when read replicas are configured. */
+  useReadReplicas(replicas: ReadDb): void {
+    this.replicas = replicas;
+  }
 
   /** The kernel's `partitions` settings (before any plugin joins). */
   configurePartitions(settings: PartitionSettings): void {
@@ -120,6 +141,15 @@ export class PluginStore {
   }
 
   /**
+   * The read replicas (DATABASE_READ_URL), for heavy reads that may be up to `readReplicas.maxLagSecs` stale (history,
+   * lists, statistics); the primary when none is configured or fresh enough. Never for writes, nor for a read that must
+   * see a write this request (or the client's previous one) just made.
+   */
+  get read(): ReadDb {
+    return this.store.read;
+  }
+
+  /**
    * A job that must run on one replica at a time (the embedded poller of a pool): the replica that takes the lease
    * runs `acquired`, the others wait; it moves within about `retryMs` when its holder stops or dies. Call `start()`.
    */
@@ -155,8 +185,8 @@ const ABANDONED_CLIENT_MS = 1000;
  * fast when the server is unreachable, and that does not leak the slot of a client held for good (a LISTEN client)
  * when the server ends its connection: the libraries holding one reconnect with a new client and never release the old.
  */
-export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core"): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core", connectTimeoutMs = CONNECT_TIMEOUT_MS): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName, connectionTimeoutMillis: connectTimeoutMs });
   const connected = new Set<pg.PoolClient>();
   const checkedOut = new Set<pg.PoolClient>();
   liveClients.set(pool, connected);
