@@ -38,6 +38,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/agent-health": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Each visible node's reachability, SNMP agent status, last successful poll and data age, by node id (keyset pagination)
+     * @description From the latest poll of each node. `problems=true` keeps the nodes found unreachable or whose agent did not answer. A folder-scoped caller sees the nodes of its folders only.
+     */
+    get: operations["polling.console.agentHealthList"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/alerts": {
     parameters: {
       query?: never;
@@ -1013,6 +1033,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/interfaces": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Interfaces across nodes whose name or description holds q, by node name (keyset pagination)
+     * @description Case-insensitive substring of ifName or ifAlias as last polled. `group_id` keeps that folder and everything beneath it (404 when the caller cannot see it); a folder-scoped caller sees the interfaces of its folders' nodes only.
+     */
+    get: operations["polling.console.interfaces"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/ipam/servers": {
     parameters: {
       query?: never;
@@ -1517,6 +1557,26 @@ export interface paths {
     post?: never;
     /** Delete a node (its URL and DNS checks go with it; child nodes lose their parent) */
     delete: operations["inventory.node.remove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/nodes/{id}/agent-health": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A node's reachability, SNMP agent status, last successful poll and data age
+     * @description 404 for a node that is missing or outside the caller's scope.
+     */
+    get: operations["polling.console.agentHealth"];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -2229,6 +2289,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/snmp/probe": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Ask an SNMP agent for sysName, sysDescr and sysObjectID with a stored credential (a test before adding a device)
+     * @description One GET without retry, waiting at most `timeout_ms` (default 2000, at most 5000), sent from the core. Answers 200 whether or not the agent answered: `outcome` says ok, timeout (also a v1/v2c community the agent does not serve: such agents stay silent), auth (v3 credentials refused) or error, with the profile the classification rules would give the device. The credential's secret is never in the answer. Credentials need scope All, so folder-scoped callers get 403 scope_unsupported.
+     */
+    post: operations["polling.console.probe"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/subnet-overlaps": {
     parameters: {
       query?: never;
@@ -2675,6 +2755,42 @@ export interface components {
        * @enum {string}
        */
       target_kind: "node" | "folder";
+    };
+    /** @description A node's health as its latest polls saw it (GET /agent-health, GET /nodes/{id}/agent-health). */
+    AgentHealthView: {
+      /**
+       * @description The SNMP agent in the latest poll: answering, timeout, auth (credentials refused) or error; null = not polled by SNMP (no credential) or never polled
+       * @enum {string|null}
+       */
+      agent_status: "answering" | "timeout" | "auth" | "error" | null;
+      /**
+       * Format: date-time
+       * @description When agent_status was measured
+       */
+      agent_status_at: string | null;
+      /** @description Age of the newest data, in seconds: since the last SNMP answer for SNMP nodes, else since the last liveness check; null = no data */
+      data_age_secs: number | null;
+      /**
+       * Format: date-time
+       * @description The last successful poll: when the SNMP agent last answered; null when it never did (or the node is not polled by SNMP)
+       */
+      last_answer_at: string | null;
+      /**
+       * Format: uuid
+       * @description The node
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+      /** @description Reachability in the latest poll (ICMP, TCP or an SNMP answer); null = never polled */
+      reachable: boolean | null;
+      /**
+       * Format: date-time
+       * @description When reachability was last measured
+       */
+      reachable_at: string | null;
+      /** @description Round-trip time of the latest liveness check, ms; null when none */
+      rtt_ms: number | null;
     };
     /** @description An alert history row: one committed fire or clear (GET /alerts/history). */
     AlertHistoryRow: {
@@ -4548,6 +4664,26 @@ export interface components {
       /** @description Shown this once: send it as Authorization: Bearer to POST /events/ingest; the previous token stops working */
       token: string;
     };
+    /** @description An interface that matched GET /interfaces?q=, with its node. */
+    InterfaceSearchHit: {
+      /** @description ifAlias (the description an operator set) */
+      if_alias: string | null;
+      /** @description ifName (else ifDescr) as last polled */
+      if_name: string | null;
+      /** @description ifIndex */
+      ifindex: number;
+      /** @description The node's address */
+      node_address: string;
+      /**
+       * Format: uuid
+       * @description The interface's node
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+      /** @description Operational status in the last poll; null = unknown */
+      oper_up: boolean | null;
+    };
     /** @description One interface of the fleet interface top-N with its value. */
     InterfaceTopEntry: {
       /** @description Port description (ifAlias); null when unknown */
@@ -5896,6 +6032,49 @@ export interface components {
        */
       version: "1" | "2c" | "3";
     };
+    /** @description Body of POST /snmp/probe: which agent to ask, and with which stored credential. */
+    SnmpProbeBody: {
+      /** @description IPv4 or IPv6 address of the agent (any address a node may have, loopback included), else 400 validation_failed */
+      address: string;
+      /**
+       * Format: uuid
+       * @description A stored credential of kind snmp_v2c or snmp_v3 (400 unknown_reference, invalid_credential)
+       */
+      credential_id: string;
+      /** @description UDP port of the agent; default 161 */
+      port?: number;
+      /** @description How long the probe waits for the answer (one retry-less GET); default 2000 */
+      timeout_ms?: number;
+    };
+    /** @description What an SNMP agent answered to one GET of sysName, sysDescr and sysObjectID, and the profile the classifier would give it. Never holds a secret. */
+    SnmpProbeResult: {
+      /** @description True when the agent answered */
+      answered: boolean;
+      /** @description Time the probe took, in milliseconds */
+      elapsed_ms: number;
+      /** @description Model the matching rule names */
+      model: string | null;
+      /**
+       * @description ok (answered), timeout (no answer: a silent agent, or a v1/v2c community the agent does not serve), auth (v3 credentials refused), error
+       * @enum {string}
+       */
+      outcome: "ok" | "timeout" | "auth" | "error";
+      /**
+       * Format: uuid
+       * @description The profile the classification rules give this device; null = none
+       */
+      profile_id: string | null;
+      /** @description That profile's name */
+      profile_name: string | null;
+      /** @description sysDescr.0 as answered; null when not answered */
+      sys_descr: string | null;
+      /** @description sysName.0 as answered; null when not answered */
+      sys_name: string | null;
+      /** @description sysObjectID.0 (dotted, no leading dot); null when not answered */
+      sys_object_id: string | null;
+      /** @description Vendor the matching rule names */
+      vendor: string | null;
+    };
     /** @description One row of GET /events/stats: a time bucket (group_by=time) or a count bucket. */
     StatsBucket: {
       /** @description group_by=time: counts per kind when split=kind, else null */
@@ -6966,6 +7145,80 @@ export interface operations {
       };
       /** @description last_admin */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "polling.console.agentHealthList": {
+    parameters: {
+      query?: {
+        /** @description X-Next-Cursor of the previous page */
+        cursor?: string;
+        /** @description Page size, default 500 */
+        limit?: number;
+        /** @description true: only nodes whose latest poll found them unreachable or their agent not answering */
+        problems?: "true" | "false";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AgentHealthView"][];
+        };
+      };
+      /** @description validation_failed (limit, problems), invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -12678,6 +12931,91 @@ export interface operations {
       };
     };
   };
+  "polling.console.interfaces": {
+    parameters: {
+      query: {
+        /** @description X-Next-Cursor of the previous page */
+        cursor?: string;
+        /** @description Only that folder and everything beneath it */
+        group_id?: string;
+        /** @description Page size, default 50 */
+        limit?: number;
+        /** @description Case-insensitive substring of the interface name (ifName) or description (ifAlias) */
+        q: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InterfaceSearchHit"][];
+        };
+      };
+      /** @description validation_failed (q missing or blank, limit), invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "ipam.server.list": {
     parameters: {
       query?: {
@@ -15762,6 +16100,82 @@ export interface operations {
         };
       };
       /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "polling.console.agentHealth": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AgentHealthView"];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
       403: {
         headers: {
           [name: string]: unknown;
@@ -20348,6 +20762,75 @@ export interface operations {
       };
       /** @description Not Found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "polling.console.probe": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SnmpProbeBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SnmpProbeResult"];
+        };
+      };
+      /** @description validation_failed (address, port, timeout_ms), unknown_reference (no such credential), invalid_credential (not SNMP) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
         headers: {
           [name: string]: unknown;
         };
