@@ -67,7 +67,7 @@ export interface paths {
     };
     /**
      * Active alerts (open incidents) the caller can see, each with its ack state; worst severity first, then newest
-     * @description Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All.
+     * @description Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All. With folder_id, only the incidents of nodes filed in that folder or beneath it (404 when the folder is unknown or outside the caller's scope).
      */
     get: operations["alerts.alert.list"];
     put?: never;
@@ -100,6 +100,28 @@ export interface paths {
      *     The change is broadcast on the Socket.IO channel `alerts.acks` as event `alerts.ack` (the answer plus `action` "recorded"/"cleared", `subject_kind`, `node`, `subject_name`, `by`, `at`), to sockets whose scope covers the node's folder.
      */
     post: operations["alerts.alert.ack"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/alerts/ack/bulk": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Acknowledge (or clear) several active alerts by id with one note; one answer per id
+     * @description ids are the ids of GET /alerts (1 to 1000). Each id the caller can see (as GET /alerts shows it) has its ack recorded at its current severity (by the caller, now, with note), replacing an earlier ack, or cleared with `clear: true`; ids that are closed since, unknown or outside the caller's scope answer `not_found` in their item (never a 404 for the whole request).
+     *
+     *     One transaction. The change is broadcast like POST /alerts/ack: one event `alerts.ack` on `alerts.acks` per subject (node, pool or organization), with the incidents of that subject that changed.
+     */
+    post: operations["alerts.alert.bulk"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1193,7 +1215,11 @@ export interface paths {
     };
     /** One maintenance window */
     get: operations["alerts.maintenance.get"];
-    put?: never;
+    /**
+     * Replace a maintenance window (full document, the rules of create); its author and creation time stay
+     * @description 404 when the window does not exist or the caller cannot see every one of its current targets; the new targets must be visible too (else 400 unknown_reference). The engine applies the change within its maintenance refresh.
+     */
+    put: operations["alerts.maintenance.replace"];
     post?: never;
     /** Delete a maintenance window */
     delete: operations["alerts.maintenance.remove"];
@@ -1310,7 +1336,11 @@ export interface paths {
     delete: operations["alerts.mute.remove"];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Change a mute's end (until, in the future) or reason
+     * @description At least one of until and reason. 400: neither, until unparseable or not in the future, blank reason. 404 when missing, or (folder-scoped caller) when its node is gone or outside the scope.
+     */
+    patch: operations["alerts.mute.update"];
     trace?: never;
   };
   "/api/v1/mutes/bulk": {
@@ -3092,6 +3122,43 @@ export interface components {
       event: "fire" | "resolve" | "suppress";
       /** @description Template of the subject */
       subject: string;
+    };
+    /** @description The outcome of a bulk ack for one alert id. */
+    BulkAckItem: {
+      /**
+       * Format: uuid
+       * @description The id as asked (lower case)
+       */
+      id: string;
+      incident: components["schemas"]["AckedIncident"] | unknown;
+      /**
+       * @description acked: recorded; cleared: its ack removed; unchanged: clear asked but it had no ack; not_found: no such open alert, or outside the caller's scope (not distinguished)
+       * @enum {string}
+       */
+      status: "acked" | "cleared" | "unchanged" | "not_found";
+    };
+    /** @description Body of POST /alerts/ack/bulk: active alerts (GET /alerts ids) to acknowledge with one note, or to clear. */
+    BulkAckRequest: {
+      /**
+       * @description false (default): record the ack (by the caller, now, with note) at each alert's current severity; true: clear it
+       * @default false
+       */
+      clear?: boolean;
+      /** @description Ids of active alerts (the id of GET /alerts), 1 to 1000; repeats are answered once */
+      ids: string[];
+      /** @description Free-text note kept with each ack (ignored when clearing) */
+      note?: string;
+    };
+    /** @description Answer of POST /alerts/ack/bulk: one item per distinct id, in the order asked. */
+    BulkAckResult: {
+      /** @description Alerts whose ack was recorded */
+      acked: number;
+      /** @description Alerts whose ack was cleared */
+      cleared: number;
+      /** @description Per id, in the order asked */
+      items: components["schemas"]["BulkAckItem"][];
+      /** @description Ids not found (closed since, or outside the caller's scope) */
+      not_found: number;
     };
     /** @description Body of POST /mutes/bulk: one metric muted on many nodes until a time. */
     BulkMuteRequest: {
@@ -5067,6 +5134,13 @@ export interface components {
     MutationOk: {
       /** @description Always true: failures answer the error envelope */
       ok: boolean;
+    };
+    /** @description Body of PATCH /mutes/{id}: move a mute's end or change its reason; at least one field. */
+    MuteUpdate: {
+      /** @description New reason (shown with the mute) */
+      reason?: string;
+      /** @description RFC 3339 timestamp in the future: the mute's new end (unparseable or past: 400) */
+      until?: string;
     };
     /** @description An active mute: the metric's notifications on a node are suppressed until it ends (GET /mutes). */
     MuteView: {
@@ -7248,7 +7322,10 @@ export interface operations {
   };
   "alerts.alert.list": {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Only alerts of nodes filed in this folder or anywhere beneath it; 404 when the folder is unknown or outside the caller's scope */
+        folder_id?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -7264,6 +7341,15 @@ export interface operations {
           "application/json": components["schemas"]["ActiveAlertView"][];
         };
       };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
       /** @description No valid bearer token */
       401: {
         headers: {
@@ -7275,6 +7361,15 @@ export interface operations {
       };
       /** @description Role lacks read */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -7353,6 +7448,75 @@ export interface operations {
       };
       /** @description Not Found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "alerts.alert.bulk": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BulkAckRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BulkAckResult"];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks AckAlerts */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -13969,6 +14133,86 @@ export interface operations {
       };
     };
   };
+  "alerts.maintenance.replace": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["MaintenanceWindowCreate"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MaintenanceWindowView"];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageMaintenance */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "alerts.maintenance.remove": {
     parameters: {
       query?: never;
@@ -14385,6 +14629,86 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks AckAlerts */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "alerts.mute.update": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["MuteUpdate"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MuteView"];
+        };
       };
       /** @description Bad Request */
       400: {
