@@ -1564,6 +1564,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/nodes/{id}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The series a node has values for (metric, interface or row, name, latest value)
+     * @description The series a node has a latest value for, one per metric and interface or row, ordered by metric, ifindex, row. `metric` (optional) keeps only that metric. The graphs of a node use it to learn which CPU, storage and interface series exist before asking GET /nodes/{id}/metrics/{metric}/history for each. 400 invalid_metric for a metric that is not an identifier; 404 for a node that is missing or outside the caller's scope.
+     */
+    get: operations["polling.metrics.nodeSeries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/nodes/{id}/metrics/{metric}/history": {
     parameters: {
       query?: never;
@@ -4887,6 +4907,24 @@ export interface components {
       util_in_pct: number | null;
       /** @description Outbound traffic as a percentage of if_speed_bps */
       util_out_pct: number | null;
+    };
+    /** @description One series a node has a latest value for (GET /nodes/{id}/metrics): what the graphs of a node can ask the history for. */
+    NodeSeriesView: {
+      /**
+       * Format: date-time
+       * @description When the latest value was measured
+       */
+      at: string;
+      /** @description Interface of an interface metric; null = not an interface series */
+      ifindex: number | null;
+      /** @description The metric name (for example cpu_load_pct, storage_used_pct, rtt_ms, if_in_bps) */
+      metric: string;
+      /** @description The interface name (ifName) or row name (hrStorageDescr, "cpu <index>") the poller stored; null when unknown */
+      name: string | null;
+      /** @description Row of a table metric (CPU, storage); null = not a table series */
+      row: number | null;
+      /** @description The latest value */
+      value: number;
     };
     /** @description A node as the inventory answers it, with its effective pool and tags (GET /nodes, GET /nodes/{id}). */
     NodeView: {
@@ -15662,6 +15700,85 @@ export interface operations {
         };
       };
       /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "polling.metrics.nodeSeries": {
+    parameters: {
+      query?: {
+        /** @description Keep only this metric */
+        metric?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NodeSeriesView"][];
+        };
+      };
+      /** @description invalid_metric, validation_failed */
       400: {
         headers: {
           [name: string]: unknown;
