@@ -10,9 +10,11 @@ import { EventController } from "./controllers/EventController.js";
 import { EventRuleController } from "./controllers/EventRuleController.js";
 import { EventSourceController } from "./controllers/EventSourceController.js";
 import { PollerTrapUserController } from "./controllers/PollerTrapUserController.js";
+import { TrapNameController } from "./controllers/TrapNameController.js";
 import { EventRepository } from "./repositories/EventRepository.js";
 import { RuleRepository } from "./repositories/RuleRepository.js";
 import { SourceRepository } from "./repositories/SourceRepository.js";
+import { TrapNameRepository } from "./repositories/TrapNameRepository.js";
 import { EventPipeline, liveView } from "./services/EventPipeline.js";
 import { EventQueryService } from "./services/EventQueryService.js";
 import { IngestService } from "./services/IngestService.js";
@@ -23,6 +25,7 @@ import { ListenerService } from "./services/ListenerService.js";
 import { RuleService } from "./services/RuleService.js";
 import { SourceService } from "./services/SourceService.js";
 import { SyslogUdpMirror } from "./services/SyslogUdpMirror.js";
+import { TrapNameService } from "./services/TrapNameService.js";
 
 export * from "./contract.js";
 export type { EventsConfig } from "./context.js";
@@ -108,7 +111,7 @@ export const eventsPlugin = definePlugin({
   optionalDependsOn: { flows: "^0.1.0" },
   // Remote pollers run the same receivers for their pool and forward to POST /events/forwarded.
   contributes: { "polling.passive": [eventsPassiveReceiver] },
-  controllers: [EventController, EventRuleController, EventSourceController, PollerTrapUserController],
+  controllers: [EventController, EventRuleController, EventSourceController, PollerTrapUserController, TrapNameController],
   providers: [
     EventPipeline,
     EventRepository,
@@ -120,6 +123,8 @@ export const eventsPlugin = definePlugin({
     SourceService,
     SourceRepository,
     SyslogUdpMirror,
+    TrapNameRepository,
+    TrapNameService,
   ],
   // The UDP syslog fast path the forwarding tee relays verbatim, unfiltered destinations through.
   exports: [{ provide: SyslogMirror, use: SyslogUdpMirror }],

@@ -819,6 +819,45 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/events/trap-names": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Trap and varbind OID names: the built-in table (id null, builtin true) then the users' rows
+     * @description The event list's trap_name comes from these: a trap's OID matches a row exactly; a varbind's OID matches an object row exactly or lies under it (shown as name.instance). A user row with a built-in OID takes precedence over the built-in name.
+     */
+    get: operations["events.trapName.list"];
+    put?: never;
+    /** Name an OID */
+    post: operations["events.trapName.create"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/events/trap-names/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Replace a user's OID name (built-in rows are read-only) */
+    put: operations["events.trapName.replace"];
+    post?: never;
+    /** Delete a user's OID name */
+    delete: operations["events.trapName.remove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/flow/asn": {
     parameters: {
       query?: never;
@@ -865,7 +904,7 @@ export interface paths {
     };
     /**
      * Flow conversations (source, destination) ranked by traffic; folder-scoped callers see the flows their nodes exported
-     * @description Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.
+     * @description Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), exporter (exporter addresses: only the flows they sent), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.
      */
     get: operations["flows.flow.conversations"];
     put?: never;
@@ -919,7 +958,7 @@ export interface paths {
     };
     /**
      * Autonomous systems ranked by traffic, on the side dir names (dst by default)
-     * @description Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.
+     * @description Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), exporter (exporter addresses: only the flows they sent), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.
      */
     get: operations["flows.flow.topAs"];
     put?: never;
@@ -1646,6 +1685,26 @@ export interface paths {
      * @description Ordered by ifindex; rates are null where none was measured. 404 for a node that is missing or outside the caller's scope.
      */
     get: operations["polling.metrics.nodeInterfaces"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/nodes/{id}/metrics": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The series a node has values for (metric, interface or row, name, latest value)
+     * @description The series a node has a latest value for, one per metric and interface or row, ordered by metric, ifindex, row. `metric` (optional) keeps only that metric. The graphs of a node use it to learn which CPU, storage and interface series exist before asking GET /nodes/{id}/metrics/{metric}/history for each. 400 invalid_metric for a metric that is not an identifier; 404 for a node that is missing or outside the caller's scope.
+     */
+    get: operations["polling.metrics.nodeSeries"];
     put?: never;
     post?: never;
     delete?: never;
@@ -4148,6 +4207,8 @@ export interface components {
       msgid: string | null;
       /** @description The node it was attributed to; null = none */
       node_id: string | null;
+      /** @description GET /events: the name of the node it was attributed to (null = none); absent from the live stream */
+      node_name?: string | null;
       /** @description the message as received, when it did not parse */
       raw: string | null;
       /** @description when the service received it (RFC 3339, microseconds) */
@@ -4165,6 +4226,8 @@ export interface components {
        * @enum {string}
        */
       transport: "udp" | "tcp" | "tls" | "http";
+      /** @description GET /events: the trap OID's name from GET /events/trap-names (built-in or user-added); null = unknown or not a trap */
+      trap_name?: string | null;
       /** @description The trap's OID; null for syslog */
       trap_oid: string | null;
     };
@@ -5217,6 +5280,24 @@ export interface components {
       util_in_pct: number | null;
       /** @description Outbound traffic as a percentage of if_speed_bps */
       util_out_pct: number | null;
+    };
+    /** @description One series a node has a latest value for (GET /nodes/{id}/metrics): what the graphs of a node can ask the history for. */
+    NodeSeriesView: {
+      /**
+       * Format: date-time
+       * @description When the latest value was measured
+       */
+      at: string;
+      /** @description Interface of an interface metric; null = not an interface series */
+      ifindex: number | null;
+      /** @description The metric name (for example cpu_load_pct, storage_used_pct, rtt_ms, if_in_bps) */
+      metric: string;
+      /** @description The interface name (ifName) or row name (hrStorageDescr, "cpu <index>") the poller stored; null when unknown */
+      name: string | null;
+      /** @description Row of a table metric (CPU, storage); null = not a table series */
+      row: number | null;
+      /** @description The latest value */
+      value: number;
     };
     /** @description A node as the inventory answers it, with its effective pool and tags (GET /nodes, GET /nodes/{id}). */
     NodeView: {
@@ -6749,6 +6830,38 @@ export interface components {
        * @enum {string}
        */
       via: "pin" | "link" | "seed" | "none";
+    };
+    /** @description Body of POST /events/trap-names and of the full-document PUT /events/trap-names/{id}: a name for a trap or varbind OID. */
+    TrapNameBody: {
+      /** @description What it means; null = none */
+      description?: string | null;
+      /**
+       * @description notification (default): a trap's OID, matched exactly; object: a varbind's object, matched as a prefix (its instance shown after the name)
+       * @enum {string}
+       */
+      kind?: "notification" | "object";
+      /** @description Shown name, for example "ACME-MIB::fanFailure" */
+      name: string;
+      /** @description Dotted OID, for example 1.3.6.1.4.1.9999.0.1 */
+      oid: string;
+    };
+    /** @description A trap or varbind OID's name (GET /events/trap-names): built-in rows (read-only, id null) and rows users added. */
+    TrapNameView: {
+      /** @description A built-in row: read-only (a user row with the same OID takes precedence) */
+      builtin: boolean;
+      /** @description What it means; null = none */
+      description: string | null;
+      /** @description The user row's id; null for a built-in row */
+      id: string | null;
+      /**
+       * @description notification: a trap's OID; object: a varbind object (matched as a prefix)
+       * @enum {string}
+       */
+      kind: "notification" | "object";
+      /** @description Shown name (MODULE::name for the built-in rows) */
+      name: string;
+      /** @description Dotted OID */
+      oid: string;
     };
     /** @description A URL check; PUT replaces the node's whole check, an omitted field takes its default. */
     UrlCheckBody: {
@@ -12000,6 +12113,303 @@ export interface operations {
       };
     };
   };
+  "events.trapName.list": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TrapNameView"][];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "events.trapName.create": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TrapNameBody"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedId"];
+        };
+      };
+      /** @description validation_failed: oid not a dotted OID, name empty or too long, kind unknown */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description duplicate_oid: a user row names that OID already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "events.trapName.replace": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TrapNameBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TrapNameView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description duplicate_oid: another row names that OID */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "events.trapName.remove": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description No Content */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "flows.flow.importAsn": {
     parameters: {
       query?: never;
@@ -12167,6 +12577,8 @@ export interface operations {
         asn?: string;
         /** @description Side ranked: src or dst (default dst) */
         dir?: "src" | "dst";
+        /** @description Exporter addresses (GET /flow/exporters): only the flows they sent, comma-separated, at most 8 values */
+        exporter?: string;
         /** @description Start, Unix seconds (default: one hour before to) */
         from?: number;
         /** @description Rows, clamped to 1-1000 (default 100) */
@@ -12374,6 +12786,8 @@ export interface operations {
         asn?: string;
         /** @description Side ranked: src or dst (default dst) */
         dir?: "src" | "dst";
+        /** @description Exporter addresses (GET /flow/exporters): only the flows they sent, comma-separated, at most 8 values */
+        exporter?: string;
         /** @description Start, Unix seconds (default: one hour before to) */
         from?: number;
         /** @description Rows, clamped to 1-1000 (default 100) */
@@ -16770,6 +17184,85 @@ export interface operations {
         };
       };
       /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "polling.metrics.nodeSeries": {
+    parameters: {
+      query?: {
+        /** @description Keep only this metric */
+        metric?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NodeSeriesView"][];
+        };
+      };
+      /** @description invalid_metric, validation_failed */
       400: {
         headers: {
           [name: string]: unknown;

@@ -48,6 +48,14 @@ export class EventView {
   @Description("The message did not parse; raw holds it") @Required() malformed: boolean;
   @Description("What the rules did with it: unmatched, counted, fired, cleared or suppressed") @Required() @Enum(...ACTIONS) action: string;
   @Description("The event rule that matched; null = none") @Required() @Nullable(String) rule_id: string | null;
+  @Optional()
+  @Nullable(String)
+  @Description("GET /events: the name of the node it was attributed to (null = none); absent from the live stream")
+  node_name?: string | null;
+  @Optional()
+  @Nullable(String)
+  @Description("GET /events: the trap OID's name from GET /events/trap-names (built-in or user-added); null = unknown or not a trap")
+  trap_name?: string | null;
 }
 
 export class TimeBucket {

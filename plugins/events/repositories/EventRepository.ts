@@ -134,13 +134,14 @@ export class EventRepository {
     }
   }
 
-  /** One page, newest first; `before` = the last row of the previous page (received_at text, id). */
+  /** One page, newest first, with the attributed node's name; `before` = the last row of the previous page (received_at text, id). */
   page(f: EventFilter, before: readonly [string, string] | null, limit: number): Promise<EventView[]> {
     const params: unknown[] = [];
     const w = this.where(f, params);
     if (before) w.push(`(e.received_at, e.id) < ($${params.push(before[0])}::timestamptz, $${params.push(before[1])}::uuid)`);
     return this.read<EventView>(
-      `SELECT ${VIEW_COLUMNS} FROM ${this.t} e ${w.length ? `WHERE ${w.join(" AND ")}` : ""}
+      `SELECT ${VIEW_COLUMNS}, (SELECT d.name FROM ${NODE_DIRECTORY_VIEW} d WHERE d.id = e.node_id) AS node_name
+         FROM ${this.t} e ${w.length ? `WHERE ${w.join(" AND ")}` : ""}
         ORDER BY e.received_at DESC, e.id DESC LIMIT $${params.push(limit + 1)}`,
       params,
     );

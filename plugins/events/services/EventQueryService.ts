@@ -17,6 +17,7 @@ import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { ACTIONS, GROUP_BY, type CountBucket, type EventView, type TimeBucket } from "../models/EventModels.js";
 import { EventRepository, type EventFilter } from "../repositories/EventRepository.js";
 import { EVENT_KINDS } from "../lib/types.js";
+import { TrapNameService } from "./TrapNameService.js";
 
 /** The spec's passive streams a `kind` may name: the events plugin's own two, and flow (counted from the flows plugin). */
 const STAT_KINDS = [...EVENT_KINDS, "flow"] as const;
@@ -105,6 +106,9 @@ export class EventQueryService {
   @Inject(EventRepository)
   private repo: EventRepository;
 
+  @Inject(TrapNameService)
+  private trapNames: TrapNameService;
+
   /** Checks the common conditions (400 validation_failed / invalid_regex naming the parameter); `defaultRange` fills a missing start. */
   async filter(q: EventQuery, defaultRange: boolean, scope: Scope): Promise<EventFilter> {
     let end = parseBound("end", q.end);
@@ -143,7 +147,9 @@ export class EventQueryService {
   async list(q: EventQuery, scope: Scope, limit: number, cursor?: string): Promise<{ rows: EventView[]; next: string | null }> {
     const f = await this.filter(q, false, scope);
     const before = cursor ? (decodeCursor(cursor, 2, ([at, id]) => isRfc3339(at) && isUuid(id)) as [string, string]) : null;
-    return page(await this.repo.page(f, before, limit), limit, (r) => [r.received_at, r.id]);
+    const [rows, nameOf] = await Promise.all([this.repo.page(f, before, limit), this.trapNames.resolver()]);
+    for (const r of rows) r.trap_name = r.trap_oid === null ? null : nameOf(r.trap_oid);
+    return page(rows, limit, (r) => [r.received_at, r.id]);
   }
 
   async stats(q: StatsQuery, scope: Scope): Promise<TimeBucket[] | CountBucket[]> {

@@ -19,7 +19,7 @@ import { FlowCollector } from "../services/FlowCollector.js";
 import { FlowQueryService } from "../services/FlowQueryService.js";
 
 const QUERY_DOC =
-  "Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.";
+  "Query (all optional): from, to (Unix seconds; to defaults to now, from to one hour before to), limit (clamped to 1-1000, default 100), proto (IP protocol numbers), port (destination ports), peer (addresses, source or destination), asn (AS numbers, source or destination; 0 = unknown), exporter (exporter addresses: only the flows they sent), each comma-separated with at most 8 values; dir (src or dst, default dst). A value that does not parse is refused.";
 
 const list = (what: string) => `${what}, comma-separated, at most 8 values`;
 /** The query parameters of conversations and top AS (FlowQueryService parses and checks them). */
@@ -31,6 +31,7 @@ const FLOW_QUERY: QueryParameterDoc[] = [
   { name: "port", description: list("Destination ports") },
   { name: "peer", description: list("Addresses, source or destination") },
   { name: "asn", description: list("AS numbers, source or destination; 0 = unknown") },
+  { name: "exporter", description: list("Exporter addresses (GET /flow/exporters): only the flows they sent") },
   { name: "dir", description: "Side ranked: src or dst (default dst)", schema: { type: "string", enum: ["src", "dst"] } },
 ];
 

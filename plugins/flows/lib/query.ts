@@ -9,6 +9,8 @@ export interface FlowQuery {
   ports: number[] | null;
   peers: string[] | null;
   asns: number[] | null;
+  /** Flows these exporters sent (the drill-down from a conversation to the devices that saw it); null = any. */
+  exporters: string[] | null;
   dir: "src" | "dst";
 }
 
@@ -63,6 +65,7 @@ export function parseFlowQuery(q: Record<string, string | undefined>, nowSecs = 
     ports: list("port", q.port, ranged(65535), "a port (0-65535)"),
     peers: list("peer", q.peer, (s) => (isIpAddress(s) ? s : null), "an IP address"),
     asns: list("asn", q.asn, ranged(4294967295), "an AS number (0 = unknown)"),
+    exporters: list("exporter", q.exporter, (s) => (isIpAddress(s) ? s : null), "an IP address"),
     dir,
   };
 }

@@ -247,7 +247,7 @@ export class FlowRepository {
     return rowCount ?? 0;
   }
 
-  /** The WHERE of a flow query over a rollup table `r` (time, proto, port, peer, scope); AS filters apply after the AS lookup. */
+  /** The WHERE of a flow query over a rollup table `r` (time, proto, port, peer, exporter, scope); AS filters apply after the AS lookup. */
   private where(q: FlowQuery, scopeFolders: string[] | null, params: unknown[]): { table: string; where: string } {
     const p = (v: unknown) => `$${params.push(v)}`;
     const hourly = q.toSecs - q.fromSecs > HOUR_TABLE_ABOVE_SECS;
@@ -259,6 +259,7 @@ export class FlowRepository {
       const peers = p(q.peers);
       w.push(`(r.src = ANY (${peers}::inet[]) OR r.dst = ANY (${peers}::inet[]))`);
     }
+    if (q.exporters) w.push(`r.exporter = ANY (${p(q.exporters)}::inet[])`);
     if (scopeFolders) w.push(`r.folder_path && ${p(scopeFolders)}::uuid[]`);
     return { table: this.t(hourly ? "rollup_1h" : "rollup_1m"), where: w.join(" AND ") };
   }

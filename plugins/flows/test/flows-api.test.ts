@@ -177,6 +177,22 @@ describe("the query", () => {
     expect((await get("/flow/conversations?proto=1,2,3,4,5,6,7,8")).status).toBe(200);
   });
 
+  it("exporter keeps the flows that exporter sent (the drill-down from a conversation to the device that saw it)", async () => {
+    const all = await rows(`/flow/conversations?${window}&limit=1000`);
+    const [exporter] = await rows("/flow/exporters");
+    const viaExporter = await rows(`/flow/conversations?${window}&limit=1000&exporter=${exporter.address as string}`);
+    // One exporter here: everything came through it; another address sent nothing.
+    expect(total(viaExporter, "bytes")).toBe(total(all, "bytes"));
+    const pair = await rows(`/flow/conversations?${window}&limit=1000&exporter=${exporter.address as string}&peer=${encodeURIComponent(String(all[0].src))}`);
+    expect(pair.some((r) => r.src === all[0].src && r.dst === all[0].dst)).toBe(true);
+    expect(await rows(`/flow/conversations?${window}&exporter=192.0.2.250`)).toEqual([]);
+    expect(await rows(`/flow/top-as?${window}&exporter=192.0.2.250`)).toEqual([]);
+    expectError(await get("/flow/conversations?exporter=not-an-address"), 400, "validation_failed");
+    expectError(await get(`/flow/conversations?exporter=${Array.from({ length: 9 }, (_, i) => `192.0.2.${i + 1}`).join(",")}`), 400, "validation_failed");
+    const scopedB = await k.token("viewer", { folders: [folderB] });
+    expect(await rows(`/flow/conversations?${window}&exporter=${exporter.address as string}`, scopedB)).toEqual([]);
+  });
+
   it("names AS numbers from the table; an exporter-less address is AS 0; top-as ranks either side", async () => {
     expectError(
       await k.request("POST", "/flow/asn", {

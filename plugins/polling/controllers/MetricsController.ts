@@ -1,5 +1,5 @@
 import { Controller, Inject } from "@tsed/di";
-import { PathParams } from "@tsed/platform-params";
+import { PathParams, QueryParams } from "@tsed/platform-params";
 import { Description, Format, Get, MaxLength, Returns, Summary } from "@tsed/schema";
 import { DashboardRead, ErrorEnvelope, Permission, SkeletonRead, CallerScope, Query, type Scope } from "../../../core/index.js";
 import {
@@ -12,6 +12,8 @@ import {
   MetricHistory,
   MetricHistoryQuery,
   NodeInterfaceView,
+  NODE_SERIES_DESCRIPTION,
+  NodeSeriesView,
 } from "../models/MetricsModels.js";
 import { MetricsService } from "../services/MetricsService.js";
 
@@ -42,6 +44,21 @@ export class MetricsController {
   @Returns(404, ErrorEnvelope)
   nodeInterfaces(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<NodeInterfaceView[]> {
     return this.metrics.nodeInterfaces(id, scope);
+  }
+
+  @Get("/nodes/:id/metrics")
+  @Permission("read")
+  @Summary("The series a node has values for (metric, interface or row, name, latest value)")
+  @Description(NODE_SERIES_DESCRIPTION)
+  @(Returns(200, Array).Of(NodeSeriesView))
+  @(Returns(400, ErrorEnvelope).Description("invalid_metric, validation_failed"))
+  @Returns(404, ErrorEnvelope)
+  nodeSeries(
+    @CallerScope() scope: Scope,
+    @PathParams("id") @Format("uuid") id: string,
+    @QueryParams("metric") @MaxLength(100) @Description("Keep only this metric") metric?: string,
+  ): Promise<NodeSeriesView[]> {
+    return this.metrics.nodeSeries(id, metric, scope);
   }
 
   @Get("/nodes/:id/metrics/:metric/history")

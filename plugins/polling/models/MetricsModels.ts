@@ -129,3 +129,22 @@ export const HISTORY_DESCRIPTION =
   `Without \`step\` the raw samples are answered (at most ${HISTORY_MAX_POINTS}, else 400 too_many_points: ask for a step); ` +
   `with \`step\` (seconds, 1..86400) one point per bucket with its average, minimum, maximum and count, at most ${HISTORY_MAX_POINTS} buckets. ` +
   "400 invalid_range for a bound that does not parse or from not before to; 404 for a node that is missing or outside the caller's scope.";
+
+@Description("One series a node has a latest value for (GET /nodes/{id}/metrics): what the graphs of a node can ask the history for.")
+export class NodeSeriesView {
+  @Required() @Description("The metric name (for example cpu_load_pct, storage_used_pct, rtt_ms, if_in_bps)") metric: string;
+  @Description("Interface of an interface metric; null = not an interface series") @Required() @Nullable(Number) @Integer() ifindex: number | null;
+  @Description("Row of a table metric (CPU, storage); null = not a table series") @Required() @Nullable(Number) @Integer() row: number | null;
+  @Description('The interface name (ifName) or row name (hrStorageDescr, "cpu <index>") the poller stored; null when unknown')
+  @Required()
+  @Nullable(String)
+  name: string | null;
+  @Required() @Description("The latest value") value: number;
+  @Required() @Format("date-time") @Description("When the latest value was measured") at: string;
+}
+
+export const NODE_SERIES_DESCRIPTION =
+  "The series a node has a latest value for, one per metric and interface or row, ordered by metric, ifindex, row. " +
+  "`metric` (optional) keeps only that metric. The graphs of a node use it to learn which CPU, storage and interface series exist " +
+  "before asking GET /nodes/{id}/metrics/{metric}/history for each. 400 invalid_metric for a metric that is not an identifier; " +
+  "404 for a node that is missing or outside the caller's scope.";

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isoTimestamp } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
-import type { HistoryPoint, InterfaceTopEntry, NodeInterfaceView } from "../models/MetricsModels.js";
+import type { HistoryPoint, InterfaceTopEntry, NodeInterfaceView, NodeSeriesView } from "../models/MetricsModels.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 /** "none" in the key columns of latest and samples. */
@@ -304,6 +304,17 @@ export class MetricsRepository {
       [...base, q.step],
     );
     return rows.map((r) => ({ ...r, count: Number(r.count) }));
+  }
+
+  /** A node's series in polling.latest (its primary key leads with node_id), optionally one metric only. */
+  async nodeSeries(nodeId: string, metric: string | null): Promise<NodeSeriesView[]> {
+    const { rows } = await this.ctx.store.query<NodeSeriesView>(
+      `SELECT metric, nullif(ifindex, ${NONE}) AS ifindex, nullif(row_key, ${NONE}) AS row, coalesce(if_name, row_name) AS name, value, ${isoTimestamp("at")} AS at
+         FROM ${this.t("latest")} WHERE node_id = $1 AND ($2::text IS NULL OR metric = $2)
+        ORDER BY metric, ifindex, row_key`,
+      [nodeId, metric],
+    );
+    return rows;
   }
 }
 

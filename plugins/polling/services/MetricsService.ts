@@ -13,6 +13,7 @@ import {
   type MetricHistory,
   type MetricHistoryQuery,
   type NodeInterfaceView,
+  type NodeSeriesView,
 } from "../models/MetricsModels.js";
 import { MetricsRepository, type RollupSpec } from "../repositories/MetricsRepository.js";
 
@@ -100,6 +101,13 @@ export class MetricsService {
   async nodeInterfaces(nodeId: string, scope: Scope): Promise<NodeInterfaceView[]> {
     await this.requireNode(nodeId, scope);
     return this.repo.nodeInterfaces(nodeId);
+  }
+
+  async nodeSeries(nodeId: string, metric: string | undefined, scope: Scope): Promise<NodeSeriesView[]> {
+    if (metric !== undefined && !METRIC_NAME.test(metric))
+      throw badRequest("invalid_metric", "metric must be an identifier ([A-Za-z_:][A-Za-z0-9_:]*, at most 100 characters).");
+    await this.requireNode(nodeId, scope);
+    return this.repo.nodeSeries(nodeId, metric ?? null);
   }
 
   async history(nodeId: string, metric: string, p: MetricHistoryQuery, scope: Scope): Promise<MetricHistory> {

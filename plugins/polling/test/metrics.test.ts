@@ -351,6 +351,52 @@ describe("GET /nodes/{id}/metrics/{metric}/history", () => {
   });
 });
 
+describe("GET /nodes/{id}/metrics (the node's series)", () => {
+  const series = (node: string, query: Record<string, string> = {}, token: string | null = tokens.viewer) => {
+    const req = k.http.get(`/api/v1/nodes/${node}/metrics`).query(query);
+    return token === null ? req : req.set(bearer(token));
+  };
+
+  it("lists a node's latest series with interface, row and name, ordered by metric; metric keeps one", async () => {
+    await sql(
+      `INSERT INTO polling.latest (node_id, metric, ifindex, row_key, value, at, row_name) VALUES
+         ($1, 'storage_used_pct', -1, 3, 41.5, now(), 'Physical memory'), ($1, 'rtt_ms', -1, -1, 0.4, now(), NULL)
+       ON CONFLICT DO NOTHING`,
+      [ids.root],
+    );
+    const res = await series(ids.root);
+    expect(res.status).toBe(200);
+    expect(
+      res.body.map((s: { metric: string; ifindex: number | null; row: number | null; name: string | null; value: number }) => [
+        s.metric,
+        s.ifindex,
+        s.row,
+        s.name,
+        s.value,
+      ]),
+    ).toEqual([
+      ["if_in_bps", 5, null, null, 99e9],
+      ["rtt_ms", null, null, null, 0.4],
+      ["storage_used_pct", null, 3, "Physical memory", 41.5],
+    ]);
+    expect(Date.parse(res.body[0].at)).toBeGreaterThan(0);
+    const only = await series(ids.root, { metric: "storage_used_pct" });
+    expect(only.body.map((s: { metric: string }) => s.metric)).toEqual(["storage_used_pct"]);
+    // Each role may read (it is a read); an operator's and an admin's token as well.
+    for (const role of ["operator", "admin"] as const) expect((await series(ids.root, {}, await k.token(role))).status).toBe(200);
+  });
+
+  it("401 without a token or with a bad one; 404 outside the folder scope or missing; 400 for a bad metric or id", async () => {
+    expect((await series(ids.core, {}, null)).status).toBe(401);
+    expect((await series(ids.core, {}, "not-a-token")).status).toBe(401);
+    expect((await series(ids.core, {}, tokens.scopedA)).status).toBe(200);
+    expectError(await series(ids.core, {}, tokens.scopedB), 404, "not_found");
+    expectError(await series(MISSING), 404, "not_found");
+    expectError(await series(ids.core, { metric: "bad-metric!" }), 400, "invalid_metric");
+    expect((await series("not-a-uuid")).status).toBe(400);
+  });
+});
+
 describe("OpenAPI", () => {
   it("documents the metric and agg vocabularies of interface-top and the reads' answers", async () => {
     const spec = (await k.http.get("/api/v1/openapi.json")).body as {

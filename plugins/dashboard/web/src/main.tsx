@@ -5,6 +5,7 @@ import { login, logout, probe, useSession } from "./session.tsx";
 import { Events } from "./views/Events.tsx";
 import { Flows, Pollers, Sweeps, TopN } from "./views/Fleet.tsx";
 import { Folders } from "./views/Folders.tsx";
+import { LazyNodeGraphs, LazyReports } from "./lazy.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
@@ -15,6 +16,7 @@ const NAV: [string, string][] = [
   ["top", "Top interfaces"],
   ["events", "Events"],
   ["flows", "Flows"],
+  ["reports", "Reports"],
   ["pollers", "Pollers"],
   ["sweeps", "Sweeps"],
   ["settings/thresholds", "Thresholds"],
@@ -101,7 +103,11 @@ function Login({ onCancel }: { onCancel?: () => void }) {
 
 function View({ route }: { route: string }) {
   const [name, arg] = [route.split("/")[0], route.split("/").slice(1).join("/")];
+  // The node graphs (#/node/<id>/graphs?metric=…&from=…): loaded on first use, with uPlot.
+  if (name === "node" && /^[^/?]+\/graphs(\?|$)/.test(arg)) return <LazyNodeGraphs id={arg.split("/")[0]} query={arg.split("?")[1] ?? ""} />;
   switch (name) {
+    case "reports":
+      return <LazyReports tab={arg} />;
     case "node":
       return <NodeView id={arg} />;
     case "folders":

@@ -31,7 +31,7 @@ export function NodeView({ id }: { id: string }) {
   const n = node.data;
   return (
     <div class="grid">
-      <Section title={n ? `Node ${n.name}` : "Node"}>
+      <Section title={n ? `Node ${n.name}` : "Node"} actions={<a href={`#/node/${id}/graphs`}>Graphs</a>}>
         <ErrorNote error={node.error} />
         {n ? (
           <dl class="facts">

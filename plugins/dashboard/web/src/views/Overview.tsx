@@ -2,6 +2,7 @@ import { useMemo, useState } from "preact/hooks";
 import type { Schemas } from "../../../../../clients/typescript/src/index.ts";
 import type { AlertTransitionEvent } from "../../../../../clients/typescript/src/realtime.ts";
 import { api, can, throttled, unwrapped, useLive, useLoad, useSession } from "../session.tsx";
+import { graphHref } from "../lazy.tsx";
 import { Badge, ErrorNote, fmtTime, Heatmap, Section } from "../ui.tsx";
 
 type Active = Schemas["ActiveAlertView"];
@@ -122,7 +123,14 @@ function AlertTable({ alerts, onAcked }: { alerts: Active[]; onAcked: () => void
                     <Badge value={a.severity} />
                   </td>
                   <td>{a.node ? <a href={`#/node/${a.node}`}>{a.node_name ?? a.node}</a> : (a.subject_name ?? a.subject_kind)}</td>
-                  <td>{a.title ?? a.metric}</td>
+                  <td>
+                    {a.title ?? a.metric}{" "}
+                    {a.node ? (
+                      <a class="graph-link" href={graphHref(a.node, a.metric, a.ifindex, a.fired_at)} aria-label={`Graph of ${a.title ?? a.metric ?? "alert"}`}>
+                        graph
+                      </a>
+                    ) : null}
+                  </td>
                   <td>
                     <time>{fmtTime(a.fired_at)}</time>
                   </td>
