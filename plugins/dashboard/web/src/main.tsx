@@ -5,7 +5,7 @@ import { login, logout, probe, useSession } from "./session.tsx";
 import { Events } from "./views/Events.tsx";
 import { Flows, Pollers, Sweeps, TopN } from "./views/Fleet.tsx";
 import { Folders } from "./views/Folders.tsx";
-import { LazyNodeGraphs, LazyReports } from "./lazy.tsx";
+import { lazy, LazyNodeGraphs, LazyReports } from "./lazy.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
@@ -13,6 +13,7 @@ import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings
 const NAV: [string, string][] = [
   ["overview", "Overview"],
   ["folders", "Folders"],
+  ["map", "Map"],
   ["top", "Top interfaces"],
   ["events", "Events"],
   ["flows", "Flows"],
@@ -24,6 +25,11 @@ const NAV: [string, string][] = [
   ["settings/routing", "Routing"],
   ["settings/event-rules", "Event rules"],
 ];
+// The topology map brings d3-force: loaded on first use.
+const LazyTopologyMap = lazy(
+  () => import("./views/TopologyMap.tsx"),
+  (m) => m.TopologyMap,
+);
 /** What an anonymous visitor of a public dashboard may open (the reads the mode opens). */
 const PUBLIC_NAV = new Set(["overview", "top"]);
 
@@ -106,6 +112,8 @@ function View({ route }: { route: string }) {
   // The node graphs (#/node/<id>/graphs?metric=…&from=…): loaded on first use, with uPlot.
   if (name === "node" && /^[^/?]+\/graphs(\?|$)/.test(arg)) return <LazyNodeGraphs id={arg.split("/")[0]} query={arg.split("?")[1] ?? ""} />;
   switch (name) {
+    case "map":
+      return <LazyTopologyMap />;
     case "reports":
       return <LazyReports tab={arg} />;
     case "node":
