@@ -95,10 +95,15 @@ export class MetricsRepository {
       ...q.metrics.map((__, j) =>
         j === i
           ? ""
-          : `SELECT l.node_id, l.ifindex, l.value, l.if_name FROM c${i}
-               JOIN ${this.t("latest")} l ON l.node_id = c${i}.node_id AND l.metric = $${4 + j} AND l.ifindex = c${i}.ifindex AND l.row_key = ${NONE}
-              WHERE l.at >= now() - make_interval(secs => $3)
-                AND NOT EXISTS (SELECT 1 FROM c${j} WHERE c${j}.node_id = c${i}.node_id AND c${j}.ifindex = c${i}.ifindex)`,
+          : // LATERAL … LIMIT 1: one probe of the primary key per candidate, whatever the planner guesses of k.
+            `SELECT c${i}.node_id, c${i}.ifindex, l.value, l.if_name FROM c${i}
+               CROSS JOIN LATERAL (
+                 SELECT l.value, l.if_name FROM ${this.t("latest")} l
+                  WHERE l.node_id = c${i}.node_id AND l.metric = $${4 + j} AND l.ifindex = c${i}.ifindex AND l.row_key = ${NONE}
+                    AND l.at >= now() - make_interval(secs => $3)
+                  LIMIT 1
+               ) l
+              WHERE NOT EXISTS (SELECT 1 FROM c${j} WHERE c${j}.node_id = c${i}.node_id AND c${j}.ifindex = c${i}.ifindex)`,
       ),
     ]);
     const sql = `WITH ${walks.join(", ")},
