@@ -61,8 +61,8 @@ export class TopologyController {
   @Post("/discover")
   @Permission("ManageConfig")
   @Summary("Walk LLDP and CDP now: one node (answered when done) or every node in your scope (queued)")
-  @(Returns(200, TopologyDiscoverResult).Description("the node was walked"))
   @(Returns(202, TopologyDiscoverResult).Description("a run over every node in your scope with a credential was queued"))
+  @(Returns(200, TopologyDiscoverResult).Description("the node was walked"))
   @(Returns(400, ErrorEnvelope).Description("validation_failed"))
   @(Returns(404, ErrorEnvelope).Description("not_found: no such node, or outside your scope"))
   async discover(@Body() body: TopologyDiscoverBody, @CallerScope() scope: Scope, @Context() ctx: PlatformContext): Promise<TopologyDiscoverResult> {

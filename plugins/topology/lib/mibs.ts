@@ -2,6 +2,7 @@
  * LLDP-MIB and CISCO-CDP-MIB as walked from an agent, turned into what a node says of itself and the neighbours it
  * sees. Pure: the input is the var-binds of the walked tables (OID → value), so tests and the bench feed it directly.
  */
+import { canonicalIp } from "../../../core/index.js";
 
 /** A var-bind value as net-snmp gives it: OCTET STRING as a Buffer, integers as numbers, OIDs and addresses as text. */
 export type RawValue = Buffer | number | bigint | string | null;
@@ -90,7 +91,7 @@ function ipv6(b: Buffer): string | null {
   if (b.length !== 16) return null;
   const parts: string[] = [];
   for (let i = 0; i < 16; i += 2) parts.push(b.readUInt16BE(i).toString(16));
-  return parts.join(":");
+  return canonicalIp(parts.join(":"));
 }
 
 /**

@@ -17,6 +17,10 @@ export interface UpstreamEntry {
 
 export interface UpstreamGraph {
   entries: Map<string, UpstreamEntry>;
+  /** Each pool's search tree (node → the node it was reached from), across pools' nodes: a path follows its own pool's tree. */
+  trees: Map<string, Map<string, string | null>>;
+  poolOf: Map<string, string>;
+  pins: ReadonlyMap<string, string>;
   /** The seed each pool used (configured, else its node with most links; null when it has none). */
   seeds: Map<string, string | null>;
 }
@@ -63,6 +67,7 @@ export function computeUpstream(
   const known = new Set(nodes.map((n) => n.id));
 
   const entries = new Map<string, UpstreamEntry>();
+  const trees = new Map<string, Map<string, string | null>>();
   const seeds = new Map<string, string | null>();
   for (const [pool, members] of pools) {
     const configured = configuredSeeds[pool];
@@ -82,30 +87,42 @@ export function computeUpstream(
         }
       }
     }
+    trees.set(pool, parent);
     for (const id of members) {
       if (!parent.has(id)) entries.set(id, { parent: null, via: null });
       else if (id === seed) entries.set(id, { parent: null, via: "seed" });
       else entries.set(id, { parent: parent.get(id) ?? null, via: "link" });
     }
   }
-  for (const [child, parent] of pins) if (known.has(child) && known.has(parent)) entries.set(child, { parent, via: "pin" });
-  return { entries, seeds };
+  const kept = new Map<string, string>();
+  for (const [child, parent] of pins) {
+    if (!known.has(child) || !known.has(parent)) continue;
+    entries.set(child, { parent, via: "pin" });
+    kept.set(child, parent);
+  }
+  return { entries, seeds, trees, poolOf: new Map(nodes.map((n) => [n.id, n.pool])), pins: kept };
 }
 
-/** The upstream path of `id`: its parent first, up to the top; stops before a node repeats (pins can make a loop). */
-export function pathOf(entries: ReadonlyMap<string, UpstreamEntry>, id: string): string[] {
+/**
+ * The upstream path of `id`: its parent first, up to the top. Each step takes a pin where there is one, else the
+ * search tree of `id`'s pool (a node of another pool on the way is passed towards this pool's seed, not its own).
+ * Stops before a node repeats (pins can make a loop).
+ */
+export function pathOf(g: UpstreamGraph, id: string): string[] {
+  const tree = g.trees.get(g.poolOf.get(id) ?? "");
+  const step = (at: string) => g.pins.get(at) ?? (tree?.has(at) ? (tree.get(at) ?? null) : (g.entries.get(at)?.parent ?? null));
   const path: string[] = [];
   const seen = new Set([id]);
-  let at = entries.get(id)?.parent ?? null;
+  let at = step(id);
   while (at && !seen.has(at)) {
     path.push(at);
     seen.add(at);
-    at = entries.get(at)?.parent ?? null;
+    at = step(at);
   }
   return path;
 }
 
 /** Whether pinning `parent` above `child` would make `child` its own ancestor. */
-export function wouldLoop(entries: ReadonlyMap<string, UpstreamEntry>, child: string, parent: string): boolean {
-  return parent === child || pathOf(entries, parent).includes(child);
+export function wouldLoop(g: UpstreamGraph, child: string, parent: string): boolean {
+  return parent === child || pathOf(g, parent).includes(child);
 }

@@ -83,7 +83,7 @@ export class UpstreamService implements Upstream {
   }
 
   async pathOf(nodeId: string): Promise<string[]> {
-    return pathOf((await this.graph()).entries, nodeId);
+    return pathOf(await this.graph(), nodeId);
   }
 
   /** GET /nodes/{id}/upstream: the path stops before the first node the caller's scope does not cover (truncated). */
@@ -94,7 +94,7 @@ export class UpstreamService implements Upstream {
     const entry = g.entries.get(nodeId);
     const path: UpstreamAnswer["path"] = [];
     let truncated = false;
-    for (const id of pathOf(g.entries, nodeId)) {
+    for (const id of pathOf(g, nodeId)) {
       const n = g.nodes.get(id);
       if (!n || !scopeCovers(scope, n.folder_path)) {
         truncated = true;
@@ -120,8 +120,7 @@ export class UpstreamService implements Upstream {
     assertNodeInScope(scope, g.nodes.get(nodeId)?.folder_path);
     const parent = g.nodes.get(parentId);
     if (!parent || !scopeCovers(scope, parent.folder_path)) throw badRequest("unknown_reference", "parent_id names no node you can see.");
-    if (wouldLoop(g.entries, nodeId, parentId))
-      throw badRequest("parent_loop", "That parent depends on this node already (its upstream path runs through it).");
+    if (wouldLoop(g, nodeId, parentId)) throw badRequest("parent_loop", "That parent depends on this node already (its upstream path runs through it).");
     await this.repo.pin(nodeId, parentId, by);
     this.invalidate();
     return this.view(nodeId, scope);
