@@ -27,7 +27,7 @@ export interface KernelConfig {
   partitions: { count: number; retryMs: number };
   jobs: { drainMs: number; processEvery: string; lockLifetimeMs: number };
   realtime: { adapter: "auto" | "memory" | "postgres" };
-  http: { bodyLimit: string };
+  http: { bodyLimit: string; stopDrainMs: number };
   /** Limits shared by every plugin: the JSON-document cap (report specs, analysis params ...). */
   limits: { jsonDocumentMaxBytes: number };
   /** Configuration bundle: the most rows one table may carry. */
@@ -75,6 +75,7 @@ const ENV_KEYS: Record<string, string> = {
   NMS_JOBS_LOCK_LIFETIME_MS: "jobs.lockLifetimeMs",
   NMS_REALTIME_ADAPTER: "realtime.adapter",
   NMS_HTTP_BODY_LIMIT: "http.bodyLimit",
+  NMS_STOP_DRAIN_MS: "http.stopDrainMs",
   NMS_JSON_DOCUMENT_MAX_BYTES: "limits.jsonDocumentMaxBytes",
   NMS_BUNDLE_MAX_ROWS: "bundle.maxRows",
   NMS_METRICS_ACCESS: "metrics.access",

@@ -409,7 +409,7 @@ async function buildHttp(
     storeKind: opened.kind,
     plugins: () => plugins.map((p) => ({ id: p.manifest.id, version: p.manifest.version })),
     listeners: () => [...core.listeners.values()].map(listenerStatus),
-    readiness: () => runtime.phase,
+    readiness: () => runtime.reported,
   });
   const http = new HttpApp({
     controllers: [
@@ -523,6 +523,15 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       core.realtime.disconnectAll();
       await http.stopAccepting();
     });
+    if (config.http.stopDrainMs > 0) {
+      // Undone before "traffic": first only the health routes say stopping, so a balancer's check drains this replica
+      // while it still answers what arrives; then traffic stops as above.
+      stops.push("drain", async () => {
+        runtime.draining = true;
+        log.info("draining: not ready, still serving", { ms: config.http.stopDrainMs });
+        await new Promise((r) => setTimeout(r, config.http.stopDrainMs));
+      });
+    }
     checkpoint();
 
     const kernel = new Kernel({

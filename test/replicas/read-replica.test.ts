@@ -7,7 +7,10 @@
  */
 import { rmSync } from "node:fs";
 import pg from "pg";
+import { JsonLogger } from "../../core/logging/Logger.js";
+import { ReadReplicas } from "../../core/store/ReadReplicas.js";
 import { createDatabase } from "../../core/testing/index.js";
+import { freePort } from "../../core/store/EmbeddedServer.js";
 import { startReplicaPair, replayed, type ReplicaPair } from "../support/pgReplica.js";
 import { spawnKernel, type SpawnedKernel } from "../support/spawnKernel.js";
 import { until } from "../support/wait.js";
@@ -171,6 +174,43 @@ describe("read replicas", () => {
     expect((await api("/reports/runs")).status).toBe(200);
     expect((await served()).replica).toBe(again.replica + 1);
   }, 60_000);
+
+  it("with several URLs, uses only the standbys that answer: not the primary named by mistake, not one that is down", async () => {
+    const lines: string[] = [];
+    const primary = new pg.Pool({ connectionString: primaryDb, max: 2 });
+    const down = new URL(replicaDb);
+    down.port = String(await freePort());
+    const replicas = new ReadReplicas(
+      primary,
+      { urls: [primaryDb, replicaDb, down.toString()], maxLagSecs: 5, checkIntervalMs: 200 },
+      new JsonLogger("warn", "test", (l) => lines.push(l)),
+    );
+    try {
+      await replicas.start();
+      const status = replicas.status();
+      expect(status.map((r) => [r.name, r.serving])).toEqual([
+        [`127.0.0.1:${new URL(primaryDb).port}${new URL(primaryDb).pathname}`, false],
+        [replicaName, true],
+        [`127.0.0.1:${down.port}${down.pathname}`, false],
+      ]);
+      expect(status[0].lagSecs).toBeNull();
+      expect(status[2].lagSecs).toBeNull();
+      expect(lines.join("\n")).toContain("is not a standby");
+      // No password in what is logged or named.
+      expect(lines.join("\n") + JSON.stringify(status)).not.toContain(decodeURIComponent(new URL(primaryDb).password));
+      const where: string[] = [];
+      replicas.onServed = (w) => where.push(w);
+      for (let i = 0; i < 4; i++) {
+        const { rows: r } = await replicas.query<{ standby: boolean }>("SELECT pg_is_in_recovery() AS standby");
+        expect(r[0].standby).toBe(true);
+      }
+      expect(await replicas.tx(async (c) => (await c.query<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro")).rows[0].ro)).toBe("on");
+      expect(where).toEqual(Array(5).fill(replicaName));
+    } finally {
+      await replicas.close();
+      await primary.end();
+    }
+  });
 
   it("falls back to the primary when the replica stops, never answering 500", async () => {
     await pair.stopReplica();
