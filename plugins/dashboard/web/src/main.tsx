@@ -7,6 +7,9 @@ import { Flows, Pollers, Sweeps, TopN } from "./views/Fleet.tsx";
 import { Folders } from "./views/Folders.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
+import { FolderPage } from "./views/FolderPage.tsx";
+import { Inventory } from "./views/Inventory.tsx";
+import { SearchBox, SearchPage } from "./views/Search.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
 
 const NAV: [string, string][] = [
@@ -17,6 +20,7 @@ const NAV: [string, string][] = [
   ["flows", "Flows"],
   ["pollers", "Pollers"],
   ["sweeps", "Sweeps"],
+  ["inventory", "Inventory"],
   ["settings/thresholds", "Thresholds"],
   ["settings/channels", "Channels"],
   ["settings/routing", "Routing"],
@@ -116,6 +120,12 @@ function View({ route }: { route: string }) {
       return <Pollers />;
     case "sweeps":
       return <Sweeps />;
+    case "inventory":
+      return <Inventory />;
+    case "folder":
+      return <FolderPage id={arg} />;
+    case "search":
+      return <SearchPage q={arg} />;
     case "settings":
       return arg === "channels" ? <Channels /> : arg === "routing" ? <RoutingRules /> : arg === "event-rules" ? <EventRules /> : <Thresholds />;
     default:
@@ -163,6 +173,7 @@ function App() {
             </a>
           ))}
         </nav>
+        {anonymous ? null : <SearchBox />}
         <span class="who">
           {anonymous ? (
             <>
