@@ -8,6 +8,9 @@ import { Folders } from "./views/Folders.tsx";
 import { lazy, LazyNodeGraphs, LazyReports } from "./lazy.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
+import { FolderPage } from "./views/FolderPage.tsx";
+import { Inventory } from "./views/Inventory.tsx";
+import { SearchBox, SearchPage } from "./views/Search.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
 
 const NAV: [string, string][] = [
@@ -20,6 +23,7 @@ const NAV: [string, string][] = [
   ["reports", "Reports"],
   ["pollers", "Pollers"],
   ["sweeps", "Sweeps"],
+  ["inventory", "Inventory"],
   ["settings/thresholds", "Thresholds"],
   ["settings/channels", "Channels"],
   ["settings/routing", "Routing"],
@@ -130,6 +134,12 @@ function View({ route }: { route: string }) {
       return <Pollers />;
     case "sweeps":
       return <Sweeps />;
+    case "inventory":
+      return <Inventory />;
+    case "folder":
+      return <FolderPage id={arg} />;
+    case "search":
+      return <SearchPage q={arg} />;
     case "settings":
       return arg === "channels" ? <Channels /> : arg === "routing" ? <RoutingRules /> : arg === "event-rules" ? <EventRules /> : <Thresholds />;
     default:
@@ -177,6 +187,7 @@ function App() {
             </a>
           ))}
         </nav>
+        {anonymous ? null : <SearchBox />}
         <span class="who">
           {anonymous ? (
             <>
