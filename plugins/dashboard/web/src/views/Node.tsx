@@ -2,6 +2,7 @@ import { useMemo, useState } from "preact/hooks";
 import type { Schemas } from "../../../../../clients/typescript/src/index.ts";
 import { api, throttled, unwrapped, useLive, useLoad } from "../session.tsx";
 import { Badge, ErrorNote, fmtBps, fmtPct, fmtTime, LineChart, Section } from "../ui.tsx";
+import { NodeAlertActions } from "../alertActions.tsx";
 
 const WINDOWS: Record<string, number> = { "1h": 3600, "6h": 6 * 3600, "24h": 86400 };
 
@@ -50,6 +51,7 @@ export function NodeView({ id }: { id: string }) {
           </dl>
         ) : null}
       </Section>
+      <NodeAlertActions id={id} />
       <Section title="Interfaces">
         <ErrorNote error={ifaces.error} />
         <div class="table-wrap">
