@@ -2,6 +2,9 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./styles.css";
 import { login, logout, probe, useSession } from "./session.tsx";
+import { can } from "./session.tsx";
+import { Accounts } from "./views/Accounts.tsx";
+import { AlertsConsole, MutesMaintenance } from "./views/Alerts.tsx";
 import { Events } from "./views/Events.tsx";
 import { Flows, Pollers, Sweeps, TopN } from "./views/Fleet.tsx";
 import { Folders } from "./views/Folders.tsx";
@@ -28,12 +31,18 @@ const NAV: [string, string][] = [
   ["settings/channels", "Channels"],
   ["settings/routing", "Routing"],
   ["settings/event-rules", "Event rules"],
+  ["alerts", "Alerts"],
+  ["maintenance", "Mutes & maintenance"],
+  ["accounts", "Accounts"],
 ];
 // The topology map brings d3-force: loaded on first use.
 const LazyTopologyMap = lazy(
   () => import("./views/TopologyMap.tsx"),
   (m) => m.TopologyMap,
 );
+
+/** Screens only an admin (ManageSystem) opens. */
+const ADMIN_NAV = new Set(["accounts"]);
 /** What an anonymous visitor of a public dashboard may open (the reads the mode opens). */
 const PUBLIC_NAV = new Set(["overview", "top"]);
 
@@ -140,6 +149,13 @@ function View({ route }: { route: string }) {
       return <FolderPage id={arg} />;
     case "search":
       return <SearchPage q={arg} />;
+
+    case "alerts":
+      return <AlertsConsole />;
+    case "maintenance":
+      return <MutesMaintenance />;
+    case "accounts":
+      return <Accounts />;
     case "settings":
       return arg === "channels" ? <Channels /> : arg === "routing" ? <RoutingRules /> : arg === "event-rules" ? <EventRules /> : <Thresholds />;
     default:
@@ -161,6 +177,7 @@ function App() {
   if (!session.signedIn && (!session.publicMode || wantLogin)) return <Login onCancel={session.publicMode ? () => setWantLogin(false) : undefined} />;
   const anonymous = !session.signedIn;
   const nav = NAV.filter(([r]) => !anonymous || PUBLIC_NAV.has(r));
+  for (let i = nav.length - 1; i >= 0; i--) if (ADMIN_NAV.has(nav[i][0]) && !can("ManageSystem")) nav.splice(i, 1);
   const current = anonymous && !PUBLIC_NAV.has(route.split("/")[0]) ? "overview" : route;
   return (
     <>

@@ -4,6 +4,8 @@ import { api, throttled, unwrapped, useLive, useLoad } from "../session.tsx";
 import { Badge, ErrorNote, fmtBps, fmtPct, fmtTime, LineChart, Section } from "../ui.tsx";
 import { AgentHealthPanel, FolderLink, NodeEditor } from "../inventory.tsx";
 
+import { NodeAlertActions } from "../alertActions.tsx";
+
 const WINDOWS: Record<string, number> = { "1h": 3600, "6h": 6 * 3600, "24h": 86400 };
 
 export function NodeView({ id }: { id: string }) {
@@ -55,6 +57,8 @@ export function NodeView({ id }: { id: string }) {
         {n ? <NodeEditor node={n} onSaved={node.reload} /> : null}
       </Section>
       <AgentHealthPanel id={id} />
+
+      <NodeAlertActions id={id} />
       <Section title="Interfaces">
         <ErrorNote error={ifaces.error} />
         <div class="table-wrap">

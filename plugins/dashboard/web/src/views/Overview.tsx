@@ -52,7 +52,9 @@ export function Overview() {
             <li key={t.id}>
               <Badge value={t.resolved ? "resolved" : t.severity} />{" "}
               <a href={t.node ? `#/node/${t.node}` : undefined}>{t.node_name ?? t.subject_name ?? "—"}</a> {t.title ?? t.metric}{" "}
-              <time class="muted">{fmtTime(t.at_unix_ms)}</time>
+              <time class="muted" data-testid="transition-time">
+                {fmtTime(t.resolved ? t.recorded_at : t.at_unix_ms)}
+              </time>
             </li>
           ))}
         </ol>
