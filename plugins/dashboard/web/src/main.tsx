@@ -8,6 +8,8 @@ import { Folders } from "./views/Folders.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
+import { Destinations } from "./views/Forwarding.tsx";
+import { Schedules } from "./views/Schedules.tsx";
 
 const NAV: [string, string][] = [
   ["overview", "Overview"],
@@ -21,6 +23,8 @@ const NAV: [string, string][] = [
   ["settings/channels", "Channels"],
   ["settings/routing", "Routing"],
   ["settings/event-rules", "Event rules"],
+  ["settings/destinations", "Forwarding"],
+  ["settings/schedules", "Schedules"],
 ];
 /** What an anonymous visitor of a public dashboard may open (the reads the mode opens). */
 const PUBLIC_NAV = new Set(["overview", "top"]);
@@ -101,6 +105,9 @@ function Login({ onCancel }: { onCancel?: () => void }) {
 
 function View({ route }: { route: string }) {
   const [name, arg] = [route.split("/")[0], route.split("/").slice(1).join("/")];
+  // Settings pages of the operator console's "settings" part (destinations, report and analysis schedules).
+  if (name === "settings" && arg === "destinations") return <Destinations />;
+  if (name === "settings" && arg === "schedules") return <Schedules />;
   switch (name) {
     case "node":
       return <NodeView id={arg} />;
