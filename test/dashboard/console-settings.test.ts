@@ -203,6 +203,33 @@ describe("settings in chromium", () => {
     await page.getByRole("button", { name: "Cancel" }).click();
   }, 30_000);
 
+  it("makes an interface rule by picking the node by name and the port by its name; the list names both", async () => {
+    await page.goto(`${k.url}/#/settings/thresholds`);
+    const form = page.locator("#threshold-form");
+    await form.locator("#threshold-form-metric").fill("if_out_bps");
+    await form.locator("#threshold-form-scope_level").selectOption("interface");
+    await pick(page, "#threshold-form-scope_ids", "set", "set-a");
+    const port = form.locator("#threshold-form-scope_ids-port");
+    const eth0 = port.locator("option", { hasText: "eth0" });
+    await eth0.waitFor({ state: "attached" });
+    await port.selectOption((await eth0.getAttribute("value"))!);
+    await form.locator("#threshold-form-critical_above").fill("900000000");
+    await form.getByRole("button", { name: "Create threshold" }).click();
+    await saved(page);
+    const row = page.locator("tr[data-threshold]").filter({ hasText: "if_out_bps" });
+    await row.getByText("eth0").waitFor();
+    expect(await row.textContent()).toContain("set-a");
+    const id = (await row.getAttribute("data-threshold"))!;
+    expect(await get(`/thresholds/${id}`)).toMatchObject({ scope_level: "interface", scope_ids: [`${nodeA}:1`], critical_above: 900000000 });
+    // Fits a phone: the page itself never scrolls sideways (wide tables scroll in their own box).
+    const { context, page: phone } = await openDashboard(browser, k.url, { width: 390, height: 844 });
+    await signIn(phone, "set-admin", PASSWORD);
+    await phone.goto(`${k.url}/#/settings/thresholds`);
+    await phone.locator("tr[data-threshold]").first().waitFor();
+    expect(await phone.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")).toBeLessThanOrEqual(0);
+    await context.close();
+  }, 30_000);
+
   /** Creates a channel through the form: `fill` fills the kind's fields (ids #channel-form-config-<key>). */
   async function createChannel(name: string, kind: string, fill: (p: Page) => Promise<void>): Promise<string> {
     await page.goto(`${k.url}/#/settings/channels`);
