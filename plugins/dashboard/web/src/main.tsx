@@ -15,6 +15,8 @@ import { FolderPage } from "./views/FolderPage.tsx";
 import { Inventory } from "./views/Inventory.tsx";
 import { SearchBox, SearchPage } from "./views/Search.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
+import { Destinations } from "./views/Forwarding.tsx";
+import { Schedules } from "./views/Schedules.tsx";
 
 const NAV: [string, string][] = [
   ["overview", "Overview"],
@@ -34,6 +36,8 @@ const NAV: [string, string][] = [
   ["alerts", "Alerts"],
   ["maintenance", "Mutes & maintenance"],
   ["accounts", "Accounts"],
+  ["settings/destinations", "Forwarding"],
+  ["settings/schedules", "Schedules"],
 ];
 // The topology map brings d3-force: loaded on first use.
 const LazyTopologyMap = lazy(
@@ -124,6 +128,10 @@ function View({ route }: { route: string }) {
   const [name, arg] = [route.split("/")[0], route.split("/").slice(1).join("/")];
   // The node graphs (#/node/<id>/graphs?metric=…&from=…): loaded on first use, with uPlot.
   if (name === "node" && /^[^/?]+\/graphs(\?|$)/.test(arg)) return <LazyNodeGraphs id={arg.split("/")[0]} query={arg.split("?")[1] ?? ""} />;
+
+  // Settings pages of the operator console's "settings" part (destinations, report and analysis schedules).
+  if (name === "settings" && arg === "destinations") return <Destinations />;
+  if (name === "settings" && arg === "schedules") return <Schedules />;
   switch (name) {
     case "map":
       return <LazyTopologyMap />;
