@@ -318,6 +318,7 @@ async function main() {
     // The floor: the same mix again, its read classes answered by the reference server (same database, same SQL, same
     // bytes), the writes still by the service so that the machine carries the same write load.
     const refSecs = Number(process.env.BENCH_REFERENCE_SECS ?? Math.min(DURATION, 30));
+    const refCpu0 = { ...cpuOf(), reference: procCpuSecs(reference.child.pid) };
     const refResults = Object.fromEntries(
       await Promise.all(
         Object.entries(classes).map(([n, c]) =>
@@ -339,6 +340,16 @@ async function main() {
       );
     }
     print("http_load_reference_load_avg", `end=${load()} secs=${refSecs}`);
+    // CPU per request, the figure contention distorts least: the service's (and PostgreSQL's) ms of CPU per request of
+    // the mix, against the reference phase's (reference + service for the writes + PostgreSQL).
+    const refCpu1 = { ...cpuOf(), reference: procCpuSecs(reference.child.pid) };
+    const refReq = Object.values(refResults).reduce((sum, r) => sum + r.requests.total, 0);
+    const perReq = (secs, n) => ((secs * 1000) / Math.max(1, n)).toFixed(2);
+    print(
+      "http_load_cpu_ms_per_request",
+      `service_run: service=${perReq(cpu1.service - cpu0.service, totalReq)} postgres=${perReq(cpu1.postgres - cpu0.postgres, totalReq)}; ` +
+        `reference_run: reference=${perReq(refCpu1.reference - refCpu0.reference, refReq)} service=${perReq(refCpu1.service - refCpu0.service, refReq)} postgres=${perReq(refCpu1.postgres - refCpu0.postgres, refReq)}`,
+    );
 
     // The goals of issue 29, judged on this run.
     const reads = Object.keys(results).filter((n) => n.startsWith("read_"));
