@@ -103,7 +103,7 @@ try {
   k = await startTestKernel({
     builtinPlugins: false,
     plugins: [inventoryPlugin, topologyPlugin],
-    overrides: { logLevel: "error", pluginConfig: { topology: { seeds: { default: address(0) } } } },
+    overrides: { logLevel: "error", pluginConfig: { topology: { schedule: false, seeds: { default: address(0) } } } },
   });
   const store = k.context("topology").store;
   const cred = await k.request("POST", "/credentials", { body: { name: "bench v2c", kind: "snmp_v2c", community: "bench" } });
