@@ -5,6 +5,8 @@ export const topologyConfigSchema = {
   type: "object",
   additionalProperties: false,
   properties: {
+    /** false: no scheduled discovery, only POST /topology/discover (the minute job does nothing). */
+    schedule: { type: "boolean", default: true },
     /** Seconds between two walks of a node's LLDP and CDP tables by the scheduled discovery. */
     intervalSecs: { type: "integer", minimum: 60, maximum: 604800, default: 900 },
     /** Nodes one scheduled run walks at most (the rest wait for the next minute's run). */

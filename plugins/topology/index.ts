@@ -35,6 +35,7 @@ export const topologyPlugin = definePlugin({
       every: "1 minute",
       lockLifetimeMs: 30 * 60 * 1000,
       handler: async (_job, ctx) => {
+        if (!ctx.config.schedule) return;
         const s = await ctx.get(DiscoveryService).runDue();
         if (s.nodes > 0) ctx.log.info("topology: discovery run", { ...s });
       },

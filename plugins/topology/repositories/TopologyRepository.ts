@@ -167,11 +167,11 @@ export class TopologyRepository {
       const gone = await this.missLinks(c, nodeId, seen, goneAfter);
       await this.deleteUnknownResolved(c, resolved);
       const unknownIds = await this.upsertUnknown(c, nodeId, unknown);
-      await c.query(`UPDATE ${this.t("unknown_neighbors")} SET missed = missed + 1 WHERE node_id = $1 AND state = 'up' AND NOT (id = ANY($2::uuid[]))`, [
-        nodeId,
-        unknownIds,
-      ]);
-      await c.query(`UPDATE ${this.t("unknown_neighbors")} SET state = 'gone' WHERE node_id = $1 AND state = 'up' AND missed >= $2`, [nodeId, goneAfter]);
+      await c.query(
+        `UPDATE ${this.t("unknown_neighbors")} SET missed = missed + 1, state = CASE WHEN missed + 1 >= $3 THEN 'gone' ELSE 'up' END
+          WHERE node_id = $1 AND state = 'up' AND NOT (id = ANY($2::uuid[]))`,
+        [nodeId, unknownIds, goneAfter],
+      );
       return { up, gone, links: seen.length, unknown: unknownIds.length };
     });
   }
@@ -237,15 +237,11 @@ export class TopologyRepository {
     }
     const rows = [...byKey.values()];
     if (rows.length === 0) return { up: [], seen: [] };
-    const observers = [...new Set(resolved.map((r) => r.observer))];
-    const { rows: wasGone } = await c.query<{ id: string }>(
-      `SELECT id FROM ${this.t("links")} WHERE (a_node = ANY($1::uuid[]) OR b_node = ANY($1::uuid[])) AND state = 'gone'`,
-      [observers],
-    );
-    const gone = new Set(wasGone.map((r) => r.id));
     const l = this.t("links");
-    const { rows: out } = await c.query<LinkChange & { inserted: boolean }>(
-      `INSERT INTO ${l} AS l (a_node, a_port_key, a_ifindex, a_port, b_node, b_port_key, b_ifindex, b_port, protocols, resolved_by, a_missed, b_missed)
+    // back: the row was gone before this statement (a CTE reads the snapshot before the upsert).
+    const { rows: out } = await c.query<LinkChange & { inserted: boolean; back: boolean }>(
+      `WITH before AS (SELECT id FROM ${l} WHERE a_node = ANY($1::uuid[]) AND state = 'gone'), up AS (
+       INSERT INTO ${l} AS l (a_node, a_port_key, a_ifindex, a_port, b_node, b_port_key, b_ifindex, b_port, protocols, resolved_by, a_missed, b_missed)
        SELECT a, ak, ai, ap, b, bk, bi, bp, string_to_array(p, ','), by, CASE WHEN asaw THEN 0 END, CASE WHEN bsaw THEN 0 END
          FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::uuid[], $6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::bool[], $12::bool[])
               AS x(a, ak, ai, ap, b, bk, bi, bp, p, by, asaw, bsaw)
@@ -259,7 +255,8 @@ export class TopologyRepository {
          a_missed = CASE WHEN EXCLUDED.a_missed IS NOT NULL THEN 0 ELSE l.a_missed END,
          b_missed = CASE WHEN EXCLUDED.b_missed IS NOT NULL THEN 0 ELSE l.b_missed END,
          state = 'up', gone_at = NULL, last_seen = clock_timestamp()
-       RETURNING ${LINK_CHANGE}, (xmax = 0) AS inserted`,
+       RETURNING ${LINK_CHANGE}, (xmax = 0) AS inserted)
+       SELECT up.*, up.id IN (SELECT id FROM before) AS back FROM up`,
       [
         rows.map((r) => r.a),
         rows.map((r) => r.ak),
@@ -276,29 +273,27 @@ export class TopologyRepository {
       ],
     );
     return {
-      up: out.filter((r) => r.inserted || gone.has(r.id)).map(({ inserted: _inserted, ...change }) => change),
+      up: out.filter((r) => r.inserted || r.back).map(({ inserted: _inserted, back: _back, ...change }) => change),
       seen: out.map((r) => r.id),
     };
   }
 
+  /** One more missed poll for the node's end of each live link it did not see now; gone where every reporting end reached `goneAfter`. */
   private async missLinks(c: pg.PoolClient, nodeId: string, seen: string[], goneAfter: number): Promise<LinkChange[]> {
-    const l = this.t("links");
-    await c.query(`UPDATE ${l} SET a_missed = a_missed + 1 WHERE a_node = $1 AND a_missed IS NOT NULL AND state = 'up' AND NOT (id = ANY($2::uuid[]))`, [
-      nodeId,
-      seen,
-    ]);
-    await c.query(`UPDATE ${l} SET b_missed = b_missed + 1 WHERE b_node = $1 AND b_missed IS NOT NULL AND state = 'up' AND NOT (id = ANY($2::uuid[]))`, [
-      nodeId,
-      seen,
-    ]);
-    const { rows } = await c.query<LinkChange>(
-      `UPDATE ${l} SET state = 'gone', gone_at = clock_timestamp()
-        WHERE (a_node = $1 OR b_node = $1) AND state = 'up' AND (a_missed IS NOT NULL OR b_missed IS NOT NULL)
-          AND COALESCE(a_missed, $2) >= $2 AND COALESCE(b_missed, $2) >= $2
-        RETURNING ${LINK_CHANGE}`,
-      [nodeId, goneAfter],
+    const { rows } = await c.query<LinkChange & { gone: boolean }>(
+      `WITH missed AS (
+         SELECT id, CASE WHEN a_node = $1 AND a_missed IS NOT NULL THEN a_missed + 1 ELSE a_missed END AS am,
+                    CASE WHEN b_node = $1 AND b_missed IS NOT NULL THEN b_missed + 1 ELSE b_missed END AS bm
+           FROM ${this.t("links")}
+          WHERE (a_node = $1 OR b_node = $1) AND state = 'up' AND NOT (id = ANY($2::uuid[])))
+       UPDATE ${this.t("links")} l SET a_missed = m.am, b_missed = m.bm,
+              state = CASE WHEN COALESCE(m.am, $3) >= $3 AND COALESCE(m.bm, $3) >= $3 AND (m.am IS NOT NULL OR m.bm IS NOT NULL) THEN 'gone' ELSE 'up' END,
+              gone_at = CASE WHEN COALESCE(m.am, $3) >= $3 AND COALESCE(m.bm, $3) >= $3 AND (m.am IS NOT NULL OR m.bm IS NOT NULL) THEN clock_timestamp() END
+         FROM missed m WHERE l.id = m.id
+       RETURNING l.id, l.a_node, l.a_port, l.b_node, l.b_port, l.protocols, l.state = 'gone' AS gone`,
+      [nodeId, seen, goneAfter],
     );
-    return rows;
+    return rows.filter((r) => r.gone).map(({ gone: _gone, ...change }) => change);
   }
 
   private async deleteUnknownResolved(c: pg.PoolClient, resolved: ResolvedObservation[]): Promise<void> {

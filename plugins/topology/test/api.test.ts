@@ -41,7 +41,7 @@ const walked = (entries: [string, WalkedNode][]) => k.context("topology").get(Di
 beforeAll(async () => {
   k = await startTestKernel({
     plugins: [inventoryPlugin, topologyPlugin],
-    overrides: { pluginConfig: { topology: { seeds: { default: "127.0.1.3" } } } },
+    overrides: { pluginConfig: { topology: { schedule: false, seeds: { default: "127.0.1.3" } } } },
   });
   folder = await created(await k.request("POST", "/node-groups", { body: { name: "site A" } }));
   other = await created(await k.request("POST", "/node-groups", { body: { name: "site B" } }));

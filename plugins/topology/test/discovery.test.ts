@@ -48,7 +48,7 @@ beforeAll(async () => {
   agent = await startNetworkAgent(network);
   k = await startTestKernel({
     plugins: [inventoryPlugin, topologyPlugin],
-    overrides: { pluginConfig: { topology: { seeds: { default: "127.0.0.21" }, goneAfterPolls: 3, timeoutMs: 1000, retries: 1 } } },
+    overrides: { pluginConfig: { topology: { schedule: false, seeds: { default: "127.0.0.21" }, goneAfterPolls: 3, timeoutMs: 1000, retries: 1 } } },
   });
   for (const d of network) {
     const cred = await post("/credentials", { name: `v2c ${d.key}`, kind: "snmp_v2c", community: d.key });
@@ -160,8 +160,23 @@ describe("topology discovery (snmpsim)", () => {
     expect(node.body).toMatchObject({ name: "ip-phone-99", address: "127.0.0.99" });
     expect((await k.request("GET", "/topology/neighbors/unknown")).body).toEqual([]);
     expect(between(await allLinks(), "dist2", "ip-phone-99")).toEqual([expect.objectContaining({ resolved_by: "address", state: "up" })]);
-    // Nothing answers at 127.0.0.99: the phone is walked by no run below (its credential is dist2's, its agent silent).
-    await k.request("DELETE", `/nodes/${(res.body as { node_id: string }).node_id}`);
+    // A node that leaves inventory takes its links and what was said of it along.
+    const phoneId = (res.body as { node_id: string }).node_id;
+    expect((await k.request("DELETE", `/nodes/${phoneId}`)).status).toBe(204);
+    const rows = async () =>
+      (await k.context("topology").store.query<{ n: number }>("SELECT count(*)::int AS n FROM topology.links WHERE a_node = $1 OR b_node = $1", [phoneId]))
+        .rows[0].n;
+    for (let i = 0; i < 50 && (await rows()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await rows()).toBe(0);
+  });
+
+  it("the scheduled run walks only the nodes not walked for intervalSecs, and a failed walk counts as walked", async () => {
+    const cred = await post("/credentials", { name: "v2c late", kind: "snmp_v2c", community: "late" });
+    // Nothing answers at 127.0.0.40 (no snmpsim endpoint there).
+    const late = await post("/nodes", { name: "late", address: "127.0.0.40", credential_id: cred.id, snmp_port: agent.port });
+    expect(await discovery().runDue()).toMatchObject({ nodes: 1, walked: 0, failed: 1 });
+    expect(await discovery().runDue()).toMatchObject({ nodes: 0 });
+    expect((await k.request("DELETE", `/nodes/${late.id}`)).status).toBe(204);
   });
 
   it("marks a link gone after goneAfterPolls polls that did not see it, keeps its row, and says so on topology.changes", async () => {
