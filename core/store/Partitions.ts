@@ -272,12 +272,15 @@ export class PartitionSet {
       }
     }
     if (got.length === 0) return;
+    const ready: Space[] = [];
     for (const s of this.spaces.values()) {
       try {
         await s.handlers.acquired(got);
+        ready.push(s);
       } catch (err) {
         // The state could not be rebuilt: the partitions go back rather than be served half-known.
         this.log.error("partitions: a space failed to take partitions; giving them back", { space: s.name, error: (err as Error).message });
+        for (const r of ready) await r.handlers.lost(got).catch(() => undefined);
         await this.unlock(got);
         return;
       }
