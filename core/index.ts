@@ -58,7 +58,6 @@ export type { BusEvents } from "./bus/EventBus.js";
 export { Secrets } from "./secrets/Secrets.js";
 export { Store, PluginStore, ident, isoTimestamp } from "./store/Store.js";
 export type { Lease, LeaseHandlers, LeaseOptions } from "./store/Lease.js";
-export { partitionOf } from "./store/Partitions.js";
 export type { PartitionHandlers, PartitionMessage, PartitionSpace } from "./store/Partitions.js";
 export type { Queryable } from "./store/Store.js";
 export type { ReadDb } from "./store/Store.js";

@@ -272,12 +272,15 @@ export class PartitionSet {
       }
     }
     if (got.length === 0) return;
+    const ready: Space[] = [];
     for (const s of this.spaces.values()) {
       try {
         await s.handlers.acquired(got);
+        ready.push(s);
       } catch (err) {
         // The state could not be rebuilt: the partitions go back rather than be served half-known.
         this.log.error("partitions: a space failed to take partitions; giving them back", { space: s.name, error: (err as Error).message });
+        for (const r of ready) await r.handlers.lost(got).catch(() => undefined);
         await this.unlock(got);
         return;
       }
@@ -345,7 +348,7 @@ export class PartitionSet {
         await this.pool.query(
           `WITH ins AS (
              INSERT INTO core.partition_inbox (space, partition, payload)
-             SELECT $1, p, m FROM unnest($2::int[], $3::jsonb[]) AS t (p, m)
+             SELECT $1, p, m FROM unnest($2::int[], $3::text[]) AS t (p, m)
              RETURNING 1)
            SELECT pg_notify($4, $1) FROM (SELECT count(*) FROM ins) c`,
           [space.name, batch.map((b) => b.partition), batch.map((b) => JSON.stringify(b.payload)), CHANNEL],
@@ -372,7 +375,7 @@ export class PartitionSet {
         let more = true;
         while (more && !space.left && this.held.size > 0) {
           const parts = this.holding();
-          const { rows } = await this.pool.query<{ id: string; partition: number; payload: unknown }>(
+          const { rows } = await this.pool.query<{ id: string; partition: number; payload: string }>(
             `DELETE FROM core.partition_inbox WHERE id IN (
                SELECT id FROM core.partition_inbox WHERE space = $1 AND partition = ANY($2::int[]) ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
              RETURNING id, partition, payload`,
@@ -381,7 +384,7 @@ export class PartitionSet {
           more = rows.length === DRAIN_LIMIT;
           if (rows.length === 0) break;
           rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
-          await space.handlers.received(rows.map((r) => ({ partition: r.partition, payload: r.payload })));
+          await space.handlers.received(rows.map((r) => ({ partition: r.partition, payload: JSON.parse(r.payload) as unknown })));
         }
       } while (space.again);
     })()

@@ -122,4 +122,9 @@ export const coreMigrations: Migration[] = [
       CREATE INDEX partition_inbox_space_partition ON partition_inbox (space, partition, id);
     `,
   },
+  {
+    name: "0011_partition_inbox_text",
+    // The payload is JSON text the owner parses: jsonb made the server parse and re-serialise every message (ADR 0017).
+    up: `ALTER TABLE partition_inbox ALTER COLUMN payload TYPE text USING payload::text;`,
+  },
 ];

@@ -16,7 +16,7 @@ import type { PartitionMessage, PartitionSpace } from "../../../core/index.js";
 
 /** What a replica sends the owner of a subject's partition (ADR 0017): the event it received, as it received it. */
 type EngineMessage =
-  | { k: "samples"; samples: Sample[] }
+  | { k: "samples"; s: SampleTuple[] }
   | { k: "reachability"; e: ReachabilityEvent }
   | { k: "poller"; e: PollerEvent; online: boolean }
   | { k: "external"; a: ExternalAlert }
@@ -24,6 +24,23 @@ type EngineMessage =
   | { k: "subject"; a: SubjectAlert }
   | { k: "subject.clear"; kind: SubjectAlert["subject_kind"]; name: string; check_id: string }
   | { k: "node.deleted"; id: string };
+
+/** A sample as sent to another replica: positional, so a poll's 23 samples do not repeat every key (most of the bytes). */
+type SampleTuple = [string, string, number, number, number | null, string | null, number | null, string | null, string, string];
+const toTuple = (s: Sample): SampleTuple => [s.node_id, s.metric, s.value, s.at_unix_ms, s.ifindex, s.if_name, s.row, s.row_name, s.pool, s.poller_id];
+const fromTuple = (t: SampleTuple): Sample => ({
+  node_id: t[0],
+  metric: t[1],
+  value: t[2],
+  at_unix_ms: t[3],
+  ifindex: t[4],
+  if_name: t[5],
+  row: t[6],
+  row_name: t[7],
+  pool: t[8],
+  poller_id: t[9],
+  backfill: false,
+});
 
 /** The partition key of an incident's subject: the node, else `<kind>:<name>` (a pool is `pool:<name>`). */
 const subjectKey = (nodeId: string | null, kind: string, name: string | null) => (nodeId ? nodeId.toLowerCase() : `${kind}:${name ?? ""}`);
@@ -344,7 +361,7 @@ export class AlertEngine {
   private async onMessages(messages: readonly PartitionMessage<EngineMessage>[]): Promise<void> {
     for (const { payload: m } of messages) {
       try {
-        if (m.k === "samples") await this.onSamples(m.samples, true);
+        if (m.k === "samples") await this.onSamples(m.s.map(fromTuple), true);
         else if (m.k === "reachability") await this.onReachability(m.e);
         else if (m.k === "poller") this.onPoller(m.e, m.online);
         else if (m.k === "node.deleted") this.onNodeDeleted(m.id);
@@ -442,7 +459,7 @@ export class AlertEngine {
           else away.set(p, [s]);
         }
       }
-      for (const [p, list] of away) space.send(p, { k: "samples", samples: list });
+      for (const [p, list] of away) space.send(p, { k: "samples", s: list.map(toTuple) });
       samples = mine;
       if (samples.length === 0) return;
     }
