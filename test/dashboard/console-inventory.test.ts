@@ -126,6 +126,9 @@ describe("inventory in chromium", () => {
     await op.goto(`${k.url}/#/node/${ids.router}`);
     await op.getByTestId("sys-name").filter({ hasText: "inv-snmpd" }).waitFor();
     await op.getByTestId("node-folder").filter({ hasText: "Inv North" }).waitFor();
+    // Names, not ids.
+    await op.getByTestId("node-profile").filter({ hasText: "Net-SNMP host" }).waitFor();
+    await op.getByTestId("node-credential").filter({ hasText: "inv public (snmp_v2c)" }).waitFor();
     await op.locator('[data-testid="interfaces"] tbody tr').first().waitFor({ timeout: 20_000 });
   }, 90_000);
 
