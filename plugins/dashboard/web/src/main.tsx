@@ -7,10 +7,13 @@ import { Flows, Pollers, Sweeps, TopN } from "./views/Fleet.tsx";
 import { Folders } from "./views/Folders.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
-import { FolderPage } from "./views/FolderPage.tsx";
-import { Inventory } from "./views/Inventory.tsx";
+import { lazyView } from "./lazy.tsx";
 import { SearchBox, SearchPage } from "./views/Search.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
+
+// The inventory's pages are their own chunks, loaded on first visit.
+const Inventory = lazyView(() => import("./views/Inventory.tsx").then((m) => m.Inventory));
+const FolderPage = lazyView<{ id: string }>(() => import("./views/FolderPage.tsx").then((m) => m.FolderPage));
 
 const NAV: [string, string][] = [
   ["overview", "Overview"],
