@@ -126,6 +126,9 @@ describe("inventory in chromium", () => {
     await op.goto(`${k.url}/#/node/${ids.router}`);
     await op.getByTestId("sys-name").filter({ hasText: "inv-snmpd" }).waitFor();
     await op.getByTestId("node-folder").filter({ hasText: "Inv North" }).waitFor();
+    // Names, not ids.
+    await op.getByTestId("node-profile").filter({ hasText: "Net-SNMP host" }).waitFor();
+    await op.getByTestId("node-credential").filter({ hasText: "inv public (snmp_v2c)" }).waitFor();
     await op.locator('[data-testid="interfaces"] tbody tr').first().waitFor({ timeout: 20_000 });
   }, 90_000);
 
@@ -254,13 +257,17 @@ describe("inventory in chromium", () => {
     await screenshot(op, "console-inventory-sweep");
     await op.getByRole("button", { name: "Import 1 chosen" }).click();
     await op.getByTestId("import-result").filter({ hasText: "1 created" }).waitFor();
-    const nodes = (await k.request("GET", `/nodes?address=${SWEEP_ADDRESS}`)).body as {
-      name: string;
-      group_id: string;
-      profile_id: string;
-      credential_id: string;
-    }[];
-    expect(nodes).toEqual([expect.objectContaining({ name: "inv-found-1", group_id: ids.north, profile_id: ids.profile, credential_id: ids.cred })]);
+    const nodes = (await k.request("GET", `/nodes?address=${SWEEP_ADDRESS}`)).body as { id: string }[];
+    // Imported with the port the sweep reached the agent on: polled, and its agent answers.
+    expect(nodes).toEqual([
+      expect.objectContaining({ name: "inv-found-1", group_id: ids.north, profile_id: ids.profile, credential_id: ids.cred, snmp_port: found.port }),
+    ]);
+    ids.found = nodes[0].id;
+    await until(
+      "the imported node's agent answering",
+      async () => ((await k.request("GET", `/nodes/${ids.found}/agent-health`)).body as { agent_status: string | null }).agent_status === "answering",
+      3 * INTERVAL_SECS * 1000 + 10_000,
+    );
   }, 60_000);
 
   it("finds a node by name, by address and by interface name from the top bar", async () => {

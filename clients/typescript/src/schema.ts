@@ -3952,6 +3952,8 @@ export interface components {
        * @description Device profile; must exist
        */
       profile_id?: string | null;
+      /** @description UDP port of the node's SNMP agent; absent = 161 */
+      snmp_port?: number;
       /** @description Device vendor; null = unknown */
       vendor?: string | null;
     };
@@ -6320,6 +6322,8 @@ export interface components {
        * @description The proposed profile; null = none
        */
       profile_id: string | null;
+      /** @description The UDP port the sweep reached the agent on; present only when it is not the default 161 */
+      snmp_port?: number;
       /** @description Pre-fill from the classification rule; null = none */
       vendor: string | null;
     };

@@ -7,6 +7,8 @@ import {
   Format,
   MaxItems,
   MaxLength,
+  Maximum,
+  Minimum,
   MinLength,
   Nullable,
   Optional,
@@ -52,6 +54,13 @@ export class DiscoveryImportNode {
   @Nullable(String)
   @MaxLength(200)
   vendor?: string | null;
+
+  @Optional()
+  @Integer()
+  @Minimum(1)
+  @Maximum(65535)
+  @Description("UDP port of the node's SNMP agent; absent = 161")
+  snmp_port?: number;
 
   @Optional()
   @Nullable(String)

@@ -30,6 +30,7 @@ export interface NodeInsertRow {
   group_id: string | null;
   model: string | null;
   vendor: string | null;
+  snmp_port: number;
 }
 
 export interface InsertedNode {
@@ -134,10 +135,10 @@ export class DiscoveryRepository {
     for (let i = 0; i < nodes.length; i += INSERT_BATCH) {
       const batch = nodes.slice(i, i + INSERT_BATCH);
       const { rows } = await db.query<InsertedNode>(
-        `INSERT INTO inventory.nodes (name, address, credential_id, profile_id, group_id, model, vendor)
-         SELECT name, address::inet, credential_id, profile_id, group_id, model, vendor
-           FROM unnest($1::text[], $2::text[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::text[]) WITH ORDINALITY
-                AS t(name, address, credential_id, profile_id, group_id, model, vendor, ord)
+        `INSERT INTO inventory.nodes (name, address, credential_id, profile_id, group_id, model, vendor, snmp_port)
+         SELECT name, address::inet, credential_id, profile_id, group_id, model, vendor, snmp_port
+           FROM unnest($1::text[], $2::text[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::text[], $8::int[]) WITH ORDINALITY
+                AS t(name, address, credential_id, profile_id, group_id, model, vendor, snmp_port, ord)
           ORDER BY ord
          RETURNING id, name, host(address) AS address, group_id`,
         [
@@ -148,6 +149,7 @@ export class DiscoveryRepository {
           batch.map((n) => n.group_id),
           batch.map((n) => n.model),
           batch.map((n) => n.vendor),
+          batch.map((n) => n.snmp_port),
         ],
       );
       out.push(...rows);

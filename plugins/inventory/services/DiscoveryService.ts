@@ -90,6 +90,7 @@ export class DiscoveryService implements DiscoveryImport {
         profile_id: lower(n.profile_id) ?? null,
         model: n.model ?? null,
         vendor: n.vendor ?? null,
+        snmp_port: n.snmp_port ?? 161,
         group_id: lower(n.group_id),
       };
     });

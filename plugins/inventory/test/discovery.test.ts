@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { rawQuery } from "../../../test/support/db.js";
+import { expectError } from "../../../test/support/assertions.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import type { NodeEvent } from "../contract.js";
 import { bearer, folderScope, startInventoryKernel } from "./support.js";
@@ -105,6 +106,22 @@ describe("POST /discovery/import", () => {
       ["upper-1", f.inbox, profile],
       ["upper-2", f.B, null],
     ]);
+  });
+
+  it("takes each row's SNMP port (161 when absent) and refuses one out of range", async () => {
+    const res = await post({
+      nodes: [
+        { name: "port-1", address: "172.16.10.1", snmp_port: 1161 },
+        { name: "port-2", address: "172.16.10.2" },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const rows = await rawQuery(db, `SELECT name, snmp_port FROM inventory.nodes WHERE address << '172.16.10.0/24' ORDER BY address`);
+    expect(rows).toEqual([
+      { name: "port-1", snmp_port: 1161 },
+      { name: "port-2", snmp_port: 161 },
+    ]);
+    expectError(await post({ nodes: [{ name: "port-3", address: "172.16.10.3", snmp_port: 70000 }] }), 400, "validation_failed");
   });
 
   it("takes an empty list", async () => {

@@ -112,6 +112,10 @@ export class SweepImportNode {
   @Description("The proposed profile; null = none") @Required() @Nullable(String) @Format("uuid") profile_id: string | null;
   @Description("Pre-fill from the classification rule; null = none") @Required() @Nullable(String) vendor: string | null;
   @Description("Pre-fill from the classification rule; null = none") @Required() @Nullable(String) model: string | null;
+  @Optional()
+  @Integer()
+  @Description("The UDP port the sweep reached the agent on; present only when it is not the default 161")
+  snmp_port?: number;
 }
 
 @Description("The discovery import body prefilled from a sweep's results.")

@@ -205,6 +205,8 @@ export class SweepService {
       profile_id: r.proposed_profile_id,
       vendor: r.vendor,
       model: r.model,
+      // The node is polled where the sweep found its agent.
+      ...(sweep.port !== SWEEP_DEFAULT_PORT ? { snmp_port: sweep.port } : {}),
     }));
     return { ...sweep, results, import_body: { nodes } };
   }

@@ -236,12 +236,31 @@ describe("a sweep over a loopback range where some addresses answer", () => {
   it("offers the results as a discovery import body that /discovery/import takes", async () => {
     const body = detail.import_body as { nodes: Record<string, unknown>[] };
     expect(body.nodes).toEqual([
-      { name: "sweep-agent-2", address: "127.0.0.2", credential_id: ids.v2c, profile_id: ids.profile, vendor: "Net-SNMP", model: "Linux agent" },
-      { name: "sweep-agent-5", address: "127.0.0.5", credential_id: ids.v3, profile_id: ids.profile, vendor: "Net-SNMP", model: "Linux agent" },
+      {
+        name: "sweep-agent-2",
+        address: "127.0.0.2",
+        credential_id: ids.v2c,
+        profile_id: ids.profile,
+        vendor: "Net-SNMP",
+        model: "Linux agent",
+        snmp_port: port,
+      },
+      {
+        name: "sweep-agent-5",
+        address: "127.0.0.5",
+        credential_id: ids.v3,
+        profile_id: ids.profile,
+        vendor: "Net-SNMP",
+        model: "Linux agent",
+        snmp_port: port,
+      },
     ]);
     const imported = await k.http.post("/api/v1/discovery/import").set(bearer(tokens.operator)).send(body);
     expect(imported.status).toBe(200);
     expect(imported.body).toMatchObject({ created: 2, skipped_existing: 0 });
+    // Imported with the port the sweep reached them on.
+    const nodes = (await k.http.get("/api/v1/nodes?q=sweep-agent").set(bearer(tokens.operator))).body as { snmp_port: number }[];
+    expect(nodes.map((n) => n.snmp_port)).toEqual([port, port]);
   });
 
   it("streamed its progress on polling.sweeps, ending with the final counts", () => {

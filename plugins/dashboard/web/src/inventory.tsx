@@ -89,6 +89,20 @@ export function FolderLink({ id }: { id: string }) {
   return <a href={`#/folder/${id}`}>{f.data?.name ?? "…"}</a>;
 }
 
+/** A profile's name (profiles are readable by every role). */
+export function ProfileName({ id }: { id: string }) {
+  const p = useLoad(() => unwrapped(api.GET("/api/v1/profiles/{id}", { params: { path: { id } } })), [id]);
+  return <>{p.data?.name ?? (p.error ? "–" : "…")}</>;
+}
+
+/** A credential's name where the caller may read credentials (ManageConfig, scope All), else that one is set. */
+export function CredentialName({ id }: { id: string }) {
+  const readable = can("ManageConfig") && sessionState().identity?.scope === "All";
+  const c = useLoad(() => (readable ? unwrapped(api.GET("/api/v1/credentials/{id}", { params: { path: { id } } })) : Promise.resolve(null)), [id, readable]);
+  if (!readable) return <>set</>;
+  return <>{c.data ? `${c.data.name} (${c.data.kind})` : c.error ? "–" : "…"}</>;
+}
+
 /** The node view's health panel: reachability, agent status, last successful poll, data age. */
 export function AgentHealthPanel({ id }: { id: string }) {
   const h = useLoad(() => unwrapped(api.GET("/api/v1/nodes/{id}/agent-health", { params: { path: { id } } })), [id]);

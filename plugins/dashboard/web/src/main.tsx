@@ -1,8 +1,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./styles.css";
-import { login, logout, probe, useSession } from "./session.tsx";
-import { can } from "./session.tsx";
+import { can, login, logout, probe, useSession } from "./session.tsx";
 import { Accounts } from "./views/Accounts.tsx";
 import { AlertsConsole, MutesMaintenance } from "./views/Alerts.tsx";
 import { Events } from "./views/Events.tsx";
@@ -11,12 +10,20 @@ import { Folders } from "./views/Folders.tsx";
 import { lazy, LazyNodeGraphs, LazyReports } from "./lazy.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
-import { FolderPage } from "./views/FolderPage.tsx";
-import { Inventory } from "./views/Inventory.tsx";
 import { SearchBox, SearchPage } from "./views/Search.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
 import { Destinations } from "./views/Forwarding.tsx";
 import { Schedules } from "./views/Schedules.tsx";
+
+// The inventory's pages are their own chunks, loaded on first visit.
+const Inventory = lazy(
+  () => import("./views/Inventory.tsx"),
+  (m) => m.Inventory,
+);
+const FolderPage = lazy(
+  () => import("./views/FolderPage.tsx"),
+  (m) => m.FolderPage,
+);
 
 const NAV: [string, string][] = [
   ["overview", "Overview"],

@@ -2,7 +2,7 @@ import { useMemo, useState } from "preact/hooks";
 import type { Schemas } from "../../../../../clients/typescript/src/index.ts";
 import { api, throttled, unwrapped, useLive, useLoad } from "../session.tsx";
 import { Badge, ErrorNote, fmtBps, fmtPct, fmtTime, LineChart, Section } from "../ui.tsx";
-import { AgentHealthPanel, FolderLink, NodeEditor } from "../inventory.tsx";
+import { AgentHealthPanel, CredentialName, FolderLink, NodeEditor, ProfileName } from "../inventory.tsx";
 
 import { NodeAlertActions } from "../alertActions.tsx";
 
@@ -48,6 +48,12 @@ export function NodeView({ id }: { id: string }) {
             <dd>{[n.vendor, n.model].filter(Boolean).join(" ") || "–"}</dd>
             <dt>Folder</dt>
             <dd data-testid="node-folder">{n.group_id ? <FolderLink id={n.group_id} /> : "(tree root)"}</dd>
+            <dt>Profile</dt>
+            <dd data-testid="node-profile">{n.profile_id ? <ProfileName id={n.profile_id} /> : "–"}</dd>
+            <dt>Credential</dt>
+            <dd data-testid="node-credential">{n.credential_id ? <CredentialName id={n.credential_id} /> : "none"}</dd>
+            <dt>SNMP port</dt>
+            <dd>{n.snmp_port}</dd>
             <dt>Pool</dt>
             <dd>{n.effective_pool}</dd>
             <dt>Tags</dt>
