@@ -1,5 +1,5 @@
 /**
- * `nms accounts create|list` and `nms tokens create|list`: through a running service's REST API when a URL is given
+ * `nms accounts create|list|update|delete` and `nms tokens create|list|revoke`: through a running service's REST API when a URL is given
  * (--url or NMS_URL), else offline on the configured store (the service must not run on that embedded data dir).
  */
 import type { Command } from "commander";
@@ -74,7 +74,24 @@ interface Admin {
   listAccounts(): Promise<AccountView[]>;
   createToken(input: { name: string; role: Role; scope: Scope; expires_at: string | null }): Promise<{ id: string; token: string }>;
   listTokens(): Promise<TokenView[]>;
+  /** Changes an account named by username: role, scope and password each only when given. Returns it as it was. */
+  updateAccount(username: string, changes: { role?: Role; scope?: Scope; password?: string }): Promise<AccountView>;
+  deleteAccount(username: string): Promise<AccountView>;
+  revokeToken(id: string): Promise<void>;
 }
+
+/** The account of `username` (case-insensitive, as usernames are unique) in a list, or a usage error naming it. */
+function accountNamed(list: AccountView[], username: string): AccountView {
+  const found = list.find((a) => a.username.toLowerCase() === username.toLowerCase());
+  if (!found) throw new CliUsageError(`no account named "${username}" (nms accounts list shows them)`);
+  return found;
+}
+
+const merged = (a: AccountView, c: { role?: Role; scope?: Scope; password?: string }) => ({
+  role: c.role ?? a.role,
+  scope: c.scope ?? a.scope,
+  ...(c.password !== undefined ? { password: c.password } : {}),
+});
 
 const PAGE = 1000;
 
@@ -105,7 +122,32 @@ function offline(): Admin {
           before = { at: last.created_at, id: last.id };
         }
       }),
+    updateAccount: (username, changes) =>
+      withStore(async (auth) => {
+        const account = accountNamed(await allAccountsOf((after) => auth.listAccounts(PAGE, after)), username);
+        await auth.updateAccount(account.id, merged(account, changes));
+        return account;
+      }),
+    deleteAccount: (username) =>
+      withStore(async (auth) => {
+        const account = accountNamed(await allAccountsOf((after) => auth.listAccounts(PAGE, after)), username);
+        await auth.deleteAccount(account.id);
+        return account;
+      }),
+    revokeToken: (id) => withStore((auth) => auth.deleteToken(id)),
   };
+}
+
+/** Every account, page by page (by username). */
+async function allAccountsOf(page: (after?: string) => Promise<AccountView[]>): Promise<AccountView[]> {
+  const all: AccountView[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const rows = await page(after);
+    all.push(...rows);
+    if (rows.length < PAGE) return all;
+    after = rows[rows.length - 1].username;
+  }
 }
 
 /** The same through the REST API (keyset pages as the routes document them). */
@@ -139,8 +181,23 @@ function viaApi(baseUrl: string, o: ConnectionOptions): Admin {
           before = { before: last.created_at, before_id: last.id };
         }
       }),
+    updateAccount: (username, changes) =>
+      call(async (api) => {
+        const account = accountNamed(await allAccountsOf((after) => api.json<AccountView[]>("GET", `/accounts?${accountsQuery(after)}`)), username);
+        await api.json("PUT", `/accounts/${account.id}`, merged(account, changes));
+        return account;
+      }),
+    deleteAccount: (username) =>
+      call(async (api) => {
+        const account = accountNamed(await allAccountsOf((after) => api.json<AccountView[]>("GET", `/accounts?${accountsQuery(after)}`)), username);
+        await api.json("DELETE", `/accounts/${account.id}`);
+        return account;
+      }),
+    revokeToken: (id) => call(async (api) => void (await api.json("DELETE", `/tokens/${encodeURIComponent(id)}`))),
   };
 }
+
+const accountsQuery = (after?: string) => new URLSearchParams({ limit: String(PAGE), ...(after ? { after } : {}) });
 
 interface ConnectionFlags {
   url?: string;
@@ -178,7 +235,7 @@ function withConnection(cmd: Command, loginFlags: boolean): Command {
 }
 
 export function registerAdminCommands(program: Command): void {
-  const accounts = program.command("accounts").description("create and list accounts (offline on the store, or through the API with --url)");
+  const accounts = program.command("accounts").description("create, list, update and delete accounts (offline on the store, or through the API with --url)");
   withConnection(
     accounts
       .command("create")
@@ -207,7 +264,34 @@ export function registerAdminCommands(program: Command): void {
     },
   );
 
-  const tokens = program.command("tokens").description("create and list API tokens (offline on the store, or through the API with --url)");
+  withConnection(
+    accounts
+      .command("update")
+      .description("change an account's role, scope or password (each only when given)")
+      .argument("<username>", "the account to change")
+      .option("--role <role>", `one of ${ROLES.join(", ")}`)
+      .option("--scope <scope>", 'All or JSON like {"folders":["<uuid>",...]}')
+      .option("--password <password>", "a new password (at least 8 characters); its sessions end"),
+    false,
+  ).action(async (username: string, o: ConnectionFlags & { role?: string; scope?: string; password?: string; json?: boolean }) => {
+    if (o.role === undefined && o.scope === undefined && o.password === undefined) throw new CliUsageError("give --role, --scope or --password");
+    if (o.password !== undefined && o.password.length < 8) throw new CliUsageError("--password must have at least 8 characters");
+    const changes = { role: o.role === undefined ? undefined : role(o.role), scope: o.scope === undefined ? undefined : scope(o.scope), password: o.password };
+    const before = await admin(o).updateAccount(username, changes);
+    const after = { id: before.id, username: before.username, role: changes.role ?? before.role, scope: changes.scope ?? before.scope };
+    if (o.json) return printJson({ ...after, password_changed: o.password !== undefined });
+    out(`updated account ${after.username} (${after.role}) scope=${JSON.stringify(after.scope)}${o.password !== undefined ? ", new password" : ""}\n`);
+  });
+  withConnection(
+    accounts.command("delete").description("delete an account and end its sessions").argument("<username>", "the account to delete"),
+    false,
+  ).action(async (username: string, o: ConnectionFlags & { json?: boolean }) => {
+    const gone = await admin(o).deleteAccount(username);
+    if (o.json) return printJson({ id: gone.id, username: gone.username, deleted: true });
+    out(`deleted account ${gone.username} id=${gone.id}\n`);
+  });
+
+  const tokens = program.command("tokens").description("create, list and revoke API tokens (offline on the store, or through the API with --url)");
   withConnection(
     tokens
       .command("create")
@@ -235,4 +319,14 @@ export function registerAdminCommands(program: Command): void {
       for (const t of list) out(`${t.id}  ${t.name}  ${t.role}  ${JSON.stringify(t.scope)}  expires=${t.expires_at ?? "never"}\n`);
     },
   );
+  withConnection(
+    tokens.command("revoke").description("revoke an API token: requests with it are refused from now on").argument("<id>", "the token's id (nms tokens list)"),
+    true,
+  ).action(async (id: string, o: ConnectionFlags & { username?: string; password?: string; json?: boolean }) => {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+      throw new CliUsageError(`"${id}" is not a token id (a uuid; nms tokens list shows them)`);
+    await admin(o, o).revokeToken(id);
+    if (o.json) return printJson({ id, revoked: true });
+    out(`revoked token ${id}\n`);
+  });
 }

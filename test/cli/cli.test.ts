@@ -59,6 +59,31 @@ describe("nms CLI (offline administration)", () => {
     expect(unknown.err).toContain("unknown command");
   });
 
+  it("updates an account's role, scope and password, deletes it, and revokes a token", async () => {
+    expect(nms(db, "accounts", "create", "--username", "hank", "--role", "viewer", "--password", "hank-password-1").code).toBe(0);
+    const folder = "6f1c1d2e-1111-4222-8333-444455556666";
+    const up = nms(db, "accounts", "update", "HANK", "--role", "operator", "--scope", JSON.stringify({ folders: [folder] }), "--password", "hank-password-2");
+    expect(up.err).toBe("");
+    expect(up.code).toBe(0);
+    expect(up.out).toContain("updated account hank (operator)");
+    const rows = await rawQuery<{ role: string; scope: unknown }>(db, "SELECT role, scope FROM core.accounts WHERE username = 'hank'");
+    expect(rows[0]).toEqual({ role: "operator", scope: { folders: [folder] } });
+    // Only what is given changes.
+    expect(nms(db, "accounts", "update", "hank", "--role", "admin").code).toBe(0);
+    expect((await rawQuery(db, "SELECT role, scope FROM core.accounts WHERE username = 'hank'"))[0]).toEqual({ role: "admin", scope: { folders: [folder] } });
+    expect(nms(db, "accounts", "update", "hank").code).toBe(2);
+    expect(nms(db, "accounts", "update", "nobody", "--role", "viewer").err).toContain('no account named "nobody"');
+    expect(nms(db, "accounts", "delete", "hank").out).toContain("deleted account hank");
+    expect(await rawQuery(db, "SELECT 1 FROM core.accounts WHERE username = 'hank'")).toEqual([]);
+
+    const token = JSON.parse(nms(db, "tokens", "create", "--name", "to-revoke", "--role", "viewer", "--json").out) as { id: string };
+    const revoked = nms(db, "tokens", "revoke", token.id, "--json");
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.out)).toEqual({ id: token.id, revoked: true });
+    expect(await rawQuery(db, "SELECT 1 FROM core.api_tokens WHERE id = $1", [token.id])).toEqual([]);
+    expect(nms(db, "tokens", "revoke", "not-an-id").code).toBe(2);
+  });
+
   it("refuses to run in skeleton mode (there is no store)", () => {
     const r = nms(null, "accounts", "list");
     expect(r.code).toBe(2);
@@ -77,9 +102,12 @@ describe("nms CLI: help, errors that name the bad value, JSON", () => {
       ["accounts", "--help"],
       ["accounts", "create", "--help"],
       ["accounts", "list", "--help"],
+      ["accounts", "update", "--help"],
+      ["accounts", "delete", "--help"],
       ["tokens", "--help"],
       ["tokens", "create", "--help"],
       ["tokens", "list", "--help"],
+      ["tokens", "revoke", "--help"],
       ["plugin", "new", "--help"],
       ["bundle", "export", "--help"],
       ["bundle", "import", "--help"],
@@ -119,9 +147,9 @@ describe("nms CLI: help, errors that name the bad value, JSON", () => {
     const unknown = nms(null, "frobnicate");
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain("unknown command 'frobnicate'");
-    const sub = nms(null, "tokens", "revoke");
+    const sub = nms(null, "tokens", "rotate");
     expect(sub.code).toBe(2);
-    expect(sub.err).toContain("unknown command 'revoke'");
+    expect(sub.err).toContain("unknown command 'rotate'");
     const option = nms(null, "accounts", "list", "--colour");
     expect(option.code).toBe(2);
     expect(option.err).toContain("unknown option '--colour'");

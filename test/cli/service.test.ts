@@ -96,6 +96,42 @@ describe("nms accounts and tokens against a running service", () => {
     expect(wrong.err).toContain("401");
   }, 60000);
 
+  it("updates, deletes and revokes through the API while the service runs (offline would find the data dir in use)", async () => {
+    const env = { NMS_DATA_DIR: k.dataDir, NMS_TOKEN: BOOTSTRAP, NMS_URL: k.url };
+    expect((await nmsAsync(["accounts", "create", "--username", "ivy", "--role", "viewer", "--password", "ivy-password-1"], env)).code).toBe(0);
+    const up = await nmsAsync(["accounts", "update", "ivy", "--role", "operator", "--password", "ivy-password-2", "--json"], env);
+    expect(up.err).toBe("");
+    expect(up.code).toBe(0);
+    expect(JSON.parse(up.out)).toMatchObject({ username: "ivy", role: "operator", scope: "All", password_changed: true });
+    const login = await fetch(`${k.url}/api/v1/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "ivy", password: "ivy-password-2" }),
+    });
+    expect(login.status).toBe(201);
+
+    const created = JSON.parse((await nmsAsync(["tokens", "create", "--name", "short-lived", "--role", "viewer", "--json"], env)).out) as {
+      id: string;
+      token: string;
+    };
+    const asToken = () => fetch(`${k.url}/api/v1/auth/me`, { headers: { authorization: `Bearer ${created.token}` } });
+    expect((await asToken()).status).toBe(200);
+    const revoked = await nmsAsync(["tokens", "revoke", created.id], env);
+    expect(revoked.code).toBe(0);
+    expect(revoked.out).toBe(`revoked token ${created.id}\n`);
+    expect((await asToken()).status).toBe(401);
+    const again = await nmsAsync(["tokens", "revoke", created.id], env);
+    expect(again.code).toBe(2);
+    expect(again.err).toContain("404");
+
+    expect((await nmsAsync(["accounts", "delete", "ivy"], env)).out).toMatch(/^deleted account ivy id=[0-9a-f-]{36}\n$/);
+    const names = (JSON.parse((await nmsAsync(["accounts", "list", "--json"], env)).out) as { username: string }[]).map((a) => a.username);
+    expect(names).not.toContain("ivy");
+    const offline = await nmsAsync(["accounts", "delete", "dora"], { NMS_DATA_DIR: k.dataDir });
+    expect(offline.code).toBe(1);
+    expect(offline.err).toContain("in use");
+  }, 60000);
+
   it("says what is missing: a URL without a token or login, a token without a URL", async () => {
     const noAuth = await nmsAsync(["tokens", "list", "--url", k.url], { NMS_DATA_DIR: k.dataDir });
     expect(noAuth.code).toBe(2);

@@ -278,6 +278,29 @@ describe("alert console in chromium", () => {
     await table.getByText("Firmware upgrade 17.3").waitFor();
     await table.getByRole("button", { name: "Delete Firmware upgrade 17.3" }).click();
     await operator.getByText("No maintenance windows.").waitFor();
+
+    // A recurring window for a folder, made and edited on this screen.
+    await operator.getByRole("button", { name: "New window…" }).click();
+    const form = operator.getByRole("dialog");
+    await form.getByLabel("Name").fill("Sunday patching");
+    await form.getByLabel("Covers").selectOption("folder");
+    await form.getByRole("combobox", { name: "Folders" }).fill("Bravo");
+    await operator.getByRole("option", { name: /Site Bravo/ }).click();
+    await form.getByLabel("When").selectOption("weekly");
+    await form.getByLabel("From (local time)").fill("03:00");
+    await form.getByLabel("For (minutes)").fill("60");
+    await form.getByLabel("Time zone").fill("Europe/Berlin");
+    await form.getByRole("button", { name: "Schedule" }).click();
+    const weekly = table.locator("tr").filter({ hasText: "Sunday patching" });
+    await weekly.filter({ hasText: "weekly 0 03:00 for 60 min (Europe/Berlin)" }).waitFor();
+    await weekly.getByRole("button", { name: "Edit Sunday patching" }).click();
+    await operator.getByRole("dialog").getByLabel("For (minutes)").fill("90");
+    await operator.getByRole("dialog").getByRole("button", { name: "Save" }).click();
+    await weekly.filter({ hasText: "for 90 min" }).waitFor();
+    const stored = (await k.request("GET", "/maintenance-windows")).body as { name: string; target_kind: string; recurrence: { duration_mins: number } }[];
+    expect(stored.find((w) => w.name === "Sunday patching")).toEqual(
+      expect.objectContaining({ target_kind: "folder", recurrence: expect.objectContaining({ kind: "weekly", weekdays: [0], duration_mins: 90 }) }),
+    );
   }, 60_000);
 
   it('shows the resolve time, not the fire time, on a resolved row of "Recent transitions" (bug)', async () => {
@@ -392,7 +415,12 @@ describe("alert console in chromium", () => {
     expect(await scoped.locator("main").textContent()).not.toContain("con-b");
     await scoped.goto(`${k.url}/#/maintenance`);
     await scoped.getByRole("region", { name: "Mutes" }).waitFor();
-    expect(await scoped.locator("main").textContent()).not.toContain("con-b");
+    await scoped.getByRole("region", { name: "Maintenance windows" }).waitFor();
+    const text = await scoped.locator("main").textContent();
+    expect(text).not.toContain("con-b");
+    // Windows over Site Bravo's folder and con-b are not this account's to see.
+    expect(text).not.toContain("Sunday patching");
+    expect(text).not.toContain("Weekly patching");
     await scoped.context().close();
   }, 30_000);
 });

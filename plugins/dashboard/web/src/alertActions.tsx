@@ -3,6 +3,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Schemas } from "../../../../clients/typescript/src/index.ts";
+import { MultiPicker } from "./pickers.tsx";
 import { api, can, unwrapped, useLive, useLoad, useSession } from "./session.tsx";
 import { Badge, ErrorNote, fmtTime, Section } from "./ui.tsx";
 
@@ -226,27 +227,55 @@ function DurationField({
   );
 }
 
-/** Creates (or, given `existing`, replaces) a one-off maintenance window for nodes. */
+const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+/**
+ * Creates (or, given `existing`, replaces) a maintenance window: nodes or folders chosen with the pickers, one-off
+ * (start and end) or recurring (daily, or on some weekdays, from a local time for a duration, in a time zone).
+ */
 export function MaintenanceDialog({
-  nodes,
+  nodes = [],
   existing,
   onClose,
   onDone,
 }: {
-  nodes: { id: string; name: string }[];
+  nodes?: { id: string; name: string }[];
   existing?: MaintenanceWindow;
   onClose: () => void;
   onDone: () => void;
 }) {
-  const [name, setName] = useState(existing?.name ?? `Maintenance of ${nodes.map((n) => n.name).join(", ")}`);
+  const rec = existing?.recurrence as Schemas["RecurrenceView"] | null | undefined;
+  const [name, setName] = useState(existing?.name ?? (nodes.length ? `Maintenance of ${nodes.map((n) => n.name).join(", ")}` : ""));
+  const [kind, setKind] = useState<"node" | "folder">((existing?.target_kind as "node" | "folder" | undefined) ?? "node");
+  const [targets, setTargets] = useState<string[]>(existing?.target_ids ?? nodes.map((n) => n.id));
+  const [repeat, setRepeat] = useState<"once" | "daily" | "weekly">(rec ? (rec.kind as "daily" | "weekly") : "once");
   const [start, setStart] = useState(toLocalInput(existing?.starts_at ? new Date(existing.starts_at) : new Date()));
   const [end, setEnd] = useState(toLocalInput(existing?.ends_at ? new Date(existing.ends_at) : new Date(Date.now() + 2 * 3600_000)));
+  const [weekdays, setWeekdays] = useState<number[]>(rec?.weekdays ?? [0]);
+  const [at, setAt] = useState(rec?.start ?? "02:00");
+  const [duration, setDuration] = useState(String(rec?.duration_mins ?? 120));
+  const [zone, setZone] = useState(rec?.time_zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC");
   const { busy, error, submit } = useSubmit(
     async () => {
-      const starts_at = fromLocalInput(start);
-      const ends_at = fromLocalInput(end);
-      if (!starts_at || !ends_at) throw new Error("Choose a start and an end.");
-      const body = { name, target_kind: "node" as const, target_ids: nodes.map((n) => n.id), starts_at, ends_at };
+      if (!targets.length) throw new Error(`Choose at least one ${kind}.`);
+      let timing: Pick<Schemas["MaintenanceWindowCreate"], "starts_at" | "ends_at" | "recurrence">;
+      if (repeat === "once") {
+        const starts_at = fromLocalInput(start);
+        const ends_at = fromLocalInput(end);
+        if (!starts_at || !ends_at) throw new Error("Choose a start and an end.");
+        timing = { starts_at, ends_at };
+      } else {
+        timing = {
+          recurrence: {
+            kind: repeat,
+            ...(repeat === "weekly" ? { weekdays: [...weekdays].sort() } : {}),
+            start: at,
+            duration_mins: Number(duration),
+            time_zone: zone,
+          },
+        };
+      }
+      const body: Schemas["MaintenanceWindowCreate"] = { name, target_kind: kind, target_ids: targets, ...timing };
       if (existing) await unwrapped(api.PUT("/api/v1/maintenance-windows/{id}", { params: { path: { id: existing.id } }, body }));
       else await unwrapped(api.POST("/api/v1/maintenance-windows", { body }));
     },
@@ -255,22 +284,75 @@ export function MaintenanceDialog({
       onClose();
     },
   );
+  const toggleDay = (d: number, on: boolean) => setWeekdays((w) => (on ? [...new Set([...w, d])] : w.filter((x) => x !== d)));
   return (
     <Modal title={existing ? `Edit maintenance window` : `Schedule maintenance`} onClose={onClose} testId="maintenance-dialog">
       <form class="form" onSubmit={submit}>
-        <p class="muted">Nodes: {nodes.map((n) => n.name).join(", ")}. Inside the window they show "maintenance" and notify nobody.</p>
+        <p class="muted">Inside the window its nodes show "maintenance" and notify nobody.</p>
         <div class="field">
           <label for="mw-name">Name</label>
           <input id="mw-name" maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} required />
         </div>
         <div class="field">
-          <label for="mw-start">Starts</label>
-          <input id="mw-start" type="datetime-local" value={start} onInput={(e) => setStart((e.target as HTMLInputElement).value)} />
+          <label for="mw-kind">Covers</label>
+          <select
+            id="mw-kind"
+            value={kind}
+            onChange={(e) => {
+              setKind((e.target as HTMLSelectElement).value as "node" | "folder");
+              setTargets([]);
+            }}
+          >
+            <option value="node">nodes</option>
+            <option value="folder">folders (everything beneath them)</option>
+          </select>
+          <MultiPicker id="mw-targets" kind={kind} label={kind === "node" ? "Nodes" : "Folders"} value={targets} onChange={setTargets} max={1000} />
         </div>
         <div class="field">
-          <label for="mw-end">Ends</label>
-          <input id="mw-end" type="datetime-local" value={end} onInput={(e) => setEnd((e.target as HTMLInputElement).value)} />
+          <label for="mw-repeat">When</label>
+          <select id="mw-repeat" value={repeat} onChange={(e) => setRepeat((e.target as HTMLSelectElement).value as "once" | "daily" | "weekly")}>
+            <option value="once">once</option>
+            <option value="daily">every day</option>
+            <option value="weekly">every week</option>
+          </select>
         </div>
+        {repeat === "once" ? (
+          <>
+            <div class="field">
+              <label for="mw-start">Starts</label>
+              <input id="mw-start" type="datetime-local" value={start} onInput={(e) => setStart((e.target as HTMLInputElement).value)} />
+            </div>
+            <div class="field">
+              <label for="mw-end">Ends</label>
+              <input id="mw-end" type="datetime-local" value={end} onInput={(e) => setEnd((e.target as HTMLInputElement).value)} />
+            </div>
+          </>
+        ) : (
+          <>
+            {repeat === "weekly" ? (
+              <fieldset class="field weekdays">
+                <legend>On</legend>
+                {WEEKDAYS.map((d, i) => (
+                  <label key={d}>
+                    <input type="checkbox" checked={weekdays.includes(i)} onChange={(e) => toggleDay(i, (e.target as HTMLInputElement).checked)} /> {d}
+                  </label>
+                ))}
+              </fieldset>
+            ) : null}
+            <div class="field">
+              <label for="mw-at">From (local time)</label>
+              <input id="mw-at" type="time" value={at} onInput={(e) => setAt((e.target as HTMLInputElement).value)} />
+            </div>
+            <div class="field">
+              <label for="mw-duration">For (minutes)</label>
+              <input id="mw-duration" inputMode="numeric" value={duration} onInput={(e) => setDuration((e.target as HTMLInputElement).value)} />
+            </div>
+            <div class="field">
+              <label for="mw-zone">Time zone</label>
+              <input id="mw-zone" value={zone} onInput={(e) => setZone((e.target as HTMLInputElement).value)} />
+            </div>
+          </>
+        )}
         <DialogActions busy={busy} error={error} label={existing ? "Save" : "Schedule"} onClose={onClose} />
       </form>
     </Modal>

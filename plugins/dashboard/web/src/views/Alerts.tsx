@@ -350,7 +350,7 @@ export function MutesMaintenance() {
   const windows = useLoad(() => unwrapped(api.GET("/api/v1/maintenance-windows", { params: { query: { limit: 1000 } } })), [session.signedIn]);
   const active = useLoad(() => unwrapped(api.GET("/api/v1/maintenance-windows/active", { params: { query: {} } })), [session.signedIn]);
   const [editMute, setEditMute] = useState<Mute | null>(null);
-  const [editWindow, setEditWindow] = useState<{ w: MaintenanceWindow; nodes: { id: string; name: string }[] } | null>(null);
+  const [editWindow, setEditWindow] = useState<MaintenanceWindow | "new" | null>(null);
   const [error, setError] = useState<string | null>(null);
   const openNow = new Set((active.data ?? []).map((w) => w.id));
   const run = async (fn: () => Promise<unknown>, after: () => void) => {
@@ -361,15 +361,6 @@ export function MutesMaintenance() {
     } catch (e) {
       setError((e as Error).message);
     }
-  };
-  const editNodes = async (w: MaintenanceWindow) => {
-    const nodes = await Promise.all(
-      w.target_ids.map(async (id) => ({
-        id,
-        name: (await unwrapped(api.GET("/api/v1/nodes/{id}", { params: { path: { id } } })).catch(() => ({ name: id }))).name,
-      })),
-    );
-    setEditWindow({ w, nodes });
   };
   return (
     <div class="grid console-alerts">
@@ -431,7 +422,16 @@ export function MutesMaintenance() {
           <p class="muted">Nothing is muted.</p>
         )}
       </Section>
-      <Section title="Maintenance windows">
+      <Section
+        title="Maintenance windows"
+        actions={
+          canMaintain() ? (
+            <button type="button" class="small" onClick={() => setEditWindow("new")}>
+              New window…
+            </button>
+          ) : null
+        }
+      >
         <ErrorNote error={windows.error} />
         {windows.data?.length ? (
           <div class="table-wrap">
@@ -470,11 +470,9 @@ export function MutesMaintenance() {
                     <td>{w.created_by}</td>
                     {canMaintain() ? (
                       <td class="row-actions">
-                        {!w.recurrence && w.target_kind === "node" ? (
-                          <button type="button" class="small" aria-label={`Edit ${w.name}`} onClick={() => void editNodes(w)}>
-                            Edit…
-                          </button>
-                        ) : null}
+                        <button type="button" class="small" aria-label={`Edit ${w.name}`} onClick={() => setEditWindow(w)}>
+                          Edit…
+                        </button>
                         <button
                           type="button"
                           class="small danger"
@@ -505,8 +503,7 @@ export function MutesMaintenance() {
       {editMute ? <MuteEditDialog mute={editMute} onClose={() => setEditMute(null)} onDone={mutes.reload} /> : null}
       {editWindow ? (
         <MaintenanceDialog
-          nodes={editWindow.nodes}
-          existing={editWindow.w}
+          existing={editWindow === "new" ? undefined : editWindow}
           onClose={() => setEditWindow(null)}
           onDone={() => {
             windows.reload();
