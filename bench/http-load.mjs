@@ -18,6 +18,13 @@
 // at 10 connections), during, and after (5 s after the load, and again after a forced pause of 10 s).
 // Prints, per route class, requests/s, p50/p99 latency, errors (connection errors + timeouts), non-2xx; the totals;
 // the RSS figures; the load average.
+//
+// The floor: a reference server (bench/lib/http-reference.mjs: node:http + pg, no framework) runs on the same database
+// and answers the read classes with the service's SQL and the same bytes (checked first). Each read class is timed
+// unloaded against both (21 sequential requests, median), and after the service's run the same mix runs again for
+// BENCH_REFERENCE_SECS (default 30) with the read classes sent to the reference (the writes still to the service):
+// each read class's requests/s is printed as a ratio to the reference's. Then the goals of issue 29, met or MISSED.
+// BENCH_DURATION_SECS=600 is the long mode: RSS every 10 s and the means of its thirds.
 import autocannon from "autocannon";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -25,7 +32,9 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchStore, bootKernel, load, MAIN, print, seedInventory, QUIET_KERNEL_ENV } from "./lib/kernel.mjs";
+import { spawn } from "node:child_process";
+import { benchStore, bootKernel, load, MAIN, print, QUIET_KERNEL_ENV, ROOT } from "./lib/kernel.mjs";
+import { seedHttpLoad } from "./lib/http-seed.mjs";
 import { descendants, procCpuSecs, rssMb, sleep } from "./lib/flows-peers.mjs";
 
 const NODES = Number(process.env.BENCH_NODES ?? 3000);
@@ -56,40 +65,34 @@ function postgresPids() {
 }
 const pgRssMb = () => postgresPids().reduce((s, p) => s + (rssMb(p) ?? 0), 0);
 
-async function seed(db) {
-  await seedInventory(db, { sites: SITES, racks: RACKS, nodes: NODES });
-  // Latest in/out rates of IFS interfaces per node, as the pollers write them.
-  await db.query(
-    `INSERT INTO polling.latest (node_id, metric, ifindex, row_key, value, at, if_name)
-     SELECT n.id, m, i, -1, (abs(hashtext(n.id::text || i || m)) % 1000000000)::float8, now(), 'Gi0/' || i
-       FROM inventory.nodes n CROSS JOIN generate_series(1, ${IFS}) i CROSS JOIN unnest(ARRAY['if_in_bps', 'if_out_bps']) m`,
-  );
-  // One hour of per-minute samples for a quarter of the nodes (the windowed interface-top reads them).
-  const now = Date.now();
-  for (const day of new Set([now - 3_600_000, now].map((ms) => Math.floor(ms / 86_400_000) * 86_400_000))) {
-    const name = `samples_${new Date(day).toISOString().slice(0, 10).replace(/-/g, "")}`;
-    await db.query(
-      `CREATE TABLE IF NOT EXISTS polling.${name} PARTITION OF polling.samples FOR VALUES FROM ('${new Date(day).toISOString()}') TO ('${new Date(day + 86_400_000).toISOString()}')`,
-    );
+/** Starts the reference server (bench/lib/http-reference.mjs) on `dbUrl` as a child process: `{url, child, stop()}`. */
+function startReference(dbUrl) {
+  const child = spawn(process.execPath, [join(ROOT, "bench/lib/http-reference.mjs")], {
+    env: { PATH: process.env.PATH, REF_DATABASE_URL: dbUrl },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.once("exit", (code) => reject(new Error(`reference server exited (${code})`)));
+    child.stdout.on("data", (c) => {
+      out += c;
+      const m = /reference ready at (\S+)/.exec(out);
+      if (m) resolve({ url: m[1], child, stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))) });
+    });
+  });
+}
+
+/** Median of `n` sequential requests (ms). */
+async function unloadedMedian(url, headers, n = 21) {
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const s = performance.now();
+    const r = await fetch(url, { headers });
+    await r.arrayBuffer();
+    if (!r.ok) throw new Error(`${url}: ${r.status}`);
+    times.push(performance.now() - s);
   }
-  await db.query(
-    `INSERT INTO polling.samples (node_id, metric, ifindex, row_key, at, value)
-     SELECT l.node_id, l.metric, l.ifindex, -1, now() - m * interval '1 minute', l.value * (0.5 + (m % 10) / 10.0)
-       FROM polling.latest l CROSS JOIN generate_series(0, 59) m
-      WHERE abs(hashtext(l.node_id::text)) % 4 = 0`,
-  );
-  await db.query(
-    `INSERT INTO alerts.history (recorded_at, at_unix_ms, incident_key, check_id, direction, metric, node_id, observed_value, threshold_value,
-                                 resolved, severity, state, subject_kind, title)
-     SELECT to_timestamp(t / 1000.0), t, n.id || ':' || c, gen_random_uuid(), 'above', 'cpu_util', n.id, 95, 90, g % 2 = 1,
-            CASE WHEN g % 10 < 3 THEN 'critical' ELSE 'warning' END,
-            CASE WHEN g % 2 = 1 THEN 'ok' WHEN g % 10 < 3 THEN 'critical' ELSE 'warning' END, 'node', 'cpu_util above 90'
-       FROM generate_series(1, ${HISTORY}) g
-      CROSS JOIN LATERAL (SELECT $1::bigint - (${HISTORY} - g)::bigint * $2::bigint AS t, g % 37 AS c) x
-       JOIN (SELECT row_number() OVER (ORDER BY id) - 1 AS i, id FROM inventory.nodes) n ON n.i = (g / 2) % ${NODES}`,
-    [now, Math.floor((30 * 86_400_000) / HISTORY)],
-  );
-  await db.query("ANALYZE");
+  return times.sort((a, b) => a - b)[n >> 1];
 }
 
 /** A summary of one autocannon result. */
@@ -124,9 +127,10 @@ async function main() {
   await db.connect();
   const rssSamples = [];
   let sampler = null;
+  let reference = null;
   try {
     const t0 = performance.now();
-    await seed(db);
+    await seedHttpLoad(db, { nodes: NODES, history: HISTORY, ifs: IFS, sites: SITES, racks: RACKS });
     print("http_load_seed_secs", ((performance.now() - t0) / 1000).toFixed(1));
     const nodeIds = (await db.query("SELECT id FROM inventory.nodes ORDER BY name")).rows.map((r) => r.id);
     print(
@@ -210,22 +214,38 @@ async function main() {
     };
     const only = process.env.BENCH_CLASSES?.split(",");
     if (only) for (const n of Object.keys(classes)) if (!only.includes(n)) delete classes[n];
-    // Unloaded latency: 5 sequential requests of every read class (median), for comparison with the loaded figures.
+    // The reference server on the same database; every read class must answer it the same bytes as the service.
+    reference = await startReference(dbUrl);
+    print("http_load_reference", reference.url);
     for (const [n, c] of Object.entries(classes)) {
       if (!n.startsWith("read_")) continue;
-      const times = [];
-      for (let i = 0; i < 5; i++) {
-        const s = performance.now();
-        const r = await fetch(`${url}${c.requests[0].path}`, { headers: auth });
-        await r.arrayBuffer();
-        times.push(performance.now() - s);
-      }
-      print(`http_load_${n}_unloaded_median_ms`, times.sort((a, b) => a - b)[2].toFixed(1));
+      // The service first: a windowed read computes the rollups the reference then reads.
+      const a = await fetch(`${url}${c.requests[0].path}`, { headers: auth }).then(async (r) => [await r.text(), r.headers.get("x-next-cursor")]);
+      const b = await fetch(`${reference.url}${c.requests[0].path}`).then(async (r) => [await r.text(), r.headers.get("x-next-cursor")]);
+      print(
+        `http_load_${n}_same_as_reference`,
+        a[0] === b[0] && a[1] === b[1] ? `yes (${a[0].length} bytes)` : `NO (service ${a[0].length} bytes, reference ${b[0].length})`,
+      );
     }
-    const run = (name, c, connections, duration) =>
+    // Unloaded latency: 21 sequential requests (median), the service and the reference; and the goals' other reads.
+    const unloaded = {};
+    for (const [n, c] of Object.entries(classes)) {
+      if (!n.startsWith("read_")) continue;
+      unloaded[n] = await unloadedMedian(`${url}${c.requests[0].path}`, auth);
+      const ref = await unloadedMedian(`${reference.url}${c.requests[0].path}`, {});
+      print(`http_load_${n}_unloaded_median_ms`, `${unloaded[n].toFixed(1)} (reference ${ref.toFixed(1)})`);
+    }
+    unloaded.read_events = await unloadedMedian(`${url}/api/v1/events?limit=100`, auth);
+    print("http_load_read_events_unloaded_median_ms", unloaded.read_events.toFixed(1));
+    for (const agg of ["max_15m", "avg_1h", "max_1h"]) {
+      unloaded[`read_interface_top_${agg}`] = await unloadedMedian(`${url}/api/v1/metrics/interface-top?metric=throughput&agg=${agg}&limit=10`, auth);
+      print(`http_load_read_interface_top_${agg}_unloaded_median_ms`, unloaded[`read_interface_top_${agg}`].toFixed(1));
+    }
+    const run = (name, c, connections, duration, target = url) =>
       new Promise((resolve, reject) => {
-        const inst = autocannon({ url, connections, duration, headers: auth, requests: c.requests, timeout: 30, excludeErrorStats: false }, (err, res) =>
-          err ? reject(err) : resolve([name, res]),
+        const inst = autocannon(
+          { url: target, connections, duration, headers: auth, requests: c.requests, timeout: 30, excludeErrorStats: false },
+          (err, res) => (err ? reject(err) : resolve([name, res])),
         );
         inst.on("error", reject);
       });
@@ -286,7 +306,50 @@ async function main() {
       "http_load_rss_mb",
       `before=${before} during_min=${Math.min(...during)} during_max=${Math.max(...during)} first_10s_max=${Math.max(...during.slice(0, 10))} last_10s_max=${Math.max(...during.slice(-10))} after_5s=${after} after_15s=${after15}`,
     );
-    print("http_load_rss_series_mb", during.filter((_, i) => i % 5 === 0).join(","));
+    // Every 5 s for a short run; every 10 s for a long one (BENCH_DURATION_SECS=600: is the heap flat after warm-up?).
+    const every = DURATION >= 300 ? 10 : 5;
+    print(`http_load_rss_series_mb_every_${every}s`, during.filter((_, i) => i % every === 0).join(","));
+    if (DURATION >= 300) {
+      const third = Math.floor(during.length / 3);
+      const mean = (xs) => Math.round(xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length));
+      print("http_load_rss_thirds_mean_mb", `${mean(during.slice(0, third))},${mean(during.slice(third, 2 * third))},${mean(during.slice(2 * third))}`);
+    }
+
+    // The floor: the same mix again, its read classes answered by the reference server (same database, same SQL, same
+    // bytes), the writes still by the service so that the machine carries the same write load.
+    const refSecs = Number(process.env.BENCH_REFERENCE_SECS ?? Math.min(DURATION, 30));
+    const refResults = Object.fromEntries(
+      await Promise.all(
+        Object.entries(classes).map(([n, c]) =>
+          run(n, c, Math.max(1, Math.round((c.share * CONNS) / 100)), refSecs, n.startsWith("read_") ? reference.url : url),
+        ),
+      ),
+    );
+    console.log("\n| read class | service req/s | reference req/s | ratio | service p99 ms | reference p99 ms |\n| --- | --- | --- | --- | --- | --- |");
+    const ratios = {};
+    for (const [name, r] of Object.entries(refResults)) {
+      if (!name.startsWith("read_")) continue;
+      const svc = summary(results[name]);
+      const ref = summary(r);
+      ratios[name] = svc.rps / ref.rps;
+      console.log(`| ${name} | ${Math.round(svc.rps)} | ${Math.round(ref.rps)} | ${ratios[name].toFixed(2)} | ${svc.p99} | ${ref.p99} |`);
+      print(
+        `http_load_${name}_vs_reference`,
+        `ratio=${ratios[name].toFixed(2)} service_rps=${Math.round(svc.rps)} reference_rps=${Math.round(ref.rps)} reference_p99_ms=${ref.p99} reference_errors=${ref.errors + ref.timeouts} reference_non2xx=${ref.non2xx}`,
+      );
+    }
+    print("http_load_reference_load_avg", `end=${load()} secs=${refSecs}`);
+
+    // The goals of issue 29, judged on this run.
+    const reads = Object.keys(results).filter((n) => n.startsWith("read_"));
+    const goal = (name, ok, detail) => print(`goal_${name}`, `${ok ? "met" : "MISSED"} (${detail})`);
+    goal("total_rps_750", totalReq / DURATION >= 750, `${Math.round(totalReq / DURATION)} req/s`);
+    goal("zero_errors", totalErr === 0 && totalNon2xx === 0, `errors=${totalErr} non2xx=${totalNon2xx}`);
+    for (const n of reads) goal(`${n}_p99_under_100ms`, summary(results[n]).p99 < 100, `${summary(results[n]).p99} ms`);
+    for (const n of reads) goal(`${n}_half_the_reference`, ratios[n] >= 0.5, `${ratios[n].toFixed(2)}x`);
+    for (const n of ["read_nodes", "read_alert_history", "read_events"]) goal(`${n}_unloaded_under_10ms`, unloaded[n] < 10, `${unloaded[n].toFixed(1)} ms`);
+    for (const n of Object.keys(unloaded).filter((x) => x.startsWith("read_interface_top")))
+      goal(`${n}_unloaded_under_20ms`, unloaded[n] < 20, `${unloaded[n].toFixed(1)} ms`);
     print("http_load_postgres_rss_mb", `before=${pgBefore} after=${pgRssMb()}`);
     // Where a node list page's time goes: the inventory repository's statement (first page, no filter), in PostgreSQL.
     const plan = await db.query(
@@ -307,6 +370,7 @@ async function main() {
     );
   } finally {
     if (sampler) clearInterval(sampler);
+    await reference?.stop();
     await db.end();
     await kernel.stop().catch((e) => console.error(e.message));
     await cleanup();

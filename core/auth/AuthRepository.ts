@@ -29,6 +29,8 @@ export interface ResolvedCredential {
   role: Role;
   scope: Scope;
   expired: boolean;
+  /** Expiry in Unix milliseconds (null = none), for the cache to judge later requests by. */
+  expires_ms: number | null;
 }
 
 const ACCOUNT_COLS = `id, username, role, scope, password_hash, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("updated_at")} AS updated_at`;
@@ -40,15 +42,30 @@ export class AuthRepository {
 
   async findCredential(hash: Buffer): Promise<ResolvedCredential | undefined> {
     const { rows } = await this.store.query<ResolvedCredential>(
-      `SELECT 'session' AS kind, s.id, a.id AS account_id, a.username, a.role, a.scope, s.expires_at <= now() AS expired
+      `SELECT 'session' AS kind, s.id, a.id AS account_id, a.username, a.role, a.scope, s.expires_at <= now() AS expired,
+              (extract(epoch FROM s.expires_at) * 1000)::float8 AS expires_ms
          FROM core.sessions s JOIN core.accounts a ON a.id = s.account_id WHERE s.token_hash = $1
        UNION ALL
-       SELECT 'token', t.id, NULL, t.name, t.role, t.scope, coalesce(t.expires_at <= now(), false)
+       SELECT 'token', t.id, NULL, t.name, t.role, t.scope, coalesce(t.expires_at <= now(), false), (extract(epoch FROM t.expires_at) * 1000)::float8
          FROM core.api_tokens t WHERE t.token_hash = $1
        LIMIT 1`,
       [hash],
     );
     return rows[0];
+  }
+
+  /**
+   * The auth epoch and the database's clock (see CredentialCache). A named (prepared) statement on the primary's pool:
+   * it runs once per request or batch of requests, and must never be answered by a lagging copy.
+   */
+  async readEpoch(): Promise<{ v: string; nowMs: number }> {
+    const pool = this.store.pool;
+    if (!pool) throw new Error("no store");
+    const { rows } = await pool.query<{ v: string; now_ms: number }>({
+      name: "nms_auth_epoch",
+      text: "SELECT v, (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms FROM core.auth_epoch",
+    });
+    return { v: rows[0].v, nowMs: rows[0].now_ms };
   }
 
   async findAccountByUsername(username: string): Promise<AccountRow | undefined> {

@@ -6,6 +6,7 @@ import { isPgError, PG_ERROR } from "../store/pgErrors.js";
 import type { Store } from "../store/Store.js";
 import { isUuid } from "../util/uuid.js";
 import { AuthRepository, type AccountRow, type TokenRow } from "./AuthRepository.js";
+import { CredentialCache } from "./CredentialCache.js";
 import type { Caller, Role, Scope } from "./Caller.js";
 import { loginRateLimiter, type LoginRateLimiter } from "./LoginRateLimiter.js";
 import { DUMMY_HASH, hashPassword, newToken, randomPassword, tokenHash, verifyPassword } from "./passwords.js";
@@ -43,6 +44,10 @@ export class AuthService {
   readonly repo: AuthRepository;
   private readonly limiter: LoginRateLimiter;
   private readonly bootstrapHash: Buffer | null;
+  /** Resolved bearer tokens, valid while the auth epoch stands (see CredentialCache). */
+  private readonly cache: CredentialCache;
+  /** When this process last wrote each API token's last_used_at (the column has a minute's resolution anyway). */
+  private readonly touched = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -52,6 +57,7 @@ export class AuthService {
     this.repo = new AuthRepository(store);
     this.limiter = loginRateLimiter(store, config.auth.loginMaxFailures, config.auth.loginWindowSecs * 1000);
     this.bootstrapHash = config.bootstrapToken ? tokenHash(config.bootstrapToken) : null;
+    this.cache = new CredentialCache(() => this.repo.readEpoch());
   }
 
   /** Resolves a bearer token to its caller, or throws 401. */
@@ -61,10 +67,21 @@ export class AuthService {
       if (this.bootstrapHash && timingSafeEqual(hash, this.bootstrapHash)) return this.bootstrapCaller();
       throw unauthorized("The bearer token is not valid.");
     }
-    const cred = await this.repo.findCredential(hash);
-    if (!cred) throw unauthorized("The bearer token is not valid.");
-    if (cred.expired) throw new ApiError(401, "token_expired", "The bearer token has expired.");
-    if (cred.kind === "token") void this.repo.touchToken(cred.id).catch(() => undefined);
+    // Every request reads the epoch (shared between concurrent requests); a cached credential is used only under it.
+    const epoch = await this.cache.current();
+    const key = hash.toString("base64");
+    let cred = this.cache.get(key, epoch);
+    if (!cred) {
+      const found = await this.repo.findCredential(hash);
+      if (!found) throw unauthorized("The bearer token is not valid.");
+      if (found.expired) throw new ApiError(401, "token_expired", "The bearer token has expired.");
+      const { expired: _expired, expires_ms, ...rest } = found;
+      cred = { ...rest, expiresMs: expires_ms };
+      this.cache.set(key, cred, epoch);
+    } else if (cred.expiresMs !== null && cred.expiresMs <= epoch.nowMs) {
+      throw new ApiError(401, "token_expired", "The bearer token has expired.");
+    }
+    if (cred.kind === "token") this.touch(cred.id, epoch.nowMs);
     return {
       kind: cred.kind,
       username: cred.username,
@@ -74,6 +91,15 @@ export class AuthService {
       sessionId: cred.kind === "session" ? cred.id : null,
       tokenId: cred.kind === "token" ? cred.id : null,
     };
+  }
+
+  /** last_used_at, written at most once a minute per token by this process (the statement itself skips fresher rows). */
+  private touch(tokenId: string, nowMs: number): void {
+    const last = this.touched.get(tokenId);
+    if (last !== undefined && nowMs - last < 60_000) return;
+    if (this.touched.size >= 10_000) this.touched.clear();
+    this.touched.set(tokenId, nowMs);
+    void this.repo.touchToken(tokenId).catch(() => undefined);
   }
 
   private bootstrapCaller(): Caller {

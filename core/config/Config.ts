@@ -10,6 +10,9 @@ export interface KernelConfig {
   publicUrl: string | null;
   dataDir: string;
   databaseUrl: string | null;
+  /** Streaming replicas serving the heavy read routes (empty: every read on the primary). */
+  databaseReadUrls: string[];
+  readReplicas: { maxLagSecs: number; checkIntervalMs: number };
   mode: "full" | "skeleton";
   publicDashboard: boolean;
   bootstrapToken: string | null;
@@ -20,9 +23,11 @@ export interface KernelConfig {
   plugins: string[];
   pluginSearchPaths: string[];
   auth: { sessionTtlSecs: number; loginMaxFailures: number; loginWindowSecs: number };
+  /** Partitioned engines (ADR 0017). */
+  partitions: { count: number; retryMs: number };
   jobs: { drainMs: number; processEvery: string; lockLifetimeMs: number };
   realtime: { adapter: "auto" | "memory" | "postgres" };
-  http: { bodyLimit: string };
+  http: { bodyLimit: string; stopDrainMs: number };
   /** Limits shared by every plugin: the JSON-document cap (report specs, analysis params ...). */
   limits: { jsonDocumentMaxBytes: number };
   /** Configuration bundle: the most rows one table may carry. */
@@ -47,6 +52,10 @@ const ENV_KEYS: Record<string, string> = {
   NMS_DATA_DIR: "dataDir",
   DATABASE_URL: "databaseUrl",
   NMS_DATABASE_URL: "databaseUrl",
+  DATABASE_READ_URL: "databaseReadUrls",
+  NMS_DATABASE_READ_URL: "databaseReadUrls",
+  NMS_READ_MAX_LAG_SECS: "readReplicas.maxLagSecs",
+  NMS_READ_CHECK_INTERVAL_MS: "readReplicas.checkIntervalMs",
   NMS_MODE: "mode",
   NMS_PUBLIC_DASHBOARD: "publicDashboard",
   NMS_BOOTSTRAP_TOKEN: "bootstrapToken",
@@ -59,11 +68,14 @@ const ENV_KEYS: Record<string, string> = {
   NMS_SESSION_TTL_SECS: "auth.sessionTtlSecs",
   NMS_LOGIN_MAX_FAILURES: "auth.loginMaxFailures",
   NMS_LOGIN_WINDOW_SECS: "auth.loginWindowSecs",
+  NMS_PARTITIONS: "partitions.count",
+  NMS_PARTITIONS_RETRY_MS: "partitions.retryMs",
   NMS_JOBS_DRAIN_MS: "jobs.drainMs",
   NMS_JOBS_PROCESS_EVERY: "jobs.processEvery",
   NMS_JOBS_LOCK_LIFETIME_MS: "jobs.lockLifetimeMs",
   NMS_REALTIME_ADAPTER: "realtime.adapter",
   NMS_HTTP_BODY_LIMIT: "http.bodyLimit",
+  NMS_STOP_DRAIN_MS: "http.stopDrainMs",
   NMS_JSON_DOCUMENT_MAX_BYTES: "limits.jsonDocumentMaxBytes",
   NMS_BUNDLE_MAX_ROWS: "bundle.maxRows",
   NMS_METRICS_ACCESS: "metrics.access",

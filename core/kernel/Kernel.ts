@@ -39,6 +39,7 @@ import { Secrets } from "../secrets/Secrets.js";
 import { coreMigrations } from "../store/coreMigrations.js";
 import { EmbeddedServer } from "../store/EmbeddedServer.js";
 import { migratePlugin } from "../store/Migrator.js";
+import { ReadReplicas } from "../store/ReadReplicas.js";
 import { createPool, Store } from "../store/Store.js";
 import { KernelRuntime } from "../config/KernelRuntime.js";
 import { StopStack } from "./StopStack.js";
@@ -214,6 +215,7 @@ interface OpenedStore {
   kind: "external" | "embedded" | "none";
   url: string | null;
   embedded?: EmbeddedServer;
+  replicas?: ReadReplicas;
 }
 
 /** Phase "store": the embedded server or DATABASE_URL, the pool, the kernel's and then each plugin's migrations. */
@@ -233,13 +235,25 @@ async function openStore(config: KernelConfig, plugins: LoadedPlugin[], log: Log
     checkpoint();
   }
   const store = new Store(createPool(url, (err) => log.warn("database connection lost", { error: err.message })));
+  store.configurePartitions(config.partitions);
   stops.push("database pool", () => store.close());
   await store.query("SELECT 1");
+  let replicas: ReadReplicas | undefined;
+  if (config.databaseReadUrls.length) {
+    const opened = (replicas = new ReadReplicas(store.pool!, { urls: config.databaseReadUrls, ...config.readReplicas }, log.child("store")));
+    stops.push("read replicas", () => opened.close());
+    await opened.start();
+    store.useReadReplicas(opened);
+    log.info("read replicas", {
+      replicas: opened.status().map((r) => ({ replica: r.name, serving: r.serving })),
+      max_lag_secs: config.readReplicas.maxLagSecs,
+    });
+  }
   await migratePlugin(store, "core", coreMigrations, log.child("store"));
   for (const p of plugins) {
     if (p.manifest.migrations?.length) await migratePlugin(store, p.manifest.id, p.manifest.migrations, log.child("store"));
   }
-  return { store, kind, url, embedded };
+  return { store, kind, url, embedded, replicas };
 }
 
 interface CoreServices {
@@ -304,6 +318,7 @@ async function coreServices(
   realtime.onBroadcast = (channel) => metrics.broadcasts.inc({ channel });
   metrics.realtimeConnections(() => realtime.connections);
   if (store.pool) metrics.pool(store.pool);
+  if (opened.replicas) metrics.readReplicas(opened.replicas);
   const embedded = opened.embedded;
   metrics.store(opened.kind, embedded ? () => embedded.up : undefined);
   return { secrets, auth, bus, jobs, realtime, listeners: new Map(), metrics };
@@ -394,7 +409,7 @@ async function buildHttp(
     storeKind: opened.kind,
     plugins: () => plugins.map((p) => ({ id: p.manifest.id, version: p.manifest.version })),
     listeners: () => [...core.listeners.values()].map(listenerStatus),
-    readiness: () => runtime.phase,
+    readiness: () => runtime.reported,
   });
   const http = new HttpApp({
     controllers: [
@@ -508,6 +523,15 @@ export async function startKernel(options: StartOptions = {}): Promise<Kernel> {
       core.realtime.disconnectAll();
       await http.stopAccepting();
     });
+    if (config.http.stopDrainMs > 0) {
+      // Undone before "traffic": first only the health routes say stopping, so a balancer's check drains this replica
+      // while it still answers what arrives; then traffic stops as above.
+      stops.push("drain", async () => {
+        runtime.draining = true;
+        log.info("draining: not ready, still serving", { ms: config.http.stopDrainMs });
+        await new Promise((r) => setTimeout(r, config.http.stopDrainMs));
+      });
+    }
     checkpoint();
 
     const kernel = new Kernel({

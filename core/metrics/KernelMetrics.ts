@@ -1,6 +1,7 @@
 import promClient from "prom-client";
 import type pg from "pg";
 import type { Logger } from "../logging/Logger.js";
+import type { ReadReplicas } from "../store/ReadReplicas.js";
 import type { MetricCounter, MetricDefinition, MetricGauge, MetricHistogram, MetricLabels, PluginMetrics } from "./PluginMetrics.js";
 
 const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
@@ -147,6 +148,42 @@ export class KernelMetrics {
       }),
     );
     this.core(new Gauge({ name: "nms_db_pool_max_connections", help: "The pool's size limit.", registers: [] })).set(max);
+  }
+
+  /** The read replicas (DATABASE_READ_URL): each one's staleness and whether it serves, and where reads went. */
+  readReplicas(replicas: ReadReplicas): void {
+    this.core(
+      new Gauge({
+        name: "nms_db_read_replica_lag_seconds",
+        help: "How old the newest commits a read replica may miss are (the staleness of a read it serves); absent while it is unreachable or not a standby.",
+        labelNames: ["replica"],
+        registers: [],
+        collect() {
+          this.reset();
+          for (const r of replicas.status()) if (r.lagSecs !== null) this.set({ replica: r.name }, r.lagSecs);
+        },
+      }),
+    );
+    this.core(
+      new Gauge({
+        name: "nms_db_read_replica_serving",
+        help: "1 while a read replica serves reads (a standby within readReplicas.maxLagSecs), 0 while its reads go to the primary.",
+        labelNames: ["replica"],
+        registers: [],
+        collect() {
+          for (const r of replicas.status()) this.set({ replica: r.name }, r.serving ? 1 : 0);
+        },
+      }),
+    );
+    const served = this.core(
+      new Counter({
+        name: "nms_db_read_queries_total",
+        help: "Heavy reads (ctx.store.read) by where they ran: a replica's name, or primary (no replica fresh enough, or one failed under the read).",
+        labelNames: ["served_by"],
+        registers: [],
+      }),
+    );
+    replicas.onServed = (where) => served.inc({ served_by: where });
   }
 
   /** The store in use (embedded, external, none) as a label, and for the embedded server whether it runs. */

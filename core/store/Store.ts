@@ -2,10 +2,17 @@ import pg from "pg";
 import { storeUnavailable } from "../errors.js";
 import type { Logger } from "../logging/Logger.js";
 import { Lease, type LeaseHandlers, type LeaseOptions } from "./Lease.js";
+import { DEFAULT_PARTITIONS, PartitionSet, type PartitionHandlers, type PartitionSettings, type PartitionSpace } from "./Partitions.js";
 
 /** Anything that runs a parameterised query: the store, a plugin store, or a transaction's client. */
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/** What serves a plugin's heavy reads: the primary itself, or the read replicas in front of it (ReadReplicas.ts). */
+export interface ReadDb extends Queryable {
+  /** One read-only unit of work on one connection (a `SET LOCAL` then the query); rerun on the primary if a replica fails under it. */
+  tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -25,8 +32,38 @@ export function ident(name: string): string {
  * The one durable store (PostgreSQL). In skeleton mode there is none: `available`
  * is false and every use throws the 503 envelope error.
  */
-export class Store {
+export class Store implements ReadDb {
+  private replicas: ReadDb | null = null;
+  private partitionSettings: PartitionSettings = DEFAULT_PARTITIONS;
+  private partitionSet: PartitionSet | null = null;
+
   constructor(public readonly pool: pg.Pool | null) {}
+
+  /**
+   * Where heavy reads that may be a few seconds stale go: the read replicas when DATABASE_READ_URL names some (each
+   * read falls back to the primary when none is fresh enough), else the primary. Writes, and reads that must see a
+   * write just made, use the store itself.
+   */
+  get read(): ReadDb {
+    return this.replicas ?? this;
+  }
+
+  /** The kernel's store phase sets this once when read replicas are configured. */
+  useReadReplicas(replicas: ReadDb): void {
+    this.replicas = replicas;
+  }
+
+  /** The kernel's `partitions` settings (before any plugin joins). */
+  configurePartitions(settings: PartitionSettings): void {
+    this.partitionSettings = settings;
+  }
+
+  /** The replica's partitions (ADR 0017), made on the first join. */
+  partitions(log: Logger): PartitionSet {
+    const pool = this.requirePool();
+    this.partitionSet ??= new PartitionSet(pool, this.partitionSettings, log);
+    return this.partitionSet;
+  }
 
   get available(): boolean {
     return this.pool !== null;
@@ -66,6 +103,8 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    // The partitions go first, so the other replicas take them at their next tick.
+    await this.partitionSet?.stop();
     if (this.pool) await closePool(this.pool);
   }
 }
@@ -102,12 +141,31 @@ export class PluginStore {
   }
 
   /**
+   * The read replicas (DATABASE_READ_URL), for heavy reads that may be up to `readReplicas.maxLagSecs` stale (history,
+   * lists, statistics); the primary when none is configured or fresh enough. Never for writes, nor for a read that must
+   * see a write this request (or the client's previous one) just made.
+   */
+  get read(): ReadDb {
+    return this.store.read;
+  }
+
+  /**
    * A job that must run on one replica at a time (the embedded poller of a pool): the replica that takes the lease
    * runs `acquired`, the others wait; it moves within about `retryMs` when its holder stops or dies. Call `start()`.
    */
   lease(name: string, handlers: LeaseHandlers, log: Logger, options: LeaseOptions = {}): Lease {
     if (!this.store.pool) throw storeUnavailable();
     return new Lease(this.store.pool, [this.schema, name], handlers, log, options.retryMs);
+  }
+
+  /**
+   * Joins the replica's partitioned engines (ADR 0017) as space `name`: subjects are split into partitions, each held by
+   * one live replica; `acquired` and `lost` follow this replica's share, `received` gets what other replicas sent to its
+   * partitions. Resolves once this replica took its first share. The space name must be unique (the plugin id, or
+   * `<plugin id>.<engine>`).
+   */
+  partitions<M>(name: string, handlers: PartitionHandlers<M>, log: Logger): Promise<PartitionSpace<M>> {
+    return this.store.partitions(log).join(name, handlers);
   }
 }
 
@@ -127,8 +185,8 @@ const ABANDONED_CLIENT_MS = 1000;
  * fast when the server is unreachable, and that does not leak the slot of a client held for good (a LISTEN client)
  * when the server ends its connection: the libraries holding one reconnect with a new client and never release the old.
  */
-export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core"): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core", connectTimeoutMs = CONNECT_TIMEOUT_MS): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName, connectionTimeoutMillis: connectTimeoutMs });
   const connected = new Set<pg.PoolClient>();
   const checkedOut = new Set<pg.PoolClient>();
   liveClients.set(pool, connected);

@@ -83,4 +83,43 @@ export const coreMigrations: Migration[] = [
       CREATE INDEX login_failures_at ON login_failures (at);
     `,
   },
+  {
+    name: "0006_auth_epoch",
+    // A counter every change that can end or narrow a credential moves (auth/AuthService.ts caches resolved callers and
+    // reads it on every request): role, scope, password or username of an account; role, scope, hash or expiry of a
+    // token; any deletion. Statement triggers, so a bulk delete moves it once; new rows need none (nothing caches a miss).
+    up: `
+      CREATE TABLE auth_epoch (
+        one boolean PRIMARY KEY DEFAULT true CHECK (one),
+        v bigint NOT NULL
+      );
+      INSERT INTO auth_epoch (v) VALUES (1);
+      CREATE FUNCTION bump_auth_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE core.auth_epoch SET v = v + 1;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER accounts_auth_epoch AFTER UPDATE OF role, scope, password_hash, username OR DELETE OR TRUNCATE ON accounts
+        FOR EACH STATEMENT EXECUTE FUNCTION bump_auth_epoch();
+      CREATE TRIGGER sessions_auth_epoch AFTER UPDATE OR DELETE OR TRUNCATE ON sessions
+        FOR EACH STATEMENT EXECUTE FUNCTION bump_auth_epoch();
+      CREATE TRIGGER api_tokens_auth_epoch AFTER UPDATE OF role, scope, token_hash, expires_at OR DELETE OR TRUNCATE ON api_tokens
+        FOR EACH STATEMENT EXECUTE FUNCTION bump_auth_epoch();
+    `,
+  },
+  {
+    name: "0010_partition_inbox",
+    // Work for a partition another replica owns (store/Partitions.ts, ADR 0017): rows its owner reads and deletes, in
+    // id order, on the NOTIFY sent with them. Unlogged: a server crash empties it, like every replica's memory.
+    up: `
+      CREATE UNLOGGED TABLE partition_inbox (
+        id bigserial PRIMARY KEY,
+        space text NOT NULL,
+        partition integer NOT NULL,
+        payload jsonb NOT NULL,
+        at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX partition_inbox_space_partition ON partition_inbox (space, partition, id);
+    `,
+  },
 ];

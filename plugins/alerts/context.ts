@@ -11,6 +11,8 @@ export const alertsConfigSchema = {
     flushMs: { type: "integer", minimum: 1, maximum: 10000, default: 200 },
     /** Polls in a row in which a reachable node's SNMP agent does not answer before "SNMP agent not answering" fires. */
     agentDownPolls: { type: "integer", minimum: 1, maximum: 100, default: 3 },
+    /** How far back (s) a replica taking a partition replays stored samples to rebuild dwell counts (0: not at all). */
+    replaySecs: { type: "integer", minimum: 0, maximum: 3600, default: 300 },
   },
 } as const;
 

@@ -3,6 +3,7 @@ import { pollingBundleTables } from "./bundle.js";
 import { HostCounters } from "./contract.js";
 import { pollingConfigSchema, type PollingContext } from "./context.js";
 import { CollectionTemplateController } from "./controllers/CollectionTemplateController.js";
+import { ConsoleController } from "./controllers/ConsoleController.js";
 import { DeviceMetricsController } from "./controllers/DeviceMetricsController.js";
 import { MetricsController } from "./controllers/MetricsController.js";
 import { PollerController } from "./controllers/PollerController.js";
@@ -10,6 +11,7 @@ import { SweepController } from "./controllers/SweepController.js";
 import { SystemController } from "./controllers/SystemController.js";
 import { pollerCommand } from "./poller/commands.js";
 import { CollectionTemplateRepository } from "./repositories/CollectionTemplateRepository.js";
+import { ConsoleRepository } from "./repositories/ConsoleRepository.js";
 import { DeviceMetricsRepository } from "./repositories/DeviceMetricsRepository.js";
 import { GapRepository } from "./repositories/GapRepository.js";
 import { MetricsRepository } from "./repositories/MetricsRepository.js";
@@ -18,6 +20,7 @@ import { SampleRepository } from "./repositories/SampleRepository.js";
 import { SweepRepository } from "./repositories/SweepRepository.js";
 import { AssignmentService } from "./services/AssignmentService.js";
 import { CollectionTemplateService } from "./services/CollectionTemplateService.js";
+import { ConsoleService } from "./services/ConsoleService.js";
 import { DeviceMetricsService } from "./services/DeviceMetricsService.js";
 import { EmbeddedPoller } from "./services/EmbeddedPoller.js";
 import { HostCounterRegistry } from "./services/HostCounterRegistry.js";
@@ -97,7 +100,15 @@ export const pollingPlugin = definePlugin({
   kernel: "^0.1.0",
   description: "Pollers in pools: SNMP, liveness, URL and DNS checks; samples, interface top-N, host telemetry, monitoring gaps, discovery sweeps",
   dependsOn: { inventory: "^0.1.0" },
-  controllers: [MetricsController, DeviceMetricsController, SystemController, PollerController, SweepController, CollectionTemplateController],
+  controllers: [
+    MetricsController,
+    DeviceMetricsController,
+    SystemController,
+    PollerController,
+    SweepController,
+    CollectionTemplateController,
+    ConsoleController,
+  ],
   providers: [
     AssignmentService,
     SampleSink,
@@ -117,6 +128,9 @@ export const pollingPlugin = definePlugin({
     SweepRepository,
     DeviceMetricsService,
     DeviceMetricsRepository,
+    // operator console: SNMP probe, agent health, interface search
+    ConsoleService,
+    ConsoleRepository,
   ],
   // Other plugins register what their receivers lose on the core with the host telemetry.
   exports: [{ provide: HostCounters, use: HostCounterRegistry }],

@@ -36,7 +36,7 @@ it("names every parameter, and lists the query of the events and flow routes", a
   expect(query("/api/v1/events/stats")).toEqual(expect.arrayContaining(["start", "kind", "group_by", "limit", "bucket_secs", "split"]));
   // Tags are the plugins; operation ids are unique and name their plugin.
   expect(doc.tags.map((t) => t.name).sort()).toEqual(
-    ["core", "inventory", "polling", "alerts", "notifications", "events", "flows", "forwarding", "analysis", "reports", "ipam", "netcloud"].sort(),
+    ["core", "inventory", "polling", "alerts", "notifications", "events", "flows", "forwarding", "analysis", "reports", "ipam", "netcloud", "topology"].sort(),
   );
   expect(new Set(ops.map(({ op }) => op.operationId)).size).toBe(ops.length);
   expect(ops.find(({ where }) => where === "post /api/v1/reports/schedules")?.op.operationId).toBe("reports.schedule.create");

@@ -19,11 +19,11 @@ export const LOOPBACK = "127.0.0.1";
 const SNMPSIM_EXAMPLES = "/usr/share/doc/snmpsim/examples/data";
 
 /** A free UDP port on loopback: bind port 0, read what the kernel chose, release it. */
-export function freeUdpPort(): Promise<number> {
+export function freeUdpPort(address = LOOPBACK): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createSocket("udp4");
     s.once("error", reject);
-    s.bind(0, LOOPBACK, () => {
+    s.bind(0, address, () => {
       const { port } = s.address();
       s.close(() => resolve(port));
     });
@@ -78,12 +78,12 @@ function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv, logFile
 }
 
 /** Waits until a v2c GET of sysUpTime with `community` answers on the port. */
-async function waitAnswers(port: number, community: string, deadlineMs: number, child: ChildProcess, what: string): Promise<void> {
+async function waitAnswers(port: number, community: string, deadlineMs: number, child: ChildProcess, what: string, host = LOOPBACK): Promise<void> {
   const until = Date.now() + deadlineMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} before answering`);
     const ok = await new Promise<boolean>((resolve) => {
-      const s = snmp.createSession(LOOPBACK, community, { port, retries: 0, timeout: 300, version: snmp.Version2c });
+      const s = snmp.createSession(host, community, { port, retries: 0, timeout: 300, version: snmp.Version2c });
       s.on("error", () => undefined);
       s.get(["1.3.6.1.2.1.1.3.0"], (err) => {
         s.close();
@@ -93,7 +93,7 @@ async function waitAnswers(port: number, community: string, deadlineMs: number, 
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`${what} did not answer on udp ${LOOPBACK}:${port} within ${deadlineMs} ms`);
+  throw new Error(`${what} did not answer on udp ${host}:${port} within ${deadlineMs} ms`);
 }
 
 // ---- recordings ---------------------------------------------------------------------------------
@@ -363,6 +363,8 @@ export interface SnmpdOptions {
   users?: SnmpdUser[];
   sysName?: string;
   startTimeoutMs?: number;
+  /** The loopback address it binds (default 127.0.0.1): another 127.x address gives a device a sweep finds apart from the others. */
+  address?: string;
 }
 
 export interface SnmpdAgent extends SnmpAgentHandle {
@@ -382,10 +384,11 @@ export async function startSnmpd(opts: SnmpdOptions = {}): Promise<SnmpdAgent> {
   mkdirSync(persist);
   const community = opts.community ?? "public";
   const users = opts.users ?? DEFAULT_SNMPD_USERS;
-  const port = await freeUdpPort();
+  const host = opts.address ?? LOOPBACK;
+  const port = await freeUdpPort(host);
   const conf = [
-    `agentAddress udp:${LOOPBACK}:${port}`,
-    `rocommunity ${community} 127.0.0.1`,
+    `agentAddress udp:${host}:${port}`,
+    `rocommunity ${community} ${host === LOOPBACK ? LOOPBACK : "127.0.0.0/8"}`,
     ...users.flatMap((u) => [
       `createUser ${u.user} ${u.auth} "${u.authKey}"${u.priv ? ` ${u.priv} "${u.privKey}"` : ""}`,
       `rouser ${u.user} ${u.priv ? "priv" : "auth"}`,
@@ -406,13 +409,13 @@ export async function startSnmpd(opts: SnmpdOptions = {}): Promise<SnmpdAgent> {
     join(dir, "snmpd.out"),
   );
   try {
-    await waitAnswers(port, community, opts.startTimeoutMs ?? 20000, child, "snmpd");
+    await waitAnswers(port, community, opts.startTimeoutMs ?? 20000, child, "snmpd", host);
   } catch (err) {
     await stopChild(child);
     throw new Error(`${(err as Error).message} (log: ${join(dir, "snmpd.log")}, ${join(dir, "snmpd.out")})`);
   }
   const agent: SnmpdAgent = {
-    host: LOOPBACK,
+    host,
     port,
     dir,
     community,

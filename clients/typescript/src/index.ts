@@ -16,4 +16,5 @@ export {
   type RealtimeEvents,
   type RealtimeOptions,
   type SweepProgressEvent,
+  type TopologyLinkEvent,
 } from "./realtime.js";

@@ -90,6 +90,16 @@ export interface SweepProgressEvent {
   found: number;
 }
 
+/** A link between two nodes appeared (or came back) or was marked gone; ports are interface names where known. */
+export interface TopologyLinkEvent {
+  id: string;
+  a_node: string;
+  a_port: string | null;
+  b_node: string;
+  b_port: string | null;
+  protocols: string[];
+}
+
 /** Every event the service emits to subscribers, by its full name. */
 export interface RealtimeEvents {
   "alerts.fired": AlertTransitionEvent;
@@ -107,6 +117,8 @@ export interface RealtimeEvents {
   "notifications.delivery": DeliveryEvent;
   "polling.sweep.progress": SweepProgressEvent;
   "polling.sweep.found": { id: string; results: S["SweepResultView"][] };
+  "topology.link.up": TopologyLinkEvent;
+  "topology.link.gone": TopologyLinkEvent;
   /** The session ended or the token was revoked: the socket is disconnected next. */
   session_ended: S["ErrorEnvelope"];
   /** A filtered channel's subscriber fell too far behind and is disconnected. */
@@ -127,6 +139,7 @@ export interface RealtimeChannels {
   };
   "notifications.deliveries": { filter: never; events: "notifications.delivery" };
   "polling.sweeps": { filter: never; events: "polling.sweep.progress" | "polling.sweep.found" };
+  "topology.changes": { filter: never; events: "topology.link.up" | "topology.link.gone" };
 }
 
 export type ChannelName = keyof RealtimeChannels;

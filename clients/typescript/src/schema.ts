@@ -38,6 +38,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/agent-health": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Each visible node's reachability, SNMP agent status, last successful poll and data age, by node id (keyset pagination)
+     * @description From the latest poll of each node. `problems=true` keeps the nodes found unreachable or whose agent did not answer. A folder-scoped caller sees the nodes of its folders only.
+     */
+    get: operations["polling.console.agentHealthList"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/alerts": {
     parameters: {
       query?: never;
@@ -47,7 +67,7 @@ export interface paths {
     };
     /**
      * Active alerts (open incidents) the caller can see, each with its ack state; worst severity first, then newest
-     * @description Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All.
+     * @description Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All. With folder_id, only the incidents of nodes filed in that folder or beneath it (404 when the folder is unknown or outside the caller's scope).
      */
     get: operations["alerts.alert.list"];
     put?: never;
@@ -80,6 +100,28 @@ export interface paths {
      *     The change is broadcast on the Socket.IO channel `alerts.acks` as event `alerts.ack` (the answer plus `action` "recorded"/"cleared", `subject_kind`, `node`, `subject_name`, `by`, `at`), to sockets whose scope covers the node's folder.
      */
     post: operations["alerts.alert.ack"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/alerts/ack/bulk": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Acknowledge (or clear) several active alerts by id with one note; one answer per id
+     * @description ids are the ids of GET /alerts (1 to 1000). Each id the caller can see (as GET /alerts shows it) has its ack recorded at its current severity (by the caller, now, with note), replacing an earlier ack, or cleared with `clear: true`; ids that are closed since, unknown or outside the caller's scope answer `not_found` in their item (never a 404 for the whole request).
+     *
+     *     One transaction. The change is broadcast like POST /alerts/ack: one event `alerts.ack` on `alerts.acks` per subject (node, pool or organization), with the incidents of that subject that changed.
+     */
+    post: operations["alerts.alert.bulk"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1052,6 +1094,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/interfaces": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Interfaces across nodes whose name or description holds q, by node name (keyset pagination)
+     * @description Case-insensitive substring of ifName or ifAlias as last polled. `group_id` keeps that folder and everything beneath it (404 when the caller cannot see it); a folder-scoped caller sees the interfaces of its folders' nodes only.
+     */
+    get: operations["polling.console.interfaces"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/ipam/servers": {
     parameters: {
       query?: never;
@@ -1192,7 +1254,11 @@ export interface paths {
     };
     /** One maintenance window */
     get: operations["alerts.maintenance.get"];
-    put?: never;
+    /**
+     * Replace a maintenance window (full document, the rules of create); its author and creation time stay
+     * @description 404 when the window does not exist or the caller cannot see every one of its current targets; the new targets must be visible too (else 400 unknown_reference). The engine applies the change within its maintenance refresh.
+     */
+    put: operations["alerts.maintenance.replace"];
     post?: never;
     /** Delete a maintenance window */
     delete: operations["alerts.maintenance.remove"];
@@ -1309,7 +1375,11 @@ export interface paths {
     delete: operations["alerts.mute.remove"];
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Change a mute's end (until, in the future) or reason
+     * @description At least one of until and reason. 400: neither, until unparseable or not in the future, blank reason. 404 when missing, or (folder-scoped caller) when its node is gone or outside the scope.
+     */
+    patch: operations["alerts.mute.update"];
     trace?: never;
   };
   "/api/v1/mutes/bulk": {
@@ -1561,6 +1631,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/nodes/{id}/agent-health": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A node's reachability, SNMP agent status, last successful poll and data age
+     * @description 404 for a node that is missing or outside the caller's scope.
+     */
+    get: operations["polling.console.agentHealth"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/nodes/{id}/dns-check": {
     parameters: {
       query?: never;
@@ -1635,6 +1725,58 @@ export interface paths {
      * @description A node's series of one metric from the sample history, oldest first. `from` and `to` are RFC 3339 timestamps or Unix seconds (default: to = now, from = 1 hour before to; from < to); from is inclusive, to exclusive. `ifindex` picks the interface of an interface metric and `row` the row of a table metric (CPU, storage); absent = the node-level series. Without `step` the raw samples are answered (at most 10000, else 400 too_many_points: ask for a step); with `step` (seconds, 1..86400) one point per bucket with its average, minimum, maximum and count, at most 10000 buckets. 400 invalid_range for a bound that does not parse or from not before to; 404 for a node that is missing or outside the caller's scope.
      */
     get: operations["polling.metrics.history"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/nodes/{id}/neighbors": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A node's links seen from its side, oldest first (keyset pagination); neighbours outside your scope are left out */
+    get: operations["topology.nodeTopology.neighbors"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/nodes/{id}/parent": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Pin the node's parent: it wins over the parent inferred from the links */
+    put: operations["topology.nodeTopology.pin"];
+    post?: never;
+    /** Remove the node's pinned parent (the inferred one applies again); idempotent */
+    delete: operations["topology.nodeTopology.unpin"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/nodes/{id}/upstream": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The node's parent (pinned, else inferred from the links from its pool's seed) and its path up to the seed */
+    get: operations["topology.nodeTopology.upstreamOf"];
     put?: never;
     post?: never;
     delete?: never;
@@ -2236,6 +2378,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/snmp/probe": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Ask an SNMP agent for sysName, sysDescr and sysObjectID with a stored credential (a test before adding a device)
+     * @description One GET without retry, waiting at most `timeout_ms` (default 2000, at most 5000), sent from the core. Answers 200 whether or not the agent answered: `outcome` says ok, timeout (also a v1/v2c community the agent does not serve: such agents stay silent), auth (v3 credentials refused) or error, with the profile the classification rules would give the device. The credential's secret is never in the answer. Credentials need scope All, so folder-scoped callers get 403 scope_unsupported.
+     */
+    post: operations["polling.console.probe"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/subnet-overlaps": {
     parameters: {
       query?: never;
@@ -2360,6 +2522,74 @@ export interface paths {
     post?: never;
     /** Revoke an API token */
     delete: operations["core.token.remove"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/discover": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Walk LLDP and CDP now: one node (answered when done) or every node in your scope (queued) */
+    post: operations["topology.topology.discover"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/links": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Links between nodes found by LLDP and CDP, oldest first (keyset pagination); both ends must be in your scope */
+    get: operations["topology.topology.links"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/neighbors/unknown": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Neighbours nodes report that resolve to no node here, oldest first (keyset pagination); the reporting node must be in your scope */
+    get: operations["topology.topology.unknown"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/topology/neighbors/unknown/{id}/import": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Import an unknown neighbour as a node (inventory's discovery import); neighbours that resolve to it become links */
+    post: operations["topology.topology.importUnknown"];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -2614,6 +2844,42 @@ export interface components {
        * @enum {string}
        */
       target_kind: "node" | "folder";
+    };
+    /** @description A node's health as its latest polls saw it (GET /agent-health, GET /nodes/{id}/agent-health). */
+    AgentHealthView: {
+      /**
+       * @description The SNMP agent in the latest poll: answering, timeout, auth (credentials refused) or error; null = not polled by SNMP (no credential) or never polled
+       * @enum {string|null}
+       */
+      agent_status: "answering" | "timeout" | "auth" | "error" | null;
+      /**
+       * Format: date-time
+       * @description When agent_status was measured
+       */
+      agent_status_at: string | null;
+      /** @description Age of the newest data, in seconds: since the last SNMP answer for SNMP nodes, else since the last liveness check; null = no data */
+      data_age_secs: number | null;
+      /**
+       * Format: date-time
+       * @description The last successful poll: when the SNMP agent last answered; null when it never did (or the node is not polled by SNMP)
+       */
+      last_answer_at: string | null;
+      /**
+       * Format: uuid
+       * @description The node
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+      /** @description Reachability in the latest poll (ICMP, TCP or an SNMP answer); null = never polled */
+      reachable: boolean | null;
+      /**
+       * Format: date-time
+       * @description When reachability was last measured
+       */
+      reachable_at: string | null;
+      /** @description Round-trip time of the latest liveness check, ms; null when none */
+      rtt_ms: number | null;
     };
     /** @description An alert history row: one committed fire or clear (GET /alerts/history). */
     AlertHistoryRow: {
@@ -2915,6 +3181,43 @@ export interface components {
       event: "fire" | "resolve" | "suppress";
       /** @description Template of the subject */
       subject: string;
+    };
+    /** @description The outcome of a bulk ack for one alert id. */
+    BulkAckItem: {
+      /**
+       * Format: uuid
+       * @description The id as asked (lower case)
+       */
+      id: string;
+      incident: components["schemas"]["AckedIncident"] | unknown;
+      /**
+       * @description acked: recorded; cleared: its ack removed; unchanged: clear asked but it had no ack; not_found: no such open alert, or outside the caller's scope (not distinguished)
+       * @enum {string}
+       */
+      status: "acked" | "cleared" | "unchanged" | "not_found";
+    };
+    /** @description Body of POST /alerts/ack/bulk: active alerts (GET /alerts ids) to acknowledge with one note, or to clear. */
+    BulkAckRequest: {
+      /**
+       * @description false (default): record the ack (by the caller, now, with note) at each alert's current severity; true: clear it
+       * @default false
+       */
+      clear?: boolean;
+      /** @description Ids of active alerts (the id of GET /alerts), 1 to 1000; repeats are answered once */
+      ids: string[];
+      /** @description Free-text note kept with each ack (ignored when clearing) */
+      note?: string;
+    };
+    /** @description Answer of POST /alerts/ack/bulk: one item per distinct id, in the order asked. */
+    BulkAckResult: {
+      /** @description Alerts whose ack was recorded */
+      acked: number;
+      /** @description Alerts whose ack was cleared */
+      cleared: number;
+      /** @description Per id, in the order asked */
+      items: components["schemas"]["BulkAckItem"][];
+      /** @description Ids not found (closed since, or outside the caller's scope) */
+      not_found: number;
     };
     /** @description Body of POST /mutes/bulk: one metric muted on many nodes until a time. */
     BulkMuteRequest: {
@@ -4491,6 +4794,26 @@ export interface components {
       /** @description Shown this once: send it as Authorization: Bearer to POST /events/ingest; the previous token stops working */
       token: string;
     };
+    /** @description An interface that matched GET /interfaces?q=, with its node. */
+    InterfaceSearchHit: {
+      /** @description ifAlias (the description an operator set) */
+      if_alias: string | null;
+      /** @description ifName (else ifDescr) as last polled */
+      if_name: string | null;
+      /** @description ifIndex */
+      ifindex: number;
+      /** @description The node's address */
+      node_address: string;
+      /**
+       * Format: uuid
+       * @description The interface's node
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+      /** @description Operational status in the last poll; null = unknown */
+      oper_up: boolean | null;
+    };
     /** @description One interface of the fleet interface top-N with its value. */
     InterfaceTopEntry: {
       /** @description Port description (ifAlias); null when unknown */
@@ -4874,6 +5197,13 @@ export interface components {
     MutationOk: {
       /** @description Always true: failures answer the error envelope */
       ok: boolean;
+    };
+    /** @description Body of PATCH /mutes/{id}: move a mute's end or change its reason; at least one field. */
+    MuteUpdate: {
+      /** @description New reason (shown with the mute) */
+      reason?: string;
+      /** @description RFC 3339 timestamp in the future: the mute's new end (unparseable or past: 400) */
+      until?: string;
     };
     /** @description An active mute: the metric's notifications on a node are suppressed until it ends (GET /mutes). */
     MuteView: {
@@ -5857,6 +6187,49 @@ export interface components {
        */
       version: "1" | "2c" | "3";
     };
+    /** @description Body of POST /snmp/probe: which agent to ask, and with which stored credential. */
+    SnmpProbeBody: {
+      /** @description IPv4 or IPv6 address of the agent (any address a node may have, loopback included), else 400 validation_failed */
+      address: string;
+      /**
+       * Format: uuid
+       * @description A stored credential of kind snmp_v2c or snmp_v3 (400 unknown_reference, invalid_credential)
+       */
+      credential_id: string;
+      /** @description UDP port of the agent; default 161 */
+      port?: number;
+      /** @description How long the probe waits for the answer (one retry-less GET); default 2000 */
+      timeout_ms?: number;
+    };
+    /** @description What an SNMP agent answered to one GET of sysName, sysDescr and sysObjectID, and the profile the classifier would give it. Never holds a secret. */
+    SnmpProbeResult: {
+      /** @description True when the agent answered */
+      answered: boolean;
+      /** @description Time the probe took, in milliseconds */
+      elapsed_ms: number;
+      /** @description Model the matching rule names */
+      model: string | null;
+      /**
+       * @description ok (answered), timeout (no answer: a silent agent, or a v1/v2c community the agent does not serve), auth (v3 credentials refused), error
+       * @enum {string}
+       */
+      outcome: "ok" | "timeout" | "auth" | "error";
+      /**
+       * Format: uuid
+       * @description The profile the classification rules give this device; null = none
+       */
+      profile_id: string | null;
+      /** @description That profile's name */
+      profile_name: string | null;
+      /** @description sysDescr.0 as answered; null when not answered */
+      sys_descr: string | null;
+      /** @description sysName.0 as answered; null when not answered */
+      sys_name: string | null;
+      /** @description sysObjectID.0 (dotted, no leading dot); null when not answered */
+      sys_object_id: string | null;
+      /** @description Vendor the matching rule names */
+      vendor: string | null;
+    };
     /** @description One row of GET /events/stats: a time bucket (group_by=time) or a count bucket. */
     StatsBucket: {
       /** @description group_by=time: counts per kind when split=kind, else null */
@@ -6207,6 +6580,256 @@ export interface components {
       name: string | null;
       /** @description Packets in the range, sampling-corrected */
       packets: number;
+    };
+    /** @description Body of POST /topology/discover: one node, or every node the caller's scope covers. */
+    TopologyDiscoverBody: {
+      /**
+       * Format: uuid
+       * @description The node to walk now (answered when done); absent or null = every node, queued (202)
+       */
+      node_id?: string | null;
+    };
+    /** @description What a discovery did or will do (POST /topology/discover). */
+    TopologyDiscoverResult: {
+      /** @description Nodes whose walk failed (no answer, refused credential) */
+      failed?: number | null;
+      /** @description Links marked gone */
+      gone?: number | null;
+      /** @description Links the walked nodes reported */
+      links?: number | null;
+      /** @description Nodes with a credential it walks */
+      nodes: number;
+      /** @description true: a run over every node was queued and the counts below are null */
+      queued: boolean;
+      /** @description Neighbours they reported that resolve to no node here */
+      unknown?: number | null;
+      /** @description Links that appeared or came back */
+      up?: number | null;
+      /** @description Nodes whose tables were read */
+      walked?: number | null;
+    };
+    /** @description The outcome of importing an unknown neighbour (POST /topology/neighbors/unknown/{id}/import). */
+    TopologyImportedNeighbor: {
+      /** @description false: a node already stood at that address, nothing was created */
+      created: boolean;
+      /** @description Unknown neighbours that became links to it */
+      links: number;
+      /**
+       * Format: uuid
+       * @description The node at the address (new, or already there); null when it cannot be read back
+       */
+      node_id?: string | null;
+    };
+    /** @description One end of a link: the node and its interface. */
+    TopologyLinkEnd: {
+      /** @description The interface's ifIndex; null when this end never reported the link */
+      ifindex?: number | null;
+      /**
+       * Format: uuid
+       * @description The node at this end
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+      /** @description The interface's name (ifName, else the port id the protocol gives); null when unknown */
+      port?: string | null;
+    };
+    /** @description A link between two nodes found by LLDP or CDP (GET /topology/links). */
+    TopologyLinkView: {
+      a: components["schemas"]["TopologyLinkEnd"] & {
+        [key: string]: unknown;
+      };
+      b: components["schemas"]["TopologyLinkEnd"] & {
+        [key: string]: unknown;
+      };
+      /**
+       * Format: date-time
+       * @description When it was first seen
+       */
+      first_seen: string;
+      /**
+       * Format: date-time
+       * @description When it was marked gone; null while up
+       */
+      gone_at?: string | null;
+      /**
+       * Format: uuid
+       * @description The link's id
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @description When a poll last saw it
+       */
+      last_seen: string;
+      /** @description The protocols that reported it: lldp, cdp */
+      protocols: string[];
+      /** @description How the far end was resolved to a node: address (management address), chassis_id or sys_name */
+      resolved_by: string;
+      /**
+       * @description up, or gone: not seen for goneAfterPolls polls of its ends (kept, not deleted)
+       * @enum {string}
+       */
+      state: "up" | "gone";
+    };
+    /** @description Body of POST /topology/neighbors/unknown/{id}/import: what the new node differs in from the defaults. */
+    TopologyNeighborImportBody: {
+      /** @description IP address; default: its first management address (400 no_address when it announced none) */
+      address?: string;
+      /**
+       * Format: uuid
+       * @description Credential; default: the credential of the node that saw it; null = none
+       */
+      credential_id?: string | null;
+      /**
+       * Format: uuid
+       * @description Folder; default: the folder of the node that saw it; null = the tree root
+       */
+      group_id?: string | null;
+      /** @description Node name; default: the neighbour's sysName, else its chassis id, else its address */
+      name?: string;
+    };
+    /** @description A node's neighbour: a link seen from that node's side (GET /nodes/{id}/neighbors). */
+    TopologyNeighborView: {
+      /**
+       * Format: date-time
+       * @description When it was first seen
+       */
+      first_seen: string;
+      /**
+       * Format: date-time
+       * @description When a poll last saw it
+       */
+      last_seen: string;
+      /**
+       * Format: uuid
+       * @description The link's id
+       */
+      link_id: string;
+      /** @description ifIndex of the node's own interface; null when only the neighbour reported the link */
+      local_ifindex?: number | null;
+      /** @description Name of the node's own interface */
+      local_port?: string | null;
+      /**
+       * Format: uuid
+       * @description The neighbour node
+       */
+      node_id: string;
+      /** @description The neighbour's name */
+      node_name: string;
+      /** @description The protocols that reported it: lldp, cdp */
+      protocols: string[];
+      /** @description ifIndex of the neighbour's interface; null when the neighbour never reported the link */
+      remote_ifindex?: number | null;
+      /** @description Name of the neighbour's interface */
+      remote_port?: string | null;
+      /**
+       * @description up or gone
+       * @enum {string}
+       */
+      state: "up" | "gone";
+    };
+    /** @description A node named by id and name. */
+    TopologyNodeRef: {
+      /**
+       * Format: uuid
+       * @description The node's id
+       */
+      node_id: string;
+      /** @description The node's name */
+      node_name: string;
+    };
+    /** @description Body of PUT /nodes/{id}/parent: pins the node's parent (a pin wins over the inferred parent). */
+    TopologyParentBody: {
+      /**
+       * Format: uuid
+       * @description The parent node (400 unknown_reference when you cannot see it, parent_loop when it depends on this node)
+       */
+      parent_id: string;
+    };
+    /** @description A node on an upstream path. */
+    TopologyPathNode: {
+      /** @description The node's name */
+      name: string;
+      /**
+       * Format: uuid
+       * @description The node's id
+       */
+      node_id: string;
+    };
+    /** @description A neighbour a node reports that resolves to no node here (GET /topology/neighbors/unknown); it can be imported as a node. */
+    TopologyUnknownNeighborView: {
+      /** @description LLDP chassis id (MAC addresses as colon-separated hex); null for CDP */
+      chassis_id?: string | null;
+      /**
+       * Format: date-time
+       * @description When it was first seen
+       */
+      first_seen: string;
+      /**
+       * Format: uuid
+       * @description The unknown neighbour's id (per reporting node, port and neighbour)
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @description When a poll last saw it
+       */
+      last_seen: string;
+      /** @description ifIndex of the reporting node's interface */
+      local_ifindex?: number | null;
+      /** @description Name of the reporting node's interface */
+      local_port?: string | null;
+      /** @description Management addresses it announced */
+      mgmt_addresses: string[];
+      /** @description CDP platform; null for LLDP */
+      platform?: string | null;
+      /** @description The neighbour's port */
+      port?: string | null;
+      /**
+       * @description The protocol that reported it
+       * @enum {string}
+       */
+      protocol: "lldp" | "cdp";
+      seen_by: components["schemas"]["TopologyNodeRef"] & {
+        [key: string]: unknown;
+      };
+      /**
+       * @description up or gone
+       * @enum {string}
+       */
+      state: "up" | "gone";
+      /** @description LLDP system name, or CDP device id */
+      sys_name?: string | null;
+    };
+    /** @description A node's upstream (GET /nodes/{id}/upstream): its parent and the path to its pool's seed node. */
+    TopologyUpstreamView: {
+      /**
+       * Format: uuid
+       * @description The node
+       */
+      node_id: string;
+      /**
+       * Format: uuid
+       * @description The node it depends on; null at the seed, when not linked, or outside your scope
+       */
+      parent_id?: string | null;
+      /** @description The parent first, then up to the seed */
+      path: components["schemas"]["TopologyPathNode"][];
+      /** @description Its poller pool */
+      pool: string;
+      /**
+       * Format: uuid
+       * @description The pool's seed node (configured, else its node with most links); null when none
+       */
+      seed_id?: string | null;
+      /** @description true: the path goes on through a node outside your scope */
+      truncated: boolean;
+      /**
+       * @description pin: a person set the parent; link: inferred from the links; seed: the pool's seed; none: not linked to the seed
+       * @enum {string}
+       */
+      via: "pin" | "link" | "seed" | "none";
     };
     /** @description Body of POST /events/trap-names and of the full-document PUT /events/trap-names/{id}: a name for a trap or varbind OID. */
     TrapNameBody: {
@@ -6736,9 +7359,86 @@ export interface operations {
       };
     };
   };
+  "polling.console.agentHealthList": {
+    parameters: {
+      query?: {
+        /** @description X-Next-Cursor of the previous page */
+        cursor?: string;
+        /** @description Page size, default 500 */
+        limit?: number;
+        /** @description true: only nodes whose latest poll found them unreachable or their agent not answering */
+        problems?: "true" | "false";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AgentHealthView"][];
+        };
+      };
+      /** @description validation_failed (limit, problems), invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "alerts.alert.list": {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Only alerts of nodes filed in this folder or anywhere beneath it; 404 when the folder is unknown or outside the caller's scope */
+        folder_id?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -6754,6 +7454,15 @@ export interface operations {
           "application/json": components["schemas"]["ActiveAlertView"][];
         };
       };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
       /** @description No valid bearer token */
       401: {
         headers: {
@@ -6765,6 +7474,15 @@ export interface operations {
       };
       /** @description Role lacks read */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -6843,6 +7561,75 @@ export interface operations {
       };
       /** @description Not Found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "alerts.alert.bulk": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BulkAckRequest"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BulkAckResult"];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks AckAlerts */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -12722,6 +13509,91 @@ export interface operations {
       };
     };
   };
+  "polling.console.interfaces": {
+    parameters: {
+      query: {
+        /** @description X-Next-Cursor of the previous page */
+        cursor?: string;
+        /** @description Only that folder and everything beneath it */
+        group_id?: string;
+        /** @description Page size, default 50 */
+        limit?: number;
+        /** @description Case-insensitive substring of the interface name (ifName) or description (ifAlias) */
+        q: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["InterfaceSearchHit"][];
+        };
+      };
+      /** @description validation_failed (q missing or blank, limit), invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "ipam.server.list": {
     parameters: {
       query?: {
@@ -13675,6 +14547,86 @@ export interface operations {
       };
     };
   };
+  "alerts.maintenance.replace": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["MaintenanceWindowCreate"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MaintenanceWindowView"];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageMaintenance */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "alerts.maintenance.remove": {
     parameters: {
       query?: never;
@@ -14091,6 +15043,86 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks AckAlerts */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "alerts.mute.update": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["MuteUpdate"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["MuteView"];
+        };
       };
       /** @description Bad Request */
       400: {
@@ -15843,6 +16875,82 @@ export interface operations {
       };
     };
   };
+  "polling.console.agentHealth": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AgentHealthView"];
+        };
+      };
+      /** @description Bad Request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "inventory.check.getDnsCheck": {
     parameters: {
       query?: never;
@@ -16268,6 +17376,321 @@ export interface operations {
         };
       };
       /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.nodeTopology.neighbors": {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        /** @description up (seen lately) or gone (not seen for goneAfterPolls polls); absent = both */
+        state?: "up" | "gone";
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyNeighborView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.nodeTopology.pin": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TopologyParentBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUpstreamView"];
+        };
+      };
+      /** @description validation_failed, unknown_reference (no such parent in your scope), parent_loop */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.nodeTopology.unpin": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUpstreamView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.nodeTopology.upstreamOf": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUpstreamView"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
       404: {
         headers: {
           [name: string]: unknown;
@@ -20183,6 +21606,75 @@ export interface operations {
       };
     };
   };
+  "polling.console.probe": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SnmpProbeBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SnmpProbeResult"];
+        };
+      };
+      /** @description validation_failed (address, port, timeout_ms), unknown_reference (no such credential), invalid_credential (not SNMP) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
   "ipam.overlap.list": {
     parameters: {
       query?: {
@@ -20942,6 +22434,317 @@ export interface operations {
         };
       };
       /** @description Not Found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.discover": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TopologyDiscoverBody"];
+      };
+    };
+    responses: {
+      /** @description the node was walked */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyDiscoverResult"];
+        };
+      };
+      /** @description a run over every node in your scope with a credential was queued */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyDiscoverResult"];
+        };
+      };
+      /** @description validation_failed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such node, or outside your scope */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.links": {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        /** @description up (seen lately) or gone (not seen for goneAfterPolls polls); absent = both */
+        state?: "up" | "gone";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyLinkView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.unknown": {
+    parameters: {
+      query?: {
+        cursor?: string;
+        limit?: number;
+        /** @description up (seen lately) or gone (not seen for goneAfterPolls polls); absent = both */
+        state?: "up" | "gone";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          /** @description Present when a next page may exist: pass it back as ?cursor= */
+          "X-Next-Cursor"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyUnknownNeighborView"][];
+        };
+      };
+      /** @description validation_failed, invalid_cursor */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description internal_error: logged with the request id, nothing internal in the message */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No durable store (skeleton mode) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+    };
+  };
+  "topology.topology.importUnknown": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TopologyNeighborImportBody"];
+      };
+    };
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TopologyImportedNeighbor"];
+        };
+      };
+      /** @description validation_failed, no_address, and the discovery import's codes (unknown_reference …) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description No valid bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description Role lacks ManageConfig */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorEnvelope"];
+        };
+      };
+      /** @description not_found: no such unknown neighbour, or its reporting node is outside your scope */
       404: {
         headers: {
           [name: string]: unknown;

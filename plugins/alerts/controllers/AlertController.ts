@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { Get, Post, Returns, Summary, Description } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, CallerScope, type Scope } from "../../../core/index.js";
-import { AckRequest, AckResult, ActiveAlertView } from "../models/AlertModels.js";
+import { Body, ErrorEnvelope, Permission, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { AckRequest, AckResult, ActiveAlertView, AlertListQuery, BulkAckRequest, BulkAckResult } from "../models/AlertModels.js";
 import { AckService } from "../services/AckService.js";
 import { ActiveAlertService } from "../services/ActiveAlertService.js";
 
@@ -17,11 +17,13 @@ export class AlertController {
   @Permission("read")
   @Summary("Active alerts (open incidents) the caller can see, each with its ack state; worst severity first, then newest")
   @Description(
-    "Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All.",
+    "Node incidents are listed when the node is filed beneath one of the caller's folders; incidents of pools and netcloud organizations (no folder) only for scope All. With folder_id, only the incidents of nodes filed in that folder or beneath it (404 when the folder is unknown or outside the caller's scope).",
   )
   @(Returns(200, Array).Of(ActiveAlertView))
-  list(@CallerScope() scope: Scope): Promise<ActiveAlertView[]> {
-    return this.active.list(scope);
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  list(@CallerScope() scope: Scope, @Query() query: AlertListQuery): Promise<ActiveAlertView[]> {
+    return this.active.list(scope, query.folder_id);
   }
 
   @Post("/ack")
@@ -41,5 +43,20 @@ export class AlertController {
   @Returns(404, ErrorEnvelope)
   ack(@Body() body: AckRequest, @CallerScope() scope: Scope): Promise<AckResult> {
     return this.acks.ack(body, scope);
+  }
+
+  @Post("/ack/bulk")
+  @Permission("AckAlerts")
+  @Summary("Acknowledge (or clear) several active alerts by id with one note; one answer per id")
+  @Description(
+    [
+      "ids are the ids of GET /alerts (1 to 1000). Each id the caller can see (as GET /alerts shows it) has its ack recorded at its current severity (by the caller, now, with note), replacing an earlier ack, or cleared with `clear: true`; ids that are closed since, unknown or outside the caller's scope answer `not_found` in their item (never a 404 for the whole request).",
+      "One transaction. The change is broadcast like POST /alerts/ack: one event `alerts.ack` on `alerts.acks` per subject (node, pool or organization), with the incidents of that subject that changed.",
+    ].join("\n\n"),
+  )
+  @Returns(200, BulkAckResult)
+  @Returns(400, ErrorEnvelope)
+  bulk(@Body() body: BulkAckRequest, @CallerScope() scope: Scope): Promise<BulkAckResult> {
+    return this.acks.bulk(body, scope);
   }
 }

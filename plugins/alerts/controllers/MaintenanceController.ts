@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Post, Returns, Summary, Status } from "@tsed/schema";
+import { Delete, Description, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
 import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
 import {
   ActiveMaintenanceWindow,
@@ -60,6 +60,19 @@ export class MaintenanceController {
   @Returns(404, ErrorEnvelope)
   get(@PathParams("id") @Format("uuid") id: string, @CallerScope() scope: Scope): Promise<MaintenanceWindowView> {
     return this.windows.get(id, scope);
+  }
+
+  @Put("/:id")
+  @Permission("ManageMaintenance")
+  @Summary("Replace a maintenance window (full document, the rules of create); its author and creation time stay")
+  @Description(
+    "404 when the window does not exist or the caller cannot see every one of its current targets; the new targets must be visible too (else 400 unknown_reference). The engine applies the change within its maintenance refresh.",
+  )
+  @Returns(200, MaintenanceWindowView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  replace(@PathParams("id") @Format("uuid") id: string, @Body() body: MaintenanceWindowCreate, @CallerScope() scope: Scope): Promise<MaintenanceWindowView> {
+    return this.windows.replace(id.toLowerCase(), body, scope);
   }
 
   @Delete("/:id")

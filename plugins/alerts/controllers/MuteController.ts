@@ -1,9 +1,9 @@
 import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams } from "@tsed/platform-params";
-import { Delete, Description, Format, Get, Post, Returns, Summary } from "@tsed/schema";
+import { Delete, Description, Format, Get, Patch, Post, Returns, Summary } from "@tsed/schema";
 import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
-import { BulkMuteRequest, BulkMuteResult, MuteListQuery, MuteView } from "../models/MuteModels.js";
+import { BulkMuteRequest, BulkMuteResult, MuteListQuery, MuteUpdate, MuteView } from "../models/MuteModels.js";
 import { MuteService } from "../services/MuteService.js";
 
 @Controller("/mutes")
@@ -30,6 +30,19 @@ export class MuteController {
   @Returns(400, ErrorEnvelope)
   async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: MuteListQuery): Promise<MuteView[]> {
     return sendPage(ctx, await this.mutes.list(query, scope));
+  }
+
+  @Patch("/:id")
+  @Permission("AckAlerts")
+  @Summary("Change a mute's end (until, in the future) or reason")
+  @Description(
+    "At least one of until and reason. 400: neither, until unparseable or not in the future, blank reason. 404 when missing, or (folder-scoped caller) when its node is gone or outside the scope.",
+  )
+  @Returns(200, MuteView)
+  @Returns(400, ErrorEnvelope)
+  @Returns(404, ErrorEnvelope)
+  update(@PathParams("id") @Format("uuid") id: string, @Body() body: MuteUpdate, @CallerScope() scope: Scope): Promise<MuteView> {
+    return this.mutes.update(id.toLowerCase(), body, scope);
   }
 
   @Delete("/:id")

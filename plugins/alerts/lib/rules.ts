@@ -135,6 +135,11 @@ export class RuleIndex {
     this.size = compiled.length;
   }
 
+  /** The metrics some rule names. */
+  metrics(): string[] {
+    return [...this.byMetric.keys()];
+  }
+
   hasMetric(metric: string): boolean {
     return this.byMetric.has(metric);
   }

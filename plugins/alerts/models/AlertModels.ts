@@ -6,9 +6,11 @@ import {
   Enum,
   Format,
   Integer,
+  MaxItems,
   MaxLength,
   Maximum,
   Minimum,
+  MinItems,
   MinLength,
   Nullable,
   Optional,
@@ -115,6 +117,58 @@ export class AckResult {
   @CollectionOf(AckedIncident)
   @Description("Every open incident the request selected (default: all open incidents of the subject), with its ack state now")
   incidents: AckedIncident[];
+}
+
+/** The query of GET /alerts: an optional folder. */
+export class AlertListQuery {
+  @Format("uuid")
+  @Description("Only alerts of nodes filed in this folder or anywhere beneath it; 404 when the folder is unknown or outside the caller's scope")
+  folder_id?: string;
+}
+
+/** Most alerts one bulk ack may name. */
+export const MAX_BULK_ACK = 1000;
+
+/** Body of POST /alerts/ack/bulk: several active alerts by id, acknowledged (or cleared) with one note. */
+@AdditionalProperties(false)
+@Description("Body of POST /alerts/ack/bulk: active alerts (GET /alerts ids) to acknowledge with one note, or to clear.")
+export class BulkAckRequest {
+  @Required()
+  @CollectionOf(String)
+  @Format("uuid")
+  @MinItems(1)
+  @MaxItems(MAX_BULK_ACK)
+  @Description("Ids of active alerts (the id of GET /alerts), 1 to 1000; repeats are answered once")
+  ids: string[];
+
+  @Optional()
+  @Default(false)
+  @Description("false (default): record the ack (by the caller, now, with note) at each alert's current severity; true: clear it")
+  clear?: boolean;
+
+  @Optional() @MaxLength(2000) @Description("Free-text note kept with each ack (ignored when clearing)") note?: string;
+}
+
+/** The outcome for one id of a bulk ack. */
+@Description("The outcome of a bulk ack for one alert id.")
+export class BulkAckItem {
+  @Required() @Format("uuid") @Description("The id as asked (lower case)") id: string;
+  @Required()
+  @Enum("acked", "cleared", "unchanged", "not_found")
+  @Description(
+    "acked: recorded; cleared: its ack removed; unchanged: clear asked but it had no ack; not_found: no such open alert, or outside the caller's scope (not distinguished)",
+  )
+  status: string;
+  @Required() @Nullable(AckedIncident) @Description("The incident with its ack state now; null when not_found") incident: AckedIncident | null;
+}
+
+/** Answer of POST /alerts/ack/bulk. */
+@Description("Answer of POST /alerts/ack/bulk: one item per distinct id, in the order asked.")
+export class BulkAckResult {
+  @Required() @Integer() @Description("Alerts whose ack was recorded") acked: number;
+  @Required() @Integer() @Description("Alerts whose ack was cleared") cleared: number;
+  @Required() @Integer() @Description("Ids not found (closed since, or outside the caller's scope)") not_found: number;
+  @Required() @CollectionOf(BulkAckItem) @Description("Per id, in the order asked") items: BulkAckItem[];
 }
 
 /** Payload of the event alerts.ack on channel alerts.acks: the ack result plus who did what to which subject. */

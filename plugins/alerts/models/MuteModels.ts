@@ -8,6 +8,7 @@ import {
   MinLength,
   Nullable,
   Pattern,
+  Optional,
   Required,
   Minimum,
   Maximum,
@@ -64,4 +65,12 @@ export class MuteView {
   @Description("When the mute ends") @Required() @Format("date-time") until: string;
   @Required() @Description("Username or token name of the caller who muted") created_by: string;
   @Required() @Format("date-time") created_at: string;
+}
+
+/** Body of PATCH /mutes/{id}: a new end or reason (at least one). */
+@AdditionalProperties(false)
+@Description("Body of PATCH /mutes/{id}: move a mute's end or change its reason; at least one field.")
+export class MuteUpdate {
+  @Optional() @MaxLength(64) @Description("RFC 3339 timestamp in the future: the mute's new end (unparseable or past: 400)") until?: string;
+  @Optional() @MinLength(1) @MaxLength(1000) @Description("New reason (shown with the mute)") reason?: string;
 }

@@ -52,7 +52,7 @@ export class ActiveAlertRepository {
   private ctx: AlertsContext;
 
   /** Open incidents, worst first then newest; `scopeFolders` null = all, else only nodes filed beneath those folders. */
-  async listActive(scopeFolders: string[] | null, db: Queryable = this.ctx.store): Promise<ActiveAlertView[]> {
+  async listActive(scopeFolders: string[] | null, folderId: string | null = null, db: Queryable = this.ctx.store): Promise<ActiveAlertView[]> {
     const { rows } = await db.query<Omit<ActiveAlertView, "acked"> & AckColumns>(
       `SELECT aa.id, aa.incident_key, aa.subject_kind, aa.node_id AS node, d.name AS node_name, aa.subject_name, aa.check_id AS "check",
               aa.metric, aa.ifindex, aa.if_name, aa.row_key AS "row", aa.row_name, aa.severity, aa.state, aa.direction,
@@ -61,9 +61,10 @@ export class ActiveAlertRepository {
          FROM alerts.active_alerts aa
          LEFT JOIN ${NODE_DIRECTORY_VIEW} d ON d.id = aa.node_id
          LEFT JOIN alerts.acks a ON a.incident_key = aa.incident_key AND a.severity = aa.severity
-        WHERE $1::uuid[] IS NULL OR d.folder_path && $1::uuid[]
+        WHERE ($1::uuid[] IS NULL OR d.folder_path && $1::uuid[])
+          AND ($2::uuid IS NULL OR $2::uuid = ANY (d.folder_path))
         ORDER BY ${SEVERITY_RANK} DESC, aa.fired_at DESC, aa.id`,
-      [scopeFolders],
+      [scopeFolders, folderId],
     );
     return rows.map(withAck);
   }
@@ -85,6 +86,22 @@ export class ActiveAlertRepository {
       params,
     );
     return rows;
+  }
+
+  /**
+   * The open incidents with these ids that the scope covers (`scopeFolders` null = all; else only nodes filed beneath
+   * those folders), each with its node's folder path (empty for named subjects), locked until the transaction ends.
+   */
+  async lockIncidentsByIds(ids: string[], scopeFolders: string[] | null, db: Queryable): Promise<(IncidentRecord & { folder_path: string[] })[]> {
+    const { rows } = await db.query<IncidentRecord & { folder_path: string[] | null }>(
+      `SELECT aa.id, aa.incident_key, aa.subject_kind, aa.node_id AS node, aa.subject_name, aa.check_id AS "check", aa.metric, aa.ifindex,
+              aa.row_key AS "row", aa.severity, aa.title, d.folder_path
+         FROM alerts.active_alerts aa LEFT JOIN ${NODE_DIRECTORY_VIEW} d ON d.id = aa.node_id
+        WHERE aa.id = ANY ($1::uuid[]) AND ($2::uuid[] IS NULL OR d.folder_path && $2::uuid[])
+        ORDER BY aa.incident_key FOR UPDATE OF aa`,
+      [ids, scopeFolders],
+    );
+    return rows.map((r) => ({ ...r, folder_path: r.folder_path ?? [] }));
   }
 
   /** Records (or replaces) the ack of each incident at its current severity; one statement. */

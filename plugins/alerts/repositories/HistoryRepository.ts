@@ -15,7 +15,8 @@ const ACK_JOIN = "LEFT JOIN alerts.acks a ON a.incident_key = h.incident_key AND
 /**
  * SQL of alerts.history (written by the engine; read here). Pages walk the keyset index
  * (recorded_at DESC, id DESC) or, for one node or a few, the node index; node conditions that
- * need inventory (scope, folder, name) are resolved to node ids first (directoryNodes).
+ * need inventory (scope, folder, name) are resolved to node ids first (directoryNodes). Every read here goes to
+ * `ctx.store.read` (a read replica when configured): history is append-only and may be a few seconds stale.
  */
 @Injectable()
 export class HistoryRepository {
@@ -30,7 +31,7 @@ export class HistoryRepository {
    */
   async directoryNodes(
     filter: { scopeFolders: string[] | null; groupId: string | null; nodeQ: string | null },
-    db: Queryable = this.ctx.store,
+    db: Queryable = this.ctx.store.read,
   ): Promise<string[]> {
     const { rows } = await db.query<{ id: string }>(
       `SELECT id FROM ${NODE_DIRECTORY_VIEW}
@@ -43,7 +44,7 @@ export class HistoryRepository {
   }
 
   /** One page, newest first by (recorded_at, id); `nodes` null = every row, else only rows of those nodes (directoryNodes). */
-  async page(filter: HistoryFilter, nodes: string[] | null, db: Queryable = this.ctx.store): Promise<AlertHistoryRow[]> {
+  async page(filter: HistoryFilter, nodes: string[] | null, db: Queryable = this.ctx.store.read): Promise<AlertHistoryRow[]> {
     const params: unknown[] = [];
     const p = (v: unknown) => `$${params.push(v)}`;
     const where: string[] = [];
@@ -75,7 +76,7 @@ export class HistoryRepository {
   }
 
   /** Fires (resolved = false) of the last `days` days by UTC weekday (0 = Sunday) and hour; non-empty cells only. */
-  async calendar(days: number, nodes: string[] | null, db: Queryable = this.ctx.store): Promise<CalendarBucket[]> {
+  async calendar(days: number, nodes: string[] | null, db: Queryable = this.ctx.store.read): Promise<CalendarBucket[]> {
     const { rows } = await db.query<CalendarBucket>(
       `SELECT extract(dow FROM h.recorded_at AT TIME ZONE 'UTC')::int AS weekday, extract(hour FROM h.recorded_at AT TIME ZONE 'UTC')::int AS hour,
               count(*)::int AS count
@@ -89,7 +90,7 @@ export class HistoryRepository {
   }
 
   /** Nodes with the most fires within the last `windowSecs`, highest first (ties by node id); only nodes that still exist. */
-  async topNodes(windowSecs: number, limit: number, scopeFolders: string[] | null, db: Queryable = this.ctx.store): Promise<AlertNodeCount[]> {
+  async topNodes(windowSecs: number, limit: number, scopeFolders: string[] | null, db: Queryable = this.ctx.store.read): Promise<AlertNodeCount[]> {
     const { rows } = await db.query<AlertNodeCount>(
       `WITH counts AS (
          SELECT h.node_id, count(*)::int AS count FROM alerts.history h
@@ -106,7 +107,7 @@ export class HistoryRepository {
   }
 
   /** The latest fires and clears with the node's current name. */
-  async transitions(limit: number, nodes: string[] | null, db: Queryable = this.ctx.store): Promise<AlertTransitionView[]> {
+  async transitions(limit: number, nodes: string[] | null, db: Queryable = this.ctx.store.read): Promise<AlertTransitionView[]> {
     const { rows } = await db.query<Omit<AlertTransitionView, "acked"> & AckColumns>(
       `SELECT ${ROW_COLUMNS}, d.name AS node_name
          FROM (SELECT * FROM alerts.history h

@@ -2,6 +2,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import type { NodeState, Severity } from "../contract.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
+import { REPORT_SAMPLES_VIEW } from "../../polling/contract.js";
 import type { MaintenanceWindowRow } from "../lib/maintenanceTime.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
@@ -16,6 +17,16 @@ export type HistoryInsert = Omit<ActiveRow, "fired_at_ms"> & {
 };
 
 /** One open incident (a row of active_alerts). */
+/** A stored sample as replayed (polling's report view: -1 for no port or row). */
+export interface RecentSample {
+  node_id: string;
+  metric: string;
+  ifindex: number;
+  row_key: number;
+  at_ms: number;
+  value: number;
+}
+
 export interface ActiveRow {
   incident_key: string;
   subject_kind: "node" | "pool" | "netcloud_org";
@@ -141,6 +152,33 @@ export class IncidentRepository {
   }
 
   /** Every open incident (the engine's state after a restart). */
+  /**
+   * The live samples of the last `secs` seconds of these metrics (polling's report view), oldest first: what a new owner
+   * of a partition replays to rebuild dwell counts (ADR 0017).
+   */
+  async recentSamples(metrics: readonly string[], secs: number): Promise<RecentSample[]> {
+    if (metrics.length === 0 || secs <= 0) return [];
+    const { rows } = await this.ctx.store.query<RecentSample>(
+      `SELECT node_id::text AS node_id, metric, ifindex, row_key, (extract(epoch FROM at) * 1000)::float8 AS at_ms, value
+         FROM ${REPORT_SAMPLES_VIEW}
+        WHERE at > now() - make_interval(secs => $1) AND metric = ANY($2::text[])
+        ORDER BY at`,
+      [secs, metrics],
+    );
+    return rows;
+  }
+
+  /** When each incident key last had a transition written, within the last `secs` seconds (Unix ms). */
+  async lastTransitions(secs: number): Promise<Map<string, number>> {
+    if (secs <= 0) return new Map();
+    const { rows } = await this.ctx.store.query<{ incident_key: string; at_ms: number }>(
+      `SELECT incident_key, (extract(epoch FROM max(recorded_at)) * 1000)::float8 AS at_ms
+         FROM ${this.t("history")} WHERE recorded_at > now() - make_interval(secs => $1) GROUP BY incident_key`,
+      [secs],
+    );
+    return new Map(rows.map((r) => [r.incident_key, r.at_ms]));
+  }
+
   async loadActive(): Promise<ActiveRow[]> {
     const { rows } = await this.ctx.store.query<ActiveRow & { fired_at_ms: string }>(
       `SELECT incident_key, subject_kind, node_id, subject_name, check_id, metric, ifindex, if_name, row_key, row_name, severity, state, direction,

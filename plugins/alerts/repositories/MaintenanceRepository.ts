@@ -64,6 +64,17 @@ export class MaintenanceRepository {
     return rows[0].id;
   }
 
+  /** Replaces the window's fields (not its author or creation time) if it exists and every current target is visible. */
+  async update(id: string, w: Omit<MaintenanceInsert, "created_by">, scopeFolders: string[] | null, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rowCount } = await db.query(
+      `UPDATE alerts.maintenance_windows w
+          SET name = $3, target_kind = $4, target_ids = $5::uuid[], starts_at = $6::timestamptz, ends_at = $7::timestamptz, recurrence = $8::jsonb
+        WHERE w.id = $2 AND ${visibleTo("$1")}`,
+      [scopeFolders, id, w.name, w.target_kind, w.target_ids, w.starts_at, w.ends_at, w.recurrence === null ? null : JSON.stringify(w.recurrence)],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   /** Newest first by (created_at, id), keyset after `before`; only windows whose every target is visible. */
   async list(
     scopeFolders: string[] | null,

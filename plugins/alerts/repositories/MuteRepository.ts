@@ -66,6 +66,27 @@ export class MuteRepository {
     return rows[0];
   }
 
+  /** One active mute as GET /mutes lists it, or undefined. */
+  async findView(id: string, db: Queryable = this.ctx.store): Promise<MuteView | undefined> {
+    const { rows } = await db.query<MuteView>(
+      `SELECT m.id, m.node_id, d.name AS node_name, m.metric_name, m.reason, ${isoTimestamp("m.until")} AS until, m.created_by,
+              ${isoTimestamp("m.created_at")} AS created_at
+         FROM alerts.mutes m LEFT JOIN ${NODE_DIRECTORY_VIEW} d ON d.id = m.node_id WHERE m.id = $1`,
+      [id],
+    );
+    return rows[0];
+  }
+
+  /** Sets a new end and/or reason (null = keep); false when there is no such mute. */
+  async update(id: string, until: string | null, reason: string | null, db: Queryable = this.ctx.store): Promise<boolean> {
+    const { rowCount } = await db.query("UPDATE alerts.mutes SET until = coalesce($2::timestamptz, until), reason = coalesce($3, reason) WHERE id = $1", [
+      id,
+      until,
+      reason,
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+
   async delete(id: string, db: Queryable = this.ctx.store): Promise<boolean> {
     const { rowCount } = await db.query("DELETE FROM alerts.mutes WHERE id = $1", [id]);
     return (rowCount ?? 0) > 0;

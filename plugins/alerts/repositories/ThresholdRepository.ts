@@ -60,6 +60,12 @@ export class ThresholdRepository {
     return rows;
   }
 
+  /** Changes when a rule is added, changed or removed (on any replica): the count and the latest update. */
+  async version(): Promise<string> {
+    const { rows } = await this.ctx.store.query<{ v: string }>(`SELECT count(*) || ':' || coalesce(max(updated_at)::text, '') AS v FROM ${this.table}`);
+    return rows[0].v;
+  }
+
   /** Every rule (the engine's cache). */
   async all(): Promise<StoredThreshold[]> {
     const { rows } = await this.ctx.store.query<StoredThreshold>(`SELECT ${COLUMNS} FROM ${this.table} ORDER BY created_at, id`);

@@ -15,8 +15,10 @@ export class ActiveAlertService {
   @Inject(ActiveAlertRepository)
   private repo: ActiveAlertRepository;
 
-  list(scope: Scope): Promise<ActiveAlertView[]> {
-    return this.repo.listActive(scopeFolders(scope));
+  /** The visible active alerts; with `folderId`, only those of nodes filed beneath it (404 when the folder is not visible). */
+  async list(scope: Scope, folderId?: string): Promise<ActiveAlertView[]> {
+    if (folderId !== undefined) await this.assertFolderVisible(folderId.toLowerCase(), scope);
+    return this.repo.listActive(scopeFolders(scope), folderId?.toLowerCase() ?? null);
   }
 
   /** The node's folder path; 404 when it does not exist or lies outside the scope. */

@@ -12,6 +12,21 @@ import { RuleResolver } from "./RuleResolver.js";
 import { ThresholdEvaluator } from "./ThresholdEvaluator.js";
 import { TransitionQueue } from "./TransitionQueue.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
+import type { PartitionMessage, PartitionSpace } from "../../../core/index.js";
+
+/** What a replica sends the owner of a subject's partition (ADR 0017): the event it received, as it received it. */
+type EngineMessage =
+  | { k: "samples"; samples: Sample[] }
+  | { k: "reachability"; e: ReachabilityEvent }
+  | { k: "poller"; e: PollerEvent; online: boolean }
+  | { k: "external"; a: ExternalAlert }
+  | { k: "external.clear"; node_id: string; check_id: string }
+  | { k: "subject"; a: SubjectAlert }
+  | { k: "subject.clear"; kind: SubjectAlert["subject_kind"]; name: string; check_id: string }
+  | { k: "node.deleted"; id: string };
+
+/** The partition key of an incident's subject: the node, else `<kind>:<name>` (a pool is `pool:<name>`). */
+const subjectKey = (nodeId: string | null, kind: string, name: string | null) => (nodeId ? nodeId.toLowerCase() : `${kind}:${name ?? ""}`);
 
 export const subjectIncidentKey = (kind: string, name: string, checkId: string) => `${kind}:${name}:${checkId}`;
 
@@ -42,6 +57,13 @@ export interface EngineStats {
  * by IncidentWriter in one transaction, history rows sharing `recorded_at`. Open
  * incidents are re-read from active_alerts at start, so a restart neither fires again
  * nor forgets to clear.
+ *
+ * Several replicas (ADR 0017): the engine joins the partition space `alerts`; a subject (a node, `pool:<name>`,
+ * `<kind>:<name>`) is judged only by the replica holding its partition. What another replica receives comes here
+ * through the partition inbox, so dwell counts are never split. Taking a partition restores its open incidents and
+ * replays its recent stored samples (`replaySecs`, after each series' last written transition) into the dwell counts;
+ * giving one up writes what is pending and forgets its state. A replica holding every partition (one replica) sends
+ * nothing.
  */
 @Injectable()
 export class AlertEngine {
@@ -74,6 +96,7 @@ export class AlertEngine {
   private events: Promise<void> = Promise.resolve();
   private counters = { samples_received: 0, samples_evaluated: 0 };
   private metricsRegistered = false;
+  private space: PartitionSpace<EngineMessage> | null = null;
 
   get isRunning(): boolean {
     return this.running;
@@ -94,8 +117,23 @@ export class AlertEngine {
     this.registerMetrics();
     this.resetState();
     this.resolver.start();
-    await this.restore();
     await this.resolver.rules();
+    this.running = true;
+    try {
+      // Resolves once this replica took its share: each partition's incidents restored, its recent samples replayed.
+      this.space = await this.ctx.store.partitions<EngineMessage>(
+        "alerts",
+        {
+          acquired: (parts) => this.serial(() => this.acquire(parts)),
+          lost: (parts) => this.serial(() => this.release(parts)),
+          received: (messages) => this.serial(() => this.onMessages(messages)),
+        },
+        this.ctx.log,
+      );
+    } catch (err) {
+      this.running = false;
+      throw err;
+    }
     const bus = this.ctx.bus;
     this.unsubscribe = [
       bus.on("polling.sample", (e) => this.inOrder(() => this.onSamples(e.samples))),
@@ -104,7 +142,6 @@ export class AlertEngine {
       bus.on("polling.poller.offline", (e) => this.onPoller(e, false)),
       bus.on("inventory.node.deleted", (e) => this.onNodeDeleted(e.id)),
     ];
-    this.running = true;
     this.ctx.log.info("alert engine started", { open_incidents: this.incidents.size, flush_ms: this.ctx.config.flushMs });
   }
 
@@ -116,6 +153,9 @@ export class AlertEngine {
     this.unsubscribe = [];
     this.resolver.stop();
     await this.events;
+    await this.space?.flush().catch((err) => this.ctx.log.warn("alert engine: forwarded events not written", { error: err }));
+    this.space?.leave();
+    this.space = null;
     await this.flushNow();
   }
 
@@ -134,98 +174,119 @@ export class AlertEngine {
   raiseExternal(a: ExternalAlert): Promise<boolean> {
     let raised = false;
     return this.inOrder(async () => {
-      if (!this.running) return;
-      const node = a.node_id.toLowerCase();
-      const entry = (await this.resolver.nodes([node])).get(node);
-      if (!entry) return;
-      raised = true;
-      this.markSeen(entry);
-      const key = nodeIncidentKey(node, a.check_id, null, null);
-      const open = this.incidents.get(key);
-      if (open?.severity === a.severity) return;
-      if (open) this.incidents.clear(open, null, null);
-      this.incidents.fire(
-        {
-          incident_key: key,
-          subject_kind: "node",
-          node_id: node,
-          subject_name: null,
-          check_id: a.check_id,
-          metric: EVENT_METRIC,
-          ifindex: null,
-          if_name: null,
-          row_key: null,
-          row_name: null,
-          severity: a.severity,
-          state: a.severity === "info" ? "ok" : a.severity,
-          direction: null,
-          observed_value: a.observed_value ?? null,
-          threshold_value: a.threshold_value ?? null,
-          title: a.title,
-          fired_at_ms: a.at_ms,
-          folder_path: entry.folder_path,
-        },
-        EVENT_METRIC,
-      );
+      raised = await this.raiseExternalNow(a);
     }).then(() => raised);
+  }
+
+  /** raiseExternal's work, in turn (forwarded to the node's owner when that is another replica: true then). */
+  private async raiseExternalNow(a: ExternalAlert): Promise<boolean> {
+    if (!this.running) return false;
+    if (this.forward(a.node_id, { k: "external", a })) return true;
+    const node = a.node_id.toLowerCase();
+    const entry = (await this.resolver.nodes([node])).get(node);
+    if (!entry) return false;
+    this.markSeen(entry);
+    const key = nodeIncidentKey(node, a.check_id, null, null);
+    const open = this.incidents.get(key);
+    if (open?.severity === a.severity) return true;
+    if (open) this.incidents.clear(open, null, null);
+    this.incidents.fire(
+      {
+        incident_key: key,
+        subject_kind: "node",
+        node_id: node,
+        subject_name: null,
+        check_id: a.check_id,
+        metric: EVENT_METRIC,
+        ifindex: null,
+        if_name: null,
+        row_key: null,
+        row_name: null,
+        severity: a.severity,
+        state: a.severity === "info" ? "ok" : a.severity,
+        direction: null,
+        observed_value: a.observed_value ?? null,
+        threshold_value: a.threshold_value ?? null,
+        title: a.title,
+        fired_at_ms: a.at_ms,
+        folder_path: entry.folder_path,
+      },
+      EVENT_METRIC,
+    );
+    return true;
   }
 
   /** Clears the external incident node + check; false when none is open. */
   clearExternal(nodeId: string, checkId: string): Promise<boolean> {
     let cleared = false;
     return this.inOrder(async () => {
-      const open = this.incidents.get(nodeIncidentKey(nodeId.toLowerCase(), checkId, null, null));
-      if (!open) return;
-      cleared = true;
-      this.incidents.clear(open, null, null);
+      cleared = this.clearExternalNow(nodeId, checkId);
     }).then(() => cleared);
+  }
+
+  private clearExternalNow(nodeId: string, checkId: string): boolean {
+    if (this.forward(nodeId, { k: "external.clear", node_id: nodeId, check_id: checkId })) return true;
+    const open = this.incidents.get(nodeIncidentKey(nodeId.toLowerCase(), checkId, null, null));
+    if (!open) return false;
+    this.incidents.clear(open, null, null);
+    return true;
   }
 
   /** Opens (or moves the severity of) a subject incident: no node, no metric, no folder (only unrestricted scopes see it). */
   raiseSubject(a: SubjectAlert): Promise<boolean> {
     let raised = false;
     return this.inOrder(async () => {
-      if (!this.running) return;
-      raised = true;
-      const key = subjectIncidentKey(a.subject_kind, a.subject_name, a.check_id);
-      const open = this.incidents.get(key);
-      if (open?.severity === a.severity) return;
-      if (open) this.incidents.clear(open, null, null);
-      this.incidents.fire(
-        {
-          incident_key: key,
-          subject_kind: a.subject_kind,
-          node_id: null,
-          subject_name: a.subject_name,
-          check_id: a.check_id,
-          metric: null,
-          ifindex: null,
-          if_name: null,
-          row_key: null,
-          row_name: null,
-          severity: a.severity,
-          state: a.state ?? (a.severity === "info" ? "ok" : a.severity),
-          direction: null,
-          observed_value: null,
-          threshold_value: null,
-          title: a.title,
-          fired_at_ms: a.at_ms,
-          folder_path: [],
-        },
-        null,
-      );
+      raised = this.raiseSubjectNow(a);
     }).then(() => raised);
+  }
+
+  private raiseSubjectNow(a: SubjectAlert): boolean {
+    if (!this.running) return false;
+    if (this.forward(subjectKey(null, a.subject_kind, a.subject_name), { k: "subject", a })) return true;
+    const key = subjectIncidentKey(a.subject_kind, a.subject_name, a.check_id);
+    const open = this.incidents.get(key);
+    if (open?.severity === a.severity) return true;
+    if (open) this.incidents.clear(open, null, null);
+    this.incidents.fire(
+      {
+        incident_key: key,
+        subject_kind: a.subject_kind,
+        node_id: null,
+        subject_name: a.subject_name,
+        check_id: a.check_id,
+        metric: null,
+        ifindex: null,
+        if_name: null,
+        row_key: null,
+        row_name: null,
+        severity: a.severity,
+        state: a.state ?? (a.severity === "info" ? "ok" : a.severity),
+        direction: null,
+        observed_value: null,
+        threshold_value: null,
+        title: a.title,
+        fired_at_ms: a.at_ms,
+        folder_path: [],
+      },
+      null,
+    );
+    return true;
   }
 
   /** Clears a subject incident; false when none is open. */
   clearSubject(kind: SubjectAlert["subject_kind"], name: string, checkId: string): Promise<boolean> {
     let cleared = false;
     return this.inOrder(async () => {
-      const open = this.incidents.get(subjectIncidentKey(kind, name, checkId));
-      if (!open) return;
-      cleared = true;
-      this.incidents.clear(open, null, null);
+      cleared = this.clearSubjectNow(kind, name, checkId);
     }).then(() => cleared);
+  }
+
+  private clearSubjectNow(kind: SubjectAlert["subject_kind"], name: string, checkId: string): boolean {
+    if (this.forward(subjectKey(null, kind, name), { k: "subject.clear", kind, name, check_id: checkId })) return true;
+    const open = this.incidents.get(subjectIncidentKey(kind, name, checkId));
+    if (!open) return false;
+    this.incidents.clear(open, null, null);
+    return true;
   }
 
   /** Open incidents of external checks (metric EVENT_METRIC), so their owner can resume its own state after a restart. */
@@ -255,8 +316,136 @@ export class AlertEngine {
     return run;
   }
 
-  private async onSamples(samples: readonly Sample[]): Promise<void> {
-    if (!this.running || samples.length === 0) return;
+  /** As inOrder, but the caller sees the failure (a partition whose state could not be rebuilt is given back). */
+  private serial(fn: () => Promise<void>): Promise<void> {
+    const run = this.events.then(fn);
+    this.events = run.catch((err) => this.ctx.log.error("alert engine: event handling failed", { error: err }));
+    return run;
+  }
+
+  // ---- partitions (ADR 0017) ------------------------------------------------------------------------
+
+  /** Whether this replica judges the subject with this partition key (always, alone). */
+  private mine(key: string): boolean {
+    const space = this.space;
+    return !space || space.solo || space.owns(space.partitionOf(key.toLowerCase()));
+  }
+
+  /** Sends the message to the owner of the key's partition when that is another replica; true when sent. */
+  private forward(key: string, m: EngineMessage): boolean {
+    const space = this.space;
+    if (!space || space.solo) return false;
+    const p = space.partitionOf(key.toLowerCase());
+    if (space.owns(p)) return false;
+    space.send(p, m);
+    return true;
+  }
+
+  private async onMessages(messages: readonly PartitionMessage<EngineMessage>[]): Promise<void> {
+    for (const { payload: m } of messages) {
+      try {
+        if (m.k === "samples") await this.onSamples(m.samples, true);
+        else if (m.k === "reachability") await this.onReachability(m.e);
+        else if (m.k === "poller") this.onPoller(m.e, m.online);
+        else if (m.k === "node.deleted") this.onNodeDeleted(m.id);
+        else if (m.k === "external") await this.raiseExternalNow(m.a);
+        else if (m.k === "external.clear") this.clearExternalNow(m.node_id, m.check_id);
+        else if (m.k === "subject") this.raiseSubjectNow(m.a);
+        else if (m.k === "subject.clear") this.clearSubjectNow(m.kind, m.name, m.check_id);
+      } catch (err) {
+        this.ctx.log.error("alert engine: forwarded event not handled", { error: err, kind: m.k });
+      }
+    }
+  }
+
+  /** Partitions taken: their open incidents from the store, then their recent samples replayed into the dwell counts. */
+  private async acquire(parts: readonly number[]): Promise<void> {
+    const space = this.space;
+    const taken = new Set(parts);
+    const inPart = (key: string) => !space || taken.has(space.partitionOf(key));
+    const rows = (await this.writer.loadActive()).filter((r) => inPart(subjectKey(r.node_id, r.subject_kind, r.subject_name)));
+    const nodes = await this.resolver.nodes(new Set(rows.map((r) => r.node_id).filter((id): id is string => id !== null)));
+    for (const r of rows) {
+      if (this.incidents.get(r.incident_key)) continue;
+      const inc: OpenIncident = { ...r, folder_path: r.node_id ? (nodes.get(r.node_id)?.folder_path ?? []) : [] };
+      this.incidents.restore(inc);
+      this.thresholds.restore(inc);
+    }
+    await this.replay(inPart);
+  }
+
+  /**
+   * The stored samples of the last `replaySecs` of the partitions taken, judged again, each series from after its last
+   * written transition: a streak the former owner had counted goes on, and a fire it decided but never wrote happens
+   * here. Samples the inbox still holds are judged once (ThresholdEvaluator skips what is not newer).
+   */
+  private async replay(inPart: (key: string) => boolean): Promise<void> {
+    const secs = this.ctx.config.replaySecs;
+    const index = await this.resolver.rules();
+    const stored = (await this.incidentRepo.recentSamples(index.metrics(), secs)).filter((r) => inPart(r.node_id.toLowerCase()));
+    if (stored.length === 0) return;
+    const last = await this.incidentRepo.lastTransitions(secs);
+    const nodes = await this.resolver.nodes(new Set(stored.map((r) => r.node_id.toLowerCase())));
+    for (const r of stored) {
+      const entry = nodes.get(r.node_id.toLowerCase());
+      if (!entry) continue;
+      const s: Sample = {
+        node_id: entry.id,
+        metric: r.metric,
+        value: r.value,
+        at_unix_ms: r.at_ms,
+        ifindex: r.ifindex === -1 ? null : r.ifindex,
+        if_name: null,
+        row: r.row_key === -1 ? null : r.row_key,
+        row_name: null,
+        pool: "",
+        poller_id: "",
+        backfill: false,
+      };
+      const rule = index.resolve({ ...s, node_id: entry.id, folder_path: entry.folder_path, profile_id: entry.profile_id })?.compiled.rule ?? null;
+      if (!rule) continue;
+      const since = last.get(nodeIncidentKey(entry.id, rule.id, s.ifindex, s.row));
+      if (since !== undefined && r.at_ms <= since) continue;
+      this.thresholds.evaluate(s, entry, rule, true);
+    }
+  }
+
+  /** Partitions given up: what is decided is written, then their state goes (the next owner reads it back). */
+  private async release(parts: readonly number[]): Promise<void> {
+    const space = this.space;
+    if (!space) return;
+    await this.queue.flushNow();
+    const gone = new Set(parts);
+    const inPart = (key: string) => gone.has(space.partitionOf(key.toLowerCase()));
+    for (const inc of this.incidents.all()) if (inPart(subjectKey(inc.node_id, inc.subject_kind, inc.subject_name))) this.incidents.forget(inc.incident_key);
+    this.thresholds.forgetNodes(inPart);
+    for (const id of [...this.seen]) if (inPart(id)) this.seen.delete(id);
+    for (const id of [...this.agentFailures.keys()]) if (inPart(id)) this.agentFailures.delete(id);
+    for (const pool of [...this.pools.keys()]) if (inPart(`pool:${pool}`)) this.pools.delete(pool);
+  }
+
+  private async onSamples(all: readonly Sample[], forwarded = false): Promise<void> {
+    if (!this.running || all.length === 0) return;
+    let samples = all;
+    const space = this.space;
+    if (space && !space.solo) {
+      // Each node's samples go to its partition's owner; this replica keeps its own.
+      const away = new Map<number, Sample[]>();
+      const mine: Sample[] = [];
+      for (const s of all) {
+        if (s.backfill) continue;
+        const p = space.partitionOf(s.node_id.toLowerCase());
+        if (space.owns(p)) mine.push(s);
+        else {
+          const list = away.get(p);
+          if (list) list.push(s);
+          else away.set(p, [s]);
+        }
+      }
+      for (const [p, list] of away) space.send(p, { k: "samples", samples: list });
+      samples = mine;
+      if (samples.length === 0) return;
+    }
     const index = await this.resolver.rules();
     const live: Sample[] = [];
     const nodeIds = new Set<string>();
@@ -286,12 +475,14 @@ export class AlertEngine {
         s,
         entry,
         index.resolve({ ...s, node_id: entry.id, folder_path: entry.folder_path, profile_id: entry.profile_id })?.compiled.rule ?? null,
+        forwarded,
       );
     }
   }
 
   private async onReachability(e: ReachabilityEvent): Promise<void> {
     if (!this.running) return;
+    if (this.forward(e.node_id, { k: "reachability", e })) return;
     const node = e.node_id.toLowerCase();
     const key = nodeIncidentKey(node, LIVENESS_CHECK_ID, null, null);
     const open = this.incidents.get(key);
@@ -362,6 +553,7 @@ export class AlertEngine {
 
   private onPoller(e: PollerEvent, online: boolean): void {
     if (!this.running) return;
+    if (this.forward(`pool:${e.pool}`, { k: "poller", e, online })) return;
     let pollers = this.pools.get(e.pool);
     if (!pollers) this.pools.set(e.pool, (pollers = new Map()));
     pollers.set(e.poller_id, online);
@@ -389,6 +581,7 @@ export class AlertEngine {
 
   private onNodeDeleted(id: string): void {
     if (!this.running) return;
+    if (this.forward(id, { k: "node.deleted", id })) return;
     const node = id.toLowerCase();
     this.thresholds.forgetNode(node);
     this.agentFailures.delete(node);
@@ -434,18 +627,6 @@ export class AlertEngine {
     this.agentFailures = new Map();
     this.events = Promise.resolve();
     this.counters = { samples_received: 0, samples_evaluated: 0 };
-  }
-
-  /** Open incidents from active_alerts: the engine continues where the last run stopped. */
-  private async restore(): Promise<void> {
-    const rows = await this.writer.loadActive();
-    const nodeIds = [...new Set(rows.map((r) => r.node_id).filter((id): id is string => id !== null))];
-    const nodes = await this.resolver.nodes(nodeIds);
-    for (const r of rows) {
-      const inc: OpenIncident = { ...r, folder_path: r.node_id ? (nodes.get(r.node_id)?.folder_path ?? []) : [] };
-      this.incidents.restore(inc);
-      this.thresholds.restore(inc);
-    }
   }
 }
 

@@ -2,8 +2,9 @@ import { Inject, Injectable } from "@tsed/di";
 import { badRequest, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope, scopeCovers, scopeFolders } from "../../../core/index.js";
 import { isValidTimeZone, occurrenceAt, windowFromRow, type Recurrence } from "../lib/maintenanceTime.js";
 import type { ActiveMaintenanceWindow, MaintenanceWindowCreate, MaintenanceWindowView } from "../models/MaintenanceModels.js";
-import { MaintenanceRepository, type MaintenanceRecord } from "../repositories/MaintenanceRepository.js";
+import { MaintenanceRepository, type MaintenanceInsert, type MaintenanceRecord } from "../repositories/MaintenanceRepository.js";
 import { ActiveAlertRepository } from "../repositories/ActiveAlertRepository.js";
+import { NodeStateService } from "./NodeStateService.js";
 
 const invalid = (message: string) => badRequest("validation_failed", message);
 
@@ -25,7 +26,37 @@ export class MaintenanceService {
   @Inject(ActiveAlertRepository)
   private directory: ActiveAlertRepository;
 
+  @Inject(NodeStateService)
+  private states: NodeStateService;
+
+  /**
+   * Nodes enter or leave maintenance now rather than at the next run of the node-states job (a minute); a failure
+   * here leaves that job to catch up, so the write still answers success.
+   */
+  private async refreshStates(): Promise<void> {
+    await this.states.refreshMaintenance().catch(() => undefined);
+  }
+
   async create(body: MaintenanceWindowCreate, scope: Scope): Promise<string> {
+    const id = await this.repo.insert({ ...(await this.validated(body, scope)), created_by: requireCaller().username });
+    await this.refreshStates();
+    return id;
+  }
+
+  /**
+   * Replaces a window with a full document (the rules of create). 404 when it does not exist or the caller cannot
+   * see every one of its current targets; the new targets must be visible too (else 400 unknown_reference).
+   */
+  async replace(id: string, body: MaintenanceWindowCreate, scope: Scope): Promise<MaintenanceWindowView> {
+    if (!(await this.repo.find(id, scopeFolders(scope)))) throw notFound("No such maintenance window.");
+    const fields = await this.validated(body, scope);
+    if (!(await this.repo.update(id, fields, scopeFolders(scope)))) throw notFound("No such maintenance window.");
+    await this.refreshStates();
+    return this.get(id, scope);
+  }
+
+  /** The stored fields of a create or replace body, after the checks a schema cannot make. */
+  private async validated(body: MaintenanceWindowCreate, scope: Scope): Promise<Omit<MaintenanceInsert, "created_by">> {
     const name = body.name.trim();
     if (!name) throw invalid("name must hold a non-blank character.");
     const oneOff = body.starts_at !== undefined || body.ends_at !== undefined;
@@ -46,15 +77,7 @@ export class MaintenanceService {
     }
     const ids = [...new Set(body.target_ids.map((id) => id.toLowerCase()))];
     await this.assertTargetsVisible(body.target_kind, ids, scope);
-    return this.repo.insert({
-      name,
-      target_kind: body.target_kind,
-      target_ids: ids,
-      starts_at: startsAt,
-      ends_at: endsAt,
-      recurrence,
-      created_by: requireCaller().username,
-    });
+    return { name, target_kind: body.target_kind, target_ids: ids, starts_at: startsAt, ends_at: endsAt, recurrence };
   }
 
   async list(query: { cursor?: string; limit: number }, scope: Scope): Promise<{ rows: MaintenanceWindowView[]; next: string | null }> {
@@ -76,6 +99,7 @@ export class MaintenanceService {
 
   async remove(id: string, scope: Scope): Promise<void> {
     if (!(await this.repo.delete(id, scopeFolders(scope)))) throw notFound("No such maintenance window.");
+    await this.refreshStates();
   }
 
   /** The visible windows active at `at` (RFC 3339; default now), each with the occurrence covering it. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from "@tsed/di";
 import { badRequest, decodeCursor, isUuid, notFound, page, parseRfc3339, requireCaller, type Scope, scopeCovers, scopeFolders } from "../../../core/index.js";
-import type { BulkMuteRequest, BulkMuteResult, MuteView } from "../models/MuteModels.js";
+import type { BulkMuteRequest, BulkMuteResult, MuteUpdate, MuteView } from "../models/MuteModels.js";
 import { MuteRepository } from "../repositories/MuteRepository.js";
 import { ActiveAlertService } from "./ActiveAlertService.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
@@ -58,8 +58,28 @@ export class MuteService {
 
   /** 404 when missing, or (folder-scoped caller) when its node is gone or outside the scope. */
   async remove(id: string, scope: Scope): Promise<void> {
+    await this.assertVisible(id, scope);
+    if (!(await this.repo.delete(id))) throw notFound("No such mute.");
+  }
+
+  /** Moves a mute's end (into the future) and/or changes its reason; an ended mute can be extended again. */
+  async update(id: string, body: MuteUpdate, scope: Scope): Promise<MuteView> {
+    if (body.until === undefined && body.reason === undefined) throw badRequest("validation_failed", "Send until, reason or both.");
+    let until: string | null = null;
+    if (body.until !== undefined) {
+      const parsed = parseRfc3339(body.until);
+      if (!parsed) throw badRequest("validation_failed", "until must be an RFC 3339 timestamp.");
+      if (parsed.ms <= Date.now()) throw badRequest("validation_failed", "until must be in the future.");
+      until = parsed.text;
+    }
+    if (body.reason !== undefined && !body.reason.trim()) throw badRequest("validation_failed", "reason must hold a non-blank character.");
+    await this.assertVisible(id, scope);
+    if (!(await this.repo.update(id, until, body.reason ?? null))) throw notFound("No such mute.");
+    return (await this.repo.findView(id))!;
+  }
+
+  private async assertVisible(id: string, scope: Scope): Promise<void> {
     const found = await this.repo.findNodePath(id);
     if (!found || (scope !== "All" && (found.folder_path === null || !scopeCovers(scope, found.folder_path)))) throw notFound("No such mute.");
-    if (!(await this.repo.delete(id))) throw notFound("No such mute.");
   }
 }

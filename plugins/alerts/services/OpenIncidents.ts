@@ -40,6 +40,11 @@ export class OpenIncidents {
     this.open.set(inc.incident_key, inc);
   }
 
+  /** Lets an incident go without writing anything (its partition moved to another replica, which holds it now). */
+  forget(key: string): void {
+    this.open.delete(key);
+  }
+
   /** Opens an incident; `muteMetric` is what the mute check uses (null for subjects that cannot be muted). */
   fire(inc: OpenIncident, muteMetric: string | null): void {
     this.open.set(inc.incident_key, inc);

@@ -5,13 +5,16 @@ import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** Rules are re-read at least this often even without a change seen here (another replica may have written them). */
 const RULES_MAX_AGE_MS = 30_000;
+/** How often the rules' version is compared with the store's (a rule edited on another replica shows within this). */
+const RULES_VERSION_POLL_MS = 2000;
 /** Directory rows are dropped this often (a change inventory announced to another replica only). */
 const DIRECTORY_MAX_AGE_MS = 300_000;
 
 /**
  * Which threshold applies to a sample (precedence in lib/rules.ts), over in-memory
  * caches of every rule and of the directory rows of the nodes seen. The rule cache is
- * dropped on every threshold change made here and re-read at least every 30 s; a
+ * dropped on every threshold change made here, when the rules' version in the store
+ * moves (looked at every 2 s: an edit on another replica) and re-read at least every 30 s; a
  * directory row is dropped on the inventory event about its node, every row on a
  * folder event (paths move), and all of them every 5 minutes.
  */
@@ -31,6 +34,9 @@ export class RuleResolver {
   private directory = new Map<string, DirectoryEntry>();
   private directoryLoadedAt = 0;
   private unsubscribe: (() => void)[] = [];
+  private versionTimer: NodeJS.Timeout | null = null;
+  /** The rules' version when the index was read (null before the first read). */
+  private version: string | null = null;
 
   /** Subscribes to inventory changes (called by the engine's start). */
   start(): void {
@@ -50,11 +56,25 @@ export class RuleResolver {
       this.ctx.bus.on("inventory.folder.updated", dropAll),
       this.ctx.bus.on("inventory.folder.deleted", dropAll),
     ];
+    this.versionTimer = setInterval(() => void this.checkVersion(), RULES_VERSION_POLL_MS);
+    this.versionTimer.unref();
   }
 
   stop(): void {
     for (const off of this.unsubscribe) off();
     this.unsubscribe = [];
+    if (this.versionTimer) clearInterval(this.versionTimer);
+    this.versionTimer = null;
+  }
+
+  /** Drops the rule cache when the store's rules moved since the last look (an edit on another replica). */
+  private async checkVersion(): Promise<void> {
+    try {
+      const v = await this.repo.version();
+      if (this.version !== null && v !== this.version) this.invalidateRules();
+    } catch {
+      // the store is away: the 30 s re-read applies
+    }
   }
 
   reset(): void {
@@ -93,7 +113,10 @@ export class RuleResolver {
 
   private async loadRules(): Promise<void> {
     const generation = this.rulesGeneration;
+    // The version first: a change after it shows as a new version at the next look.
+    const version = await this.repo.version();
     const rules = await this.repo.all();
+    this.version = version;
     this.index = new RuleIndex(rules);
     if (generation === this.rulesGeneration) this.rulesLoadedAt = Date.now();
   }

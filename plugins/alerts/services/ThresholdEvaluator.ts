@@ -15,6 +15,8 @@ interface SeriesState {
   check_id: string;
   dwell: DwellState;
   open: OpenIncident | null;
+  /** Time of the last sample judged (Unix ms). */
+  last_ms: number;
 }
 
 const seriesKey = (nodeId: string, metric: string, ifindex: number | null, row: number | null) => `${nodeId}|${metric}|${ifindex ?? ""}|${row ?? ""}`;
@@ -47,14 +49,27 @@ export class ThresholdEvaluator {
   restore(inc: OpenIncident): void {
     if (!inc.node_id || !inc.metric || inc.metric === EVENT_METRIC || !isThresholdCheck(inc.check_id) || inc.severity === "info") return;
     const key = seriesKey(inc.node_id, inc.metric, inc.ifindex, inc.row_key);
-    this.series.set(key, { node_id: inc.node_id, metric: inc.metric, check_id: inc.check_id, dwell: newDwellState(LEVEL_OF[inc.severity]), open: inc });
+    this.series.set(key, {
+      node_id: inc.node_id,
+      metric: inc.metric,
+      check_id: inc.check_id,
+      dwell: newDwellState(LEVEL_OF[inc.severity]),
+      open: inc,
+      last_ms: inc.fired_at_ms,
+    });
     this.seriesMetrics.set(inc.metric, (this.seriesMetrics.get(inc.metric) ?? 0) + 1);
   }
 
-  /** Judges one sample of a node in the inventory against its rule (null: no rule applies any more). */
-  evaluate(s: Sample, entry: DirectoryEntry, rule: ThresholdRule | null): void {
+  /**
+   * Judges one sample of a node in the inventory against its rule (null: no rule applies any more). A sample older than
+   * the last one judged is skipped, and with `once` one as old too: a forwarded sample the replay of the store already
+   * judged (ADR 0017).
+   */
+  evaluate(s: Sample, entry: DirectoryEntry, rule: ThresholdRule | null, once = false): void {
     const key = seriesKey(entry.id, s.metric, s.ifindex, s.row);
     let st = this.series.get(key);
+    if (st && (s.at_unix_ms < st.last_ms || (once && s.at_unix_ms === st.last_ms))) return;
+    if (st) st.last_ms = s.at_unix_ms;
     if (!rule) {
       if (st) {
         if (st.open) this.incidents.clear(st.open, s.value, s);
@@ -63,7 +78,7 @@ export class ThresholdEvaluator {
       return;
     }
     if (!st) {
-      st = { node_id: entry.id, metric: s.metric, check_id: rule.id, dwell: newDwellState(0), open: null };
+      st = { node_id: entry.id, metric: s.metric, check_id: rule.id, dwell: newDwellState(0), open: null, last_ms: s.at_unix_ms };
       this.series.set(key, st);
       this.seriesMetrics.set(s.metric, (this.seriesMetrics.get(s.metric) ?? 0) + 1);
     } else if (st.check_id !== rule.id) {
@@ -96,6 +111,11 @@ export class ThresholdEvaluator {
       if (st.open) this.incidents.clear(st.open, null, null);
       this.drop(key, st);
     }
+  }
+
+  /** The series of these nodes go, incidents untouched (their partition moved to another replica). */
+  forgetNodes(owned: (nodeId: string) => boolean): void {
+    for (const [key, st] of this.series) if (owned(st.node_id)) this.drop(key, st);
   }
 
   /** A node was deleted: its series' state goes (the engine clears its incidents). */

@@ -218,7 +218,8 @@ export class AnalysisRepository {
 
   // ---- findings ----
 
-  async findings(filter: FindingFilter): Promise<FindingView[]> {
+  /** `db`: `ctx.store.read` for the cross-job list (may be seconds stale), the primary for one job's findings (read after it finished). */
+  async findings(filter: FindingFilter, db?: Queryable): Promise<FindingView[]> {
     const params: unknown[] = [];
     const p = (v: unknown) => `$${params.push(v)}`;
     const where: string[] = [];
@@ -244,6 +245,7 @@ export class AnalysisRepository {
         ORDER BY f.at DESC, f.id DESC
         LIMIT ${p(filter.limit)}`,
       params,
+      db,
     );
   }
 

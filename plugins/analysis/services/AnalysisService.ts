@@ -62,16 +62,20 @@ export class AnalysisService {
     // Outside the caller's scope reads as missing (404), as everywhere; with scope All an id that names nothing matches nothing.
     if (scope !== "All" && nodeId !== null) await this.targets.resolve("node", nodeId, scope);
     if (scope !== "All" && groupId !== null) await this.targets.resolve("folder", groupId, scope);
-    return this.repo.findings({
-      limit: query.limit,
-      before: before === null ? null : { at: before, id: query.before_id?.toLowerCase() ?? null },
-      jobId,
-      tools: tokenList("tool", query.tool, this.tools.names()),
-      severities: tokenList("severity", query.severity, SEVERITIES),
-      nodeId,
-      groupId,
-      scope: scopeFolders(scope),
-    });
+    return this.repo.findings(
+      {
+        limit: query.limit,
+        before: before === null ? null : { at: before, id: query.before_id?.toLowerCase() ?? null },
+        jobId,
+        tools: tokenList("tool", query.tool, this.tools.names()),
+        severities: tokenList("severity", query.severity, SEVERITIES),
+        nodeId,
+        groupId,
+        scope: scopeFolders(scope),
+      },
+      // One job's findings are read right after it finished: the primary has them; the cross-job list may lag a little.
+      jobId === null ? this.ctx.store.read : undefined,
+    );
   }
 
   private async visibleJob(id: string, scope: Scope): Promise<JobRow> {

@@ -116,10 +116,14 @@ export class EventRepository {
     return w;
   }
 
-  /** Runs a read with a time limit, in its own transaction; over the limit it answers 503 query_timeout. */
+  /**
+   * Runs a read with a time limit, in its own transaction; over the limit it answers 503 query_timeout. The list and
+   * statistics routes read through `ctx.store.read` (a read replica when configured: events arrive asynchronously
+   * anyway, so a few seconds of staleness is within what a caller can observe).
+   */
   private async read<R extends object>(sql: string, params: unknown[]): Promise<R[]> {
     try {
-      return await this.ctx.store.tx(async (db) => {
+      return await this.ctx.store.read.tx(async (db) => {
         await db.query(`SET LOCAL statement_timeout = '${READ_TIMEOUT}'`);
         return (await db.query<R & Record<string, unknown>>(sql, params)).rows;
       });
@@ -208,7 +212,7 @@ export class EventRepository {
     if (f.start === null || f.end === null) return null;
     const long = Date.parse(f.end) - Date.parse(f.start) > FLOW_MINUTES_UP_TO_MS;
     const view = long ? REPORT_FLOWS_1H_VIEW : REPORT_FLOWS_1M_VIEW;
-    const [exists] = (await this.ctx.store.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [view])).rows;
+    const [exists] = (await this.ctx.store.read.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [view])).rows;
     if (!exists?.ok) return null;
     const params: unknown[] = [];
     const p = (v: unknown) => `$${params.push(v)}`;

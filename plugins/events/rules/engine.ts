@@ -302,6 +302,14 @@ export class RuleEngine {
     return out;
   }
 
+  /** Drops the windows and active alerts of the nodes `gone` names (their partition moved to another replica, ADR 0017). */
+  forgetNodes(gone: (nodeId: string) => boolean): void {
+    for (const s of this.byId.values()) {
+      for (const [node, w] of s.windows) if (gone(node)) this.drop(w);
+      for (const node of [...s.active.keys()]) if (gone(node)) s.active.delete(node);
+    }
+  }
+
   /** The active alerts (for the store and tests). */
   activeAlerts(): ActiveAlert[] {
     const out: ActiveAlert[] = [];

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { DayPartitions, type MetricCounter } from "../../../core/index.js";
+import { DayPartitions, type MetricCounter, type PartitionMessage, type PartitionSpace } from "../../../core/index.js";
 import type { EventAlerts } from "../../alerts/contract.js";
 import { NodeAddresses, type AttributedNode } from "../../inventory/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
@@ -12,7 +12,7 @@ import type { EventView } from "../models/EventModels.js";
 import { EventRepository, type EventRow } from "../repositories/EventRepository.js";
 import { eventCopyLine, UNMATCHED_TAIL } from "../repositories/eventCopy.js";
 import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
-import { RuleEngine, type AlertAction } from "../rules/engine.js";
+import { matchRules, RuleEngine, type AlertAction, type Evaluation, type RuleHit } from "../rules/engine.js";
 import type { RuleAction } from "../rules/vocab.js";
 import { RuleRepository } from "../repositories/RuleRepository.js";
 import { SourceRepository } from "../repositories/SourceRepository.js";
@@ -33,6 +33,13 @@ export interface PipelineStats {
   /** Events PostgreSQL refused (kept in the dead-letter table, core.dead_letters). */
   dead_lettered: number;
   queued: number;
+}
+
+/** A rule match seen on a replica that does not own the node's partition, for the owner's window (ADR 0017). */
+interface ForwardedHits {
+  node_id: string;
+  at_ms: number;
+  hits: RuleHit[];
 }
 
 /** Days of partitions kept ready ahead of today. */
@@ -107,6 +114,8 @@ export class EventPipeline {
   /** Events by the rules' outcome (rule_matches_total reads them at scrape time: a labelled inc per event costs more). */
   private matchCounts: Record<RuleAction, number> = { unmatched: 0, counted: 0, suppressed: 0, cleared: 0, fired: 0 };
   private metricsRegistered = false;
+  /** The partition space `events` (ADR 0017): a (rule, node) window lives on the owner of the node's partition. */
+  private space: PartitionSpace<ForwardedHits> | null = null;
   private deadLetters: MetricCounter<"target"> | undefined;
   /**
    * The journal of what the receivers on this thread take (traps, HTTP ingest, forwarded events): each accepted
@@ -143,6 +152,26 @@ export class EventPipeline {
     await this.reloadRules();
     // Open alerts of the rules resume (their TTL counts from now: the last match before the restart is not known).
     if (alerts) this.engine.restore(alerts.open().map((a) => ({ rule_id: a.check_id, node_id: a.node_id, last_ms: Date.now() })));
+    this.space = await this.ctx.store.partitions<ForwardedHits>(
+      "events",
+      {
+        // The alerts space took the partition first (the alerts plugin starts before this one): its open incidents are there.
+        acquired: async (parts) => {
+          const taken = new Set(parts);
+          const space = this.space;
+          const open = (this.alerts?.open() ?? []).filter((a) => !space || taken.has(space.partitionOf(a.node_id.toLowerCase())));
+          this.engine.restore(open.map((a) => ({ rule_id: a.check_id, node_id: a.node_id, last_ms: Date.now() })));
+        },
+        lost: async (parts) => {
+          const space = this.space;
+          if (!space) return;
+          const gone = new Set(parts);
+          this.engine.forgetNodes((node) => gone.has(space.partitionOf(node.toLowerCase())));
+        },
+        received: async (messages) => this.onForwarded(messages),
+      },
+      this.ctx.log,
+    );
     this.qjournal = await QueueJournal.open(this.ctx, this.events, () => this.persist());
     this.running = true;
     this.pumpQueue();
@@ -180,6 +209,9 @@ export class EventPipeline {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    await this.space?.flush().catch((err) => this.ctx.log.warn("events: forwarded rule matches not written", { error: err }));
+    this.space?.leave();
+    this.space = null;
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
     await this.flushQueue();
@@ -250,7 +282,7 @@ export class EventPipeline {
       const parts: string[] = [];
       let at = 0;
       for (const h of b.hits) {
-        const v = this.engine.apply(h.node_id, h.at_ms, h.hits);
+        const v = this.applyHits(h.node_id, h.at_ms, h.hits);
         this.matchCounts[v.action]++;
         for (const a of v.alerts) this.alert(a);
         if (v.action === "unmatched") continue;
@@ -302,7 +334,7 @@ export class EventPipeline {
       return false;
     }
     const sourceKind = m.transport === "http" ? "http" : m.kind;
-    const verdict = this.engine.evaluate({
+    const hits = matchRules(this.engine.rules, {
       kind: m.kind,
       node_id: node?.id ?? null,
       source_id: src.id,
@@ -310,8 +342,8 @@ export class EventPipeline {
       text: eventText(m),
       trap_oid: m.trap?.trap_oid ?? null,
       varbinds: m.trap?.varbinds ?? [],
-      at_ms: m.received_at_ms,
     });
+    const verdict = this.applyHits(node?.id ?? null, m.received_at_ms, hits);
     this.matchCounts[verdict.action]++;
     for (const a of verdict.alerts) this.alert(a);
     const row = toRow(m, node, src.id, verdict.action, verdict.rule_id);
@@ -325,6 +357,28 @@ export class EventPipeline {
     if (this.queue.length >= this.config.batchSize) this.take(false);
     else this.flushSoon(this.config.flushMs);
     return true;
+  }
+
+  /**
+   * The rules' hits applied to the node's windows here, or sent to the owner of the node's partition when that is
+   * another replica (one replica keeps every window: no message leaves it). A match sent away is `counted` in this
+   * event's row; the owner's window decides whether it fires.
+   */
+  private applyHits(node: string | null, at_ms: number, hits: RuleHit[] | null): Evaluation {
+    const space = this.space;
+    if (hits === null || node === null || !space || space.solo) return this.engine.apply(node, at_ms, hits);
+    const p = space.partitionOf(node.toLowerCase());
+    if (space.owns(p)) return this.engine.apply(node, at_ms, hits);
+    space.send(p, { node_id: node, at_ms, hits });
+    return { action: "counted", rule_id: hits[0].rule_id, alerts: [] };
+  }
+
+  /** Matches other replicas saw for nodes whose partition this replica holds: into their windows, in sending order. */
+  private async onForwarded(messages: readonly PartitionMessage<ForwardedHits>[]): Promise<void> {
+    for (const { payload: f } of messages) {
+      const v = this.applyHits(f.node_id, f.at_ms, f.hits);
+      for (const a of v.alerts) this.alert(a);
+    }
   }
 
   /** Queues a row's COPY line for the journal's next append (at the end of this turn). */

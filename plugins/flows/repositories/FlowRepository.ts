@@ -264,11 +264,12 @@ export class FlowRepository {
     return { table: this.t(hourly ? "rollup_1h" : "rollup_1m"), where: w.join(" AND ") };
   }
 
+  /** Conversations and top AS read `ctx.store.read` (a read replica when configured; rollups may be seconds stale). */
   async conversations(q: FlowQuery, scopeFolders: string[] | null): Promise<ConversationRow[]> {
     const params: unknown[] = [];
     const { table, where } = this.where(q, scopeFolders, params);
     const asFilter = q.asns ? `WHERE (g.src_asn = ANY ($${params.push(q.asns)}::int8[]) OR g.dst_asn = ANY ($${params.length}::int8[]))` : "";
-    const { rows } = await this.ctx.store.query<ConversationRow>(
+    const { rows } = await this.ctx.store.read.query<ConversationRow>(
       `WITH pairs AS (
          SELECT r.src, r.dst, max(r.src_as) AS src_as, max(r.dst_as) AS dst_as, sum(r.bytes) AS bytes, sum(r.packets) AS packets, sum(r.flows) AS flows
            FROM ${table} r WHERE ${where} GROUP BY r.src, r.dst
@@ -290,7 +291,7 @@ export class FlowRepository {
     const { table, where } = this.where(q, scopeFolders, params);
     const side = q.dir === "src" ? "src" : "dst";
     const asFilter = q.asns ? `WHERE g.asn = ANY ($${params.push(q.asns)}::int8[])` : "";
-    const { rows } = await this.ctx.store.query<TopAsRow>(
+    const { rows } = await this.ctx.store.read.query<TopAsRow>(
       `WITH addrs AS (
          SELECT r.${side} AS addr, max(r.${side}_as) AS reported, sum(r.bytes) AS bytes, sum(r.packets) AS packets, sum(r.flows) AS flows
            FROM ${table} r WHERE ${where} GROUP BY r.${side}

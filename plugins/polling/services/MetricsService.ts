@@ -15,7 +15,7 @@ import {
   type NodeInterfaceView,
   type NodeSeriesView,
 } from "../models/MetricsModels.js";
-import { MetricsRepository } from "../repositories/MetricsRepository.js";
+import { MetricsRepository, type RollupSpec } from "../repositories/MetricsRepository.js";
 
 const NONE = -1;
 const METRIC_NAME = /^[A-Za-z_:][A-Za-z0-9_:]{0,99}$/;
@@ -35,23 +35,67 @@ function clampLimit(limit: number | undefined): number {
   return Math.min(INTERFACE_TOP_LIMIT.max, Math.max(INTERFACE_TOP_LIMIT.min, Math.trunc(limit)));
 }
 
+/** Every windowed answer the rollups keep: each metric of interface-top under each windowed agg. */
+const ROLLUP_SPECS: RollupSpec[] = Object.entries(INTERFACE_TOP_AGGS).flatMap(([agg, w]) =>
+  w === null ? [] : Object.entries(INTERFACE_TOP_METRICS).map(([metric, metrics]) => ({ metric, agg, metrics, fn: w.fn, secs: w.secs })),
+);
+
+/**
+ * How old the windowed rollups may be: younger than ROLLUP_FRESH_MS they answer as they are; older, they still answer
+ * while one refresh runs in the background; older than ROLLUP_MAX_AGE_MS (or never computed) the request waits for a
+ * refresh. So a window's answer lags by at most about ROLLUP_FRESH_MS plus one refresh, and nothing is computed while
+ * nobody asks.
+ */
+export const ROLLUP_FRESH_MS = 30_000;
+const ROLLUP_MAX_AGE_MS = 300_000;
+
 /** Metric reads for dashboards: interface top-N, a node's interfaces, a node's metric history. */
 @Injectable()
 export class MetricsService {
   @Inject(MetricsRepository)
   private repo: MetricsRepository;
 
+  /** Until when (this process's clock) the rollups are known to be fresh: no need to ask the database before. */
+  private rollupsFreshUntil = 0;
+  private refreshing: Promise<unknown> | null = null;
+
   /** `metric` and `agg` come checked by the route's enums (a value outside them is 400 validation_failed there). */
   async interfaceTop(metric: InterfaceTopMetric, agg: InterfaceTopAgg | undefined, limit: number | undefined, scope: Scope): Promise<InterfaceTopResult> {
     const folders = scopeFolders(scope);
-    const entries = await this.repo.interfaceTop({
-      metrics: INTERFACE_TOP_METRICS[metric],
-      window: INTERFACE_TOP_AGGS[agg ?? "latest"],
-      latestMaxAgeSecs: LATEST_MAX_AGE_SECS,
-      folders,
-      limit: clampLimit(limit),
-    });
+    const window = INTERFACE_TOP_AGGS[agg ?? "latest"];
+    const metrics = INTERFACE_TOP_METRICS[metric];
+    let entries;
+    if (window === null) {
+      entries = await this.repo.interfaceTopLatest({ metrics, latestMaxAgeSecs: LATEST_MAX_AGE_SECS, folders, limit: clampLimit(limit) });
+    } else {
+      await this.freshRollups();
+      entries = await this.repo.interfaceTopRollup({ metric, agg: agg!, metrics, windowSecs: window.secs, folders, limit: clampLimit(limit) });
+    }
     return { entries, partial: folders !== null };
+  }
+
+  /** Makes sure the windowed rollups are young enough to answer (see ROLLUP_FRESH_MS), refreshing them if not. */
+  private async freshRollups(): Promise<void> {
+    if (Date.now() < this.rollupsFreshUntil) return;
+    const { computedMs, nowMs } = await this.repo.rollupAge();
+    const age = computedMs === null ? Infinity : nowMs - computedMs;
+    if (age < ROLLUP_FRESH_MS) {
+      this.rollupsFreshUntil = Date.now() + (ROLLUP_FRESH_MS - age);
+      return;
+    }
+    const wait = age >= ROLLUP_MAX_AGE_MS;
+    if (this.refreshing) {
+      if (wait) await this.refreshing.catch(() => undefined);
+      if (!wait) return;
+    }
+    // One refresh per process at a time; across replicas the repository's advisory lock keeps it to one.
+    const started = Date.now();
+    const run = this.repo.refreshRollups(ROLLUP_SPECS, wait, ROLLUP_FRESH_MS).then((computed) => {
+      if (computed) this.rollupsFreshUntil = started + ROLLUP_FRESH_MS;
+    });
+    this.refreshing = run.finally(() => (this.refreshing = null));
+    if (wait) await run;
+    else void this.refreshing.catch(() => undefined);
   }
 
   async nodeInterfaces(nodeId: string, scope: Scope): Promise<NodeInterfaceView[]> {

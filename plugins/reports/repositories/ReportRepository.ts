@@ -209,9 +209,12 @@ export class ReportRepository {
     return rows[0] ?? null;
   }
 
-  /** Runs newest first; a scoped caller sees the runs made for folders all within its own. */
+  /**
+   * Runs newest first; a scoped caller sees the runs made for folders all within its own. The list reads
+   * `ctx.store.read` (a read replica when configured); one run by id reads the primary, so a run just queued is found.
+   */
   async runs(limit: number, after: readonly [string, string] | null, callerFolders: string[] | null, definitionId: string | null): Promise<RunRow[]> {
-    const { rows } = await this.ctx.store.query<RunRow>(
+    const { rows } = await this.ctx.store.read.query<RunRow>(
       `SELECT ${RUN_COLS} FROM ${this.t("runs")}
         WHERE ($1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::uuid))
           AND ($3::uuid[] IS NULL OR (scope_folders IS NOT NULL AND scope_folders <@ $3::uuid[]))

@@ -2,28 +2,51 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./styles.css";
 import { login, logout, probe, useSession } from "./session.tsx";
+import { can } from "./session.tsx";
+import { Accounts } from "./views/Accounts.tsx";
+import { AlertsConsole, MutesMaintenance } from "./views/Alerts.tsx";
 import { Events } from "./views/Events.tsx";
 import { Flows, Pollers, Sweeps, TopN } from "./views/Fleet.tsx";
 import { Folders } from "./views/Folders.tsx";
-import { LazyNodeGraphs, LazyReports } from "./lazy.tsx";
+import { lazy, LazyNodeGraphs, LazyReports } from "./lazy.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
+import { FolderPage } from "./views/FolderPage.tsx";
+import { Inventory } from "./views/Inventory.tsx";
+import { SearchBox, SearchPage } from "./views/Search.tsx";
 import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
+import { Destinations } from "./views/Forwarding.tsx";
+import { Schedules } from "./views/Schedules.tsx";
 
 const NAV: [string, string][] = [
   ["overview", "Overview"],
   ["folders", "Folders"],
+  ["map", "Map"],
   ["top", "Top interfaces"],
   ["events", "Events"],
   ["flows", "Flows"],
   ["reports", "Reports"],
   ["pollers", "Pollers"],
   ["sweeps", "Sweeps"],
+  ["inventory", "Inventory"],
   ["settings/thresholds", "Thresholds"],
   ["settings/channels", "Channels"],
   ["settings/routing", "Routing"],
   ["settings/event-rules", "Event rules"],
+  ["alerts", "Alerts"],
+  ["maintenance", "Mutes & maintenance"],
+  ["accounts", "Accounts"],
+  ["settings/destinations", "Forwarding"],
+  ["settings/schedules", "Schedules"],
 ];
+// The topology map brings d3-force: loaded on first use.
+const LazyTopologyMap = lazy(
+  () => import("./views/TopologyMap.tsx"),
+  (m) => m.TopologyMap,
+);
+
+/** Screens only an admin (ManageSystem) opens. */
+const ADMIN_NAV = new Set(["accounts"]);
 /** What an anonymous visitor of a public dashboard may open (the reads the mode opens). */
 const PUBLIC_NAV = new Set(["overview", "top"]);
 
@@ -105,7 +128,13 @@ function View({ route }: { route: string }) {
   const [name, arg] = [route.split("/")[0], route.split("/").slice(1).join("/")];
   // The node graphs (#/node/<id>/graphs?metric=…&from=…): loaded on first use, with uPlot.
   if (name === "node" && /^[^/?]+\/graphs(\?|$)/.test(arg)) return <LazyNodeGraphs id={arg.split("/")[0]} query={arg.split("?")[1] ?? ""} />;
+
+  // Settings pages of the operator console's "settings" part (destinations, report and analysis schedules).
+  if (name === "settings" && arg === "destinations") return <Destinations />;
+  if (name === "settings" && arg === "schedules") return <Schedules />;
   switch (name) {
+    case "map":
+      return <LazyTopologyMap />;
     case "reports":
       return <LazyReports tab={arg} />;
     case "node":
@@ -122,6 +151,19 @@ function View({ route }: { route: string }) {
       return <Pollers />;
     case "sweeps":
       return <Sweeps />;
+    case "inventory":
+      return <Inventory />;
+    case "folder":
+      return <FolderPage id={arg} />;
+    case "search":
+      return <SearchPage q={arg} />;
+
+    case "alerts":
+      return <AlertsConsole />;
+    case "maintenance":
+      return <MutesMaintenance />;
+    case "accounts":
+      return <Accounts />;
     case "settings":
       return arg === "channels" ? <Channels /> : arg === "routing" ? <RoutingRules /> : arg === "event-rules" ? <EventRules /> : <Thresholds />;
     default:
@@ -143,6 +185,7 @@ function App() {
   if (!session.signedIn && (!session.publicMode || wantLogin)) return <Login onCancel={session.publicMode ? () => setWantLogin(false) : undefined} />;
   const anonymous = !session.signedIn;
   const nav = NAV.filter(([r]) => !anonymous || PUBLIC_NAV.has(r));
+  for (let i = nav.length - 1; i >= 0; i--) if (ADMIN_NAV.has(nav[i][0]) && !can("ManageSystem")) nav.splice(i, 1);
   const current = anonymous && !PUBLIC_NAV.has(route.split("/")[0]) ? "overview" : route;
   return (
     <>
@@ -169,6 +212,7 @@ function App() {
             </a>
           ))}
         </nav>
+        {anonymous ? null : <SearchBox />}
         <span class="who">
           {anonymous ? (
             <>

@@ -2,6 +2,7 @@ import { useMemo, useState } from "preact/hooks";
 import type { Schemas } from "../../../../../clients/typescript/src/index.ts";
 import { api, sessionState, throttled, unwrapped, useLive, useLoad } from "../session.tsx";
 import { Badge, ErrorNote, Section } from "../ui.tsx";
+import { AgentMarkFor, HealthContext, useAgentHealth } from "../inventory.tsx";
 
 type Folder = Schemas["FolderTreeNode"];
 type Node = Schemas["NodeView"];
@@ -27,6 +28,7 @@ export function Folders() {
   const tree = useLoad(() => unwrapped(api.GET("/api/v1/node-groups/tree")), []);
   const nodes = useLoad(() => unwrapped(api.GET("/api/v1/nodes", { params: { query: { limit: 1000 } } })), []);
   const stateOf = useNodeStates();
+  const health = useAgentHealth();
   const reload = useMemo(
     () =>
       throttled(() => {
@@ -50,20 +52,22 @@ export function Folders() {
   for (const n of nodes.data ?? []) byFolder.set(n.group_id, [...(byFolder.get(n.group_id) ?? []), n]);
   const rootNodes = byFolder.get(null) ?? [];
   return (
-    <Section title="Folders">
-      <ErrorNote error={tree.error ?? nodes.error} />
-      <ul class="tree" role="tree" aria-label="Folders and nodes">
-        {(tree.data ?? []).map((f) => (
-          <FolderItem key={f.id} folder={f} byFolder={byFolder} stateOf={stateOf} onPin={tree.reload} />
-        ))}
-        {rootNodes.length ? (
-          <li role="treeitem" aria-expanded="true">
-            <span class="folder-name">(no folder)</span>
-            <NodeList nodes={rootNodes} stateOf={stateOf} />
-          </li>
-        ) : null}
-      </ul>
-    </Section>
+    <HealthContext.Provider value={health}>
+      <Section title="Folders">
+        <ErrorNote error={tree.error ?? nodes.error} />
+        <ul class="tree" role="tree" aria-label="Folders and nodes">
+          {(tree.data ?? []).map((f) => (
+            <FolderItem key={f.id} folder={f} byFolder={byFolder} stateOf={stateOf} onPin={tree.reload} />
+          ))}
+          {rootNodes.length ? (
+            <li role="treeitem" aria-expanded="true">
+              <span class="folder-name">(no folder)</span>
+              <NodeList nodes={rootNodes} stateOf={stateOf} />
+            </li>
+          ) : null}
+        </ul>
+      </Section>
+    </HealthContext.Provider>
   );
 }
 
@@ -72,7 +76,7 @@ function NodeList({ nodes, stateOf }: { nodes: Node[]; stateOf: (id: string) => 
     <ul role="group">
       {nodes.map((n) => (
         <li key={n.id} role="treeitem" class="node-item" data-node={n.id}>
-          <Badge value={stateOf(n.id)} /> <a href={`#/node/${n.id}`}>{n.name}</a> <span class="muted">{n.address}</span>
+          <Badge value={stateOf(n.id)} /> <a href={`#/node/${n.id}`}>{n.name}</a> <span class="muted">{n.address}</span> <AgentMarkFor id={n.id} />
         </li>
       ))}
     </ul>
@@ -110,7 +114,10 @@ function FolderItem({
       <button type="button" class="link" onClick={() => setOpen(!open)} aria-label={`${open ? "Collapse" : "Expand"} ${folder.name}`}>
         {open ? "▾" : "▸"}
       </button>{" "}
-      <span class="folder-name">{folder.name}</span> <span class="muted">({folder.total_node_count} nodes)</span>{" "}
+      <a class="folder-name" href={`#/folder/${folder.id}`}>
+        {folder.name}
+      </a>{" "}
+      <span class="muted">({folder.total_node_count} nodes)</span>{" "}
       {Object.entries(counts).map(([s, n]) => (
         <span key={s} class={`chip sev-${s}`}>
           {n} {s}

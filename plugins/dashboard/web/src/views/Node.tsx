@@ -2,6 +2,9 @@ import { useMemo, useState } from "preact/hooks";
 import type { Schemas } from "../../../../../clients/typescript/src/index.ts";
 import { api, throttled, unwrapped, useLive, useLoad } from "../session.tsx";
 import { Badge, ErrorNote, fmtBps, fmtPct, fmtTime, LineChart, Section } from "../ui.tsx";
+import { AgentHealthPanel, FolderLink, NodeEditor } from "../inventory.tsx";
+
+import { NodeAlertActions } from "../alertActions.tsx";
 
 const WINDOWS: Record<string, number> = { "1h": 3600, "6h": 6 * 3600, "24h": 86400 };
 
@@ -43,13 +46,19 @@ export function NodeView({ id }: { id: string }) {
             <dd>{n.sys_descr ?? "–"}</dd>
             <dt>Vendor / model</dt>
             <dd>{[n.vendor, n.model].filter(Boolean).join(" ") || "–"}</dd>
+            <dt>Folder</dt>
+            <dd data-testid="node-folder">{n.group_id ? <FolderLink id={n.group_id} /> : "(tree root)"}</dd>
             <dt>Pool</dt>
             <dd>{n.effective_pool}</dd>
             <dt>Tags</dt>
             <dd>{n.effective_tags.join(", ") || "–"}</dd>
           </dl>
         ) : null}
+        {n ? <NodeEditor node={n} onSaved={node.reload} /> : null}
       </Section>
+      <AgentHealthPanel id={id} />
+
+      <NodeAlertActions id={id} />
       <Section title="Interfaces">
         <ErrorNote error={ifaces.error} />
         <div class="table-wrap">

@@ -4,6 +4,7 @@ import type { AlertTransitionEvent } from "../../../../../clients/typescript/src
 import { api, can, throttled, unwrapped, useLive, useLoad, useSession } from "../session.tsx";
 import { graphHref } from "../lazy.tsx";
 import { Badge, ErrorNote, fmtTime, Heatmap, Section } from "../ui.tsx";
+import { AgentProblems } from "../inventory.tsx";
 
 type Active = Schemas["ActiveAlertView"];
 const SEVERITIES = ["critical", "warning", "info"] as const;
@@ -43,6 +44,7 @@ export function Overview() {
         {alerts.error?.status === 401 ? null : <ErrorNote error={alerts.error} />}
         {alerts.error?.status === 401 ? <PublicFeed feed={feed} /> : <AlertTable alerts={list} onAcked={reload} />}
       </Section>
+      <AgentProblems />
       <Section title="Recent transitions">
         <ErrorNote error={transitions.error} />
         <ol class="transitions">
@@ -50,7 +52,9 @@ export function Overview() {
             <li key={t.id}>
               <Badge value={t.resolved ? "resolved" : t.severity} />{" "}
               <a href={t.node ? `#/node/${t.node}` : undefined}>{t.node_name ?? t.subject_name ?? "—"}</a> {t.title ?? t.metric}{" "}
-              <time class="muted">{fmtTime(t.at_unix_ms)}</time>
+              <time class="muted" data-testid="transition-time">
+                {fmtTime(t.resolved ? t.recorded_at : t.at_unix_ms)}
+              </time>
             </li>
           ))}
         </ol>
