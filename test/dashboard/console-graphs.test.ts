@@ -240,8 +240,9 @@ describe("events", () => {
     // The private trap has no name yet: its OID is shown.
     const privateRow = page.locator('tr[data-kind="trap"]').filter({ hasText: PRIVATE_TRAP });
     await privateRow.waitFor();
-    await page.getByLabel("Search").fill("99999");
-    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const filters = page.getByRole("form", { name: "Event filters" });
+    await filters.getByLabel("Search events").fill("99999");
+    await filters.getByRole("button", { name: "Search", exact: true }).click();
     await until("only the private trap listed", async () => (await page.locator("tr[data-event]").count()) === 1);
     expect(await page.locator("tr[data-event]").textContent()).toContain(PRIVATE_TRAP);
   }, 60_000);

@@ -124,7 +124,7 @@ export function Events() {
           aria-label="Event filters"
         >
           <label>
-            Search{" "}
+            Search events{" "}
             <input
               type="search"
               value={qDraft}
