@@ -16,7 +16,8 @@ export interface ChartSeries {
 /** A tick label for a time in ms, short enough for an axis: the date appears when the span crosses days. */
 export function tickLabel(ms: number, spanMs: number): string {
   const d = new Date(ms);
-  const hm = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  // Seconds only when the span is a few minutes (else the minute repeats along the axis).
+  const hm = d.toLocaleTimeString([], spanMs <= 600_000 ? { hour: "2-digit", minute: "2-digit", second: "2-digit" } : { hour: "2-digit", minute: "2-digit" });
   return spanMs > 86_400_000 ? `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${hm}` : hm;
 }
 
@@ -34,6 +35,7 @@ export function TimeChart({
   onZoom,
   height = 180,
   testId,
+  xRange,
 }: {
   label: string;
   series: ChartSeries[];
@@ -43,6 +45,8 @@ export function TimeChart({
   onZoom?: (fromMs: number, toMs: number) => void;
   height?: number;
   testId?: string;
+  /** The time range asked for (ms): the x axis spans it even where there is no data. */
+  xRange?: [number, number];
 }) {
   const box = useRef<HTMLDivElement>(null);
   const fig = useRef<HTMLElement>(null);
@@ -52,15 +56,20 @@ export function TimeChart({
     const el = box.current;
     if (!el) return;
     const xs = data[0] as number[];
-    const span = xs.length > 1 ? xs[xs.length - 1] - xs[0] : 3_600_000;
+    const span = xRange ? xRange[1] - xRange[0] : xs.length > 1 ? xs[xs.length - 1] - xs[0] : 3_600_000;
     const barPaths = uPlot.paths.bars?.({ size: [0.8, 40] });
+    // Canvas strokes take colours, not CSS variables: read the theme's (light or dark) once per drawing.
+    const muted = getComputedStyle(el).getPropertyValue("--muted").trim() || "#5b6472";
+    const grid = { stroke: "rgba(128,128,128,0.2)", width: 1 };
+    // Few points (a node polled for minutes, or a short zoom): draw them, a line alone would hardly show.
+    const fewPoints = xs.length <= 60;
     const opts: uPlot.Options = {
       width: Math.max(el.clientWidth, 280),
       height,
       // x in ms: uPlot's time scale counts seconds unless ms is 1.
       ms: 1,
       cursor: { drag: { x: true, y: false, setScale: false } },
-      scales: { x: { time: true } },
+      scales: { x: { time: true, ...(xRange ? { range: (): uPlot.Range.MinMax => [xRange[0], xRange[1]] } : {}) } },
       legend: { show: true },
       series: [
         { label: "time", value: (_u, v) => (v === null ? "–" : new Date(v).toLocaleString()) },
@@ -71,7 +80,7 @@ export function TimeChart({
           width: s.bars ? 0 : 1.5,
           scale: s.scale ?? "y",
           paths: s.bars ? barPaths : undefined,
-          points: { show: false },
+          points: { show: fewPoints && !s.bars, size: 4 },
           spanGaps: false,
           value: (_u: uPlot, v: number | null) => (v === null ? "–" : (s.scale === "y2" && format2 ? format2 : format)(v)),
         })),
@@ -83,10 +92,10 @@ export function TimeChart({
             fig.current?.setAttribute("data-x-ticks", labels.join("|"));
             return labels;
           },
-          stroke: "var(--muted)",
-          grid: { stroke: "rgba(128,128,128,0.15)" },
+          stroke: muted,
+          grid,
         },
-        { values: (_u, splits) => splits.map(format), size: 70, stroke: "var(--muted)", grid: { stroke: "rgba(128,128,128,0.15)" } },
+        { values: (_u, splits) => splits.map(format), size: 84, stroke: muted, grid },
         ...(series.some((s) => s.scale === "y2")
           ? [
               {
@@ -95,7 +104,7 @@ export function TimeChart({
                 values: (_u: uPlot, splits: number[]) => splits.map(format2 ?? format),
                 size: 60,
                 grid: { show: false },
-                stroke: "var(--muted)",
+                stroke: muted,
               },
             ]
           : []),
@@ -119,7 +128,7 @@ export function TimeChart({
       resize.disconnect();
       chart.destroy();
     };
-  }, [data, series.map((s) => s.label).join("|"), height]);
+  }, [data, series.map((s) => s.label).join("|"), height, xRange?.[0], xRange?.[1]]);
   const empty = !data[0]?.length;
   return (
     <figure class="chart uchart" ref={fig} role="img" aria-label={label} data-testid={testId} data-points={data[0]?.length ?? 0}>

@@ -28,16 +28,20 @@ export function Events() {
   const initial = useLoad(() => unwrapped(api.GET("/api/v1/events", { params: { query: { ...query, limit: 50 } as never } })), [kind, severity, nodeId, q]);
   const trapNames = useLoad(() => unwrapped(api.GET("/api/v1/events/trap-names")), []);
   const [statsTick, setStatsTick] = useState(0);
-  const stats = useLoad(() => {
+  // The chart's range: fixed when the range is picked or refreshed, so the axis spans it even where no event fell.
+  const statsRange = useMemo(() => {
     const end = Date.now();
-    const start = end - RANGES[span] * 1000;
+    return { start: end - RANGES[span] * 1000, end };
+  }, [span, statsTick]);
+  const stats = useLoad(() => {
+    const { start, end } = statsRange;
     const bucket = Math.max(60, Math.ceil(RANGES[span] / TARGET_BARS / 60) * 60);
     return unwrapped(
       api.GET("/api/v1/events/stats", {
         params: { query: { ...query, group_by: "time", split: "kind", start: String(start), end: String(end), bucket_secs: String(bucket) } as never },
       }),
     ) as unknown as Promise<Schemas["StatsBucket"][]>;
-  }, [kind, severity, nodeId, q, span, statsTick]);
+  }, [kind, severity, nodeId, q, statsRange]);
   useEffect(() => setRows((initial.data ?? []) as Event[]), [initial.data]);
 
   // The live tail: the service filters for this socket (events.live with {kind, node_id, severity}); a text search
@@ -100,6 +104,7 @@ export function Events() {
           data={chart.data}
           format={(v: number) => String(Math.round(v))}
           testId="events-chart"
+          xRange={[statsRange.start, statsRange.end]}
         />
       </Section>
       <Section
@@ -119,7 +124,7 @@ export function Events() {
           aria-label="Event filters"
         >
           <label>
-            Search{" "}
+            Search events{" "}
             <input
               type="search"
               value={qDraft}

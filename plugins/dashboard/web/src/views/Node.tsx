@@ -195,7 +195,7 @@ export function EventList({ events }: { events: Schemas["EventView"][] }) {
               </td>
               <td>{e.kind}</td>
               <td>{e.severity ?? "–"}</td>
-              <td>{e.node_id ? <a href={`#/node/${e.node_id}`}>{e.host ?? e.source_ip}</a> : (e.host ?? e.source_ip ?? "–")}</td>
+              <td>{e.node_id ? <a href={`#/node/${e.node_id}`}>{e.node_name ?? e.host ?? e.source_ip}</a> : (e.source_ip ?? e.host ?? "–")}</td>
               <td class="msg">{e.message}</td>
             </tr>
           ))}

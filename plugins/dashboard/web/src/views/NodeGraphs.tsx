@@ -27,7 +27,7 @@ interface Line {
 }
 
 const pct = (v: number) => `${v.toFixed(v < 10 ? 1 : 0)} %`;
-const ms = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(0)} ms`;
+const ms = (v: number) => `${v < 1 ? v.toFixed(3) : v < 10 ? v.toFixed(2) : v.toFixed(0)} ms`;
 const perSec = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(0)}/s`;
 /** A Unix-seconds (or ms) query value as ms; NaN when absent or not a number. */
 const boundMs = (v: string | null) => (v && /^\d+$/.test(v) ? (v.length > 11 ? Number(v) : Number(v) * 1000) : NaN);
@@ -240,7 +240,16 @@ function Graph({
       </header>
       <ErrorNote error={loaded.error} />
       {loaded.data ? (
-        <TimeChart label={`${title} over time`} series={chartSeries} data={data} format={format} format2={format2} onZoom={onZoom} testId={`chart-${gid}`} />
+        <TimeChart
+          label={`${title} over time`}
+          series={chartSeries}
+          data={data}
+          format={format}
+          format2={format2}
+          onZoom={onZoom}
+          testId={`chart-${gid}`}
+          xRange={[range.from, range.to]}
+        />
       ) : (
         <p class="muted">Loading…</p>
       )}

@@ -19,7 +19,7 @@ const TABS: [string, string][] = [
 export function ReportsView({ tab }: { tab: string }) {
   const current = TABS.some(([t]) => t === tab) ? tab : "";
   return (
-    <div class="grid">
+    <div class="console-reports">
       <nav class="tabs" aria-label="Reports, findings and flows">
         {TABS.map(([t, label]) => (
           <a key={t} href={`#/reports${t ? `/${t}` : ""}`} aria-current={current === t ? "page" : undefined}>
@@ -27,7 +27,7 @@ export function ReportsView({ tab }: { tab: string }) {
           </a>
         ))}
       </nav>
-      {current === "findings" ? <Findings /> : current === "flows" ? <FlowRange /> : <Reports />}
+      <div class="grid">{current === "findings" ? <Findings /> : current === "flows" ? <FlowRange /> : <Reports />}</div>
     </div>
   );
 }
