@@ -237,6 +237,48 @@ describe("inventory in chromium", () => {
     await again.stop();
   }, 60_000);
 
+  it("creates an SNMP v3 credential whose keys are never shown", async () => {
+    await op.goto(`${k.url}/#/inventory`);
+    const form = op.getByRole("form", { name: "New credential" });
+    await form.getByLabel("Credential name").fill("inv v3");
+    await form.getByLabel("Kind").selectOption("snmp_v3");
+    await form.getByLabel("User").fill("invuser");
+    await form.getByLabel("Auth protocol").selectOption("SHA256");
+    await form.getByLabel("Auth passphrase").fill("inv-auth-passphrase");
+    await form.getByLabel("Privacy passphrase").fill("inv-priv-passphrase");
+    await form.getByRole("button", { name: "Create credential" }).click();
+    await form.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const row = op.getByTestId("credentials").locator("tr", { hasText: "inv v3" });
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/snmp_v3.*user: invuser.*auth_protocol: SHA256.*stored \(write-only\)/);
+    const html = await op.content();
+    expect(html).not.toContain("inv-auth-passphrase");
+    expect(html).not.toContain("inv-priv-passphrase");
+    const stored = ((await k.request("GET", "/credentials?limit=200")).body as { name: string; settings: Record<string, string> }[]).find(
+      (c) => c.name === "inv v3",
+    );
+    expect(stored?.settings).toMatchObject({ user: "invuser", security_level: "authPriv", auth_protocol: "SHA256", priv_protocol: "AES" });
+  }, 30_000);
+
+  it("deletes a node and a folder only after a second click", async () => {
+    const folder = await created("/node-groups", { name: "Inv Doomed" });
+    const node = await created("/nodes", { name: "inv-doomed", address: "192.0.2.99", group_id: folder });
+    await op.goto(`${k.url}/#/node/${node}`);
+    await op.getByRole("button", { name: "Delete node" }).click();
+    await op.getByRole("button", { name: "Keep" }).click();
+    expect((await k.request("GET", `/nodes/${node}`)).status).toBe(200);
+    await op.getByRole("button", { name: "Delete node" }).click();
+    await op.getByRole("button", { name: "Really delete inv-doomed" }).click();
+    // Back to the node's folder, which lists it no more.
+    await op.getByRole("heading", { name: "Folder Inv Doomed" }).waitFor();
+    await op.getByTestId("folder-nodes").getByText("No node filed directly here.").waitFor();
+    expect((await k.request("GET", `/nodes/${node}`)).status).toBe(404);
+    await op.getByRole("button", { name: "Delete folder" }).click();
+    await op.getByRole("button", { name: "Really delete Inv Doomed" }).click();
+    await op.getByRole("heading", { name: "Folders", exact: true }).waitFor();
+    expect((await k.request("GET", `/node-groups/${folder}`)).status).toBe(404);
+  }, 30_000);
+
   it("runs a discovery sweep with live progress, reviews it and imports the chosen row", async () => {
     await op.goto(`${k.url}/#/inventory`);
     const form = op.getByRole("form", { name: "Start a sweep" });
@@ -294,6 +336,11 @@ describe("inventory in chromium", () => {
     await box.fill(ifName);
     await link.first().click();
     await op.getByRole("heading", { name: "Node inv-router-1" }).waitFor();
+    // Enter opens the results as a page.
+    await box.fill("inv-sil");
+    await box.press("Enter");
+    await op.getByRole("heading", { name: "Search: inv-sil" }).waitFor();
+    await op.getByTestId("search-page").getByRole("link", { name: "inv-silent" }).waitFor();
   }, 60_000);
 
   it("shows a viewer no add, edit or delete control", async () => {

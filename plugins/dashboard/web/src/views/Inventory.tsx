@@ -281,8 +281,14 @@ function Credentials() {
                   <td>{c.has_secret ? "stored (write-only)" : "none"}</td>
                   <td>{fmtTime(c.updated_at)}</td>
                   <td>
-                    <button type="button" class="small" aria-expanded={editing === c.id} onClick={() => setEditing(editing === c.id ? null : c.id)}>
-                      {editing === c.id ? "Close" : `Edit or rotate ${c.name}`}
+                    <button
+                      type="button"
+                      class="small"
+                      aria-expanded={editing === c.id}
+                      aria-label={editing === c.id ? `Close ${c.name}` : `Edit or rotate ${c.name}`}
+                      onClick={() => setEditing(editing === c.id ? null : c.id)}
+                    >
+                      {editing === c.id ? "Close" : "Edit / rotate"}
                     </button>
                   </td>
                 </tr>
