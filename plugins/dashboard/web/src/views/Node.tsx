@@ -3,8 +3,7 @@ import type { Schemas } from "../../../../../clients/typescript/src/index.ts";
 import { api, throttled, unwrapped, useLive, useLoad } from "../session.tsx";
 import { Badge, ErrorNote, fmtBps, fmtPct, fmtTime, LineChart, Section } from "../ui.tsx";
 import { AgentHealthPanel, CredentialName, FolderLink, NodeEditor, ProfileName } from "../inventory.tsx";
-
-import { NodeAlertActions } from "../alertActions.tsx";
+import { NodeAlertActions } from "../consoleLazy.tsx";
 
 const WINDOWS: Record<string, number> = { "1h": 3600, "6h": 6 * 3600, "24h": 86400 };
 
