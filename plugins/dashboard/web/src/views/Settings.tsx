@@ -1,5 +1,6 @@
-// Settings operators edit most: thresholds, notification channels (per-kind forms, send test), routing rules, event
-// rules. Each is a list with names (never bare ids), a create form, an edit form on the same fields, and delete.
+// Settings operators edit most: thresholds, notification channels (per-kind forms, send test), routing rules (severity,
+// channels, folders), event rules. Each is a list with names (never bare ids), a create form, an edit form on the same
+// fields, and delete.
 // References are pickers that search by name; secrets are write-only (an empty box keeps the stored value); the API's
 // 400 message is shown next to the field it names.
 import { useEffect, useState } from "preact/hooks";
@@ -445,12 +446,14 @@ export function RoutingRules() {
     name: r?.name ?? "",
     severity: r?.severity ?? "",
     channel_ids: r?.channel_ids ?? [],
+    folder_ids: r?.folder_ids ?? [],
     enabled: r?.enabled ?? true,
   });
   const body = (v: FormValues): Schemas["RoutingRuleBody"] => ({
     name: String(v.name ?? ""),
     severity: (strOf(v.severity) as "critical" | null) ?? null,
     channel_ids: idsOf(v.channel_ids),
+    folder_ids: idsOf(v.folder_ids),
     enabled: Boolean(v.enabled),
   });
   return (
@@ -464,6 +467,7 @@ export function RoutingRules() {
                 <th scope="col">Name</th>
                 <th scope="col">Severity</th>
                 <th scope="col">Channels</th>
+                <th scope="col">Folders</th>
                 <th scope="col">State</th>
                 <th scope="col" />
               </tr>
@@ -477,6 +481,9 @@ export function RoutingRules() {
                   <td>{r.severity ?? "any"}</td>
                   <td data-testid="rule-channels">
                     <RefNames kind="channel" ids={r.channel_ids} />
+                  </td>
+                  <td data-testid="rule-folders">
+                    <RefNames kind="folder" ids={r.folder_ids} empty="every alert" />
                   </td>
                   <td>{r.enabled ? "enabled" : "disabled"}</td>
                   <td class="row-actions">
@@ -516,8 +523,17 @@ export function RoutingRules() {
                 required: true,
                 help: "Alerts this rule matches go to these.",
               },
+              {
+                name: "folder_ids",
+                label: "Only alerts of nodes in",
+                type: "multipicker",
+                pick: "folder",
+                max: 32,
+                help: "Folders (and beneath); none = every alert, pool alerts included.",
+              },
               { name: "enabled", label: "Enabled", type: "checkbox" },
             ]}
+            codeFields={{ unknown_reference: "channel_ids" }}
             submit={(v) =>
               editing
                 ? unwrapped(api.PUT("/api/v1/routing-rules/{id}", { params: { path: { id: editing.id } }, body: body(v) }))
