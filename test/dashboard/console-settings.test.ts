@@ -385,7 +385,7 @@ describe("settings in chromium", () => {
     await page.getByRole("button", { name: "Cancel" }).click();
   }, 30_000);
 
-  it("edits a routing rule's channels with the channel picker; the list names the channels", async () => {
+  it("edits a routing rule's channels and folders with pickers; the list names them", async () => {
     const id = await created("/routing-rules", { name: "Critical to hook", severity: "critical", channel_ids: [channelIds.webhook] });
     await page.goto(`${k.url}/#/settings/routing`);
     const row = page.locator(`tr[data-rule="${id}"]`);
@@ -394,12 +394,14 @@ describe("settings in chromium", () => {
     await page.getByRole("button", { name: "Remove Ops hook renamed" }).click();
     await pick(page, "#routing-edit-channel_ids", "pager", "On-call pager 2");
     await pick(page, "#routing-edit-channel_ids", "Mail", "Mail ops 2");
+    await pick(page, "#routing-edit-folder_ids", "Alpha", "Site Alpha");
     await page.getByRole("button", { name: "Save routing rule" }).click();
     await row.getByTestId("rule-channels").filter({ hasText: "On-call pager 2" }).filter({ hasText: "Mail ops 2" }).waitFor();
+    await row.getByTestId("rule-folders").filter({ hasText: "Site Alpha" }).waitFor();
     expect(await row.textContent()).not.toContain("Ops hook");
-    expect(((await get<{ channel_ids: string[] }>(`/routing-rules/${id}`)).channel_ids as string[]).sort()).toEqual(
-      [channelIds.pager, channelIds.email].sort(),
-    );
+    const stored = await get<{ channel_ids: string[]; folder_ids: string[] }>(`/routing-rules/${id}`);
+    expect(stored.channel_ids.sort()).toEqual([channelIds.pager, channelIds.email].sort());
+    expect(stored.folder_ids).toEqual([folderA]);
   }, 30_000);
 
   it("makes and edits a forwarding destination: kind-dependent fields, the community write-only and kept", async () => {

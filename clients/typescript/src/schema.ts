@@ -5905,6 +5905,8 @@ export interface components {
       channel_ids: string[];
       /** @description default true */
       enabled?: boolean;
+      /** @description only alerts of nodes filed in these folders or beneath them; omitted or empty = every alert (alerts of a pool or an organization match only a rule without folders) */
+      folder_ids?: string[];
       /** @description not empty */
       name: string;
       /**
@@ -5920,6 +5922,8 @@ export interface components {
       created_at: string;
       /** @description Disabled rules route nothing */
       enabled: boolean;
+      /** @description Only alerts of nodes in these folders or beneath; empty = every alert */
+      folder_ids: string[];
       id: string;
       name: string;
       /** @description critical, warning, info, or null = any severity */

@@ -1,6 +1,7 @@
 import { AdditionalProperties, CollectionOf, Description, Enum, Format, MaxItems, MaxLength, Nullable, Optional, Required, UniqueItems } from "@tsed/schema";
 
 export const SEVERITIES = ["critical", "warning", "info"] as const;
+export const MAX_RULE_FOLDERS = 32;
 
 @AdditionalProperties(false)
 @Description("Body of POST /routing-rules and of the full-document PUT /routing-rules/{id}.")
@@ -15,6 +16,15 @@ export class RoutingRuleBody {
   @Description("channels an alert matching this rule goes to")
   channel_ids: string[];
   @Optional() @Description("default true") enabled?: boolean;
+  @Optional()
+  @CollectionOf(String)
+  @Format("uuid")
+  @MaxItems(MAX_RULE_FOLDERS)
+  @UniqueItems()
+  @Description(
+    "only alerts of nodes filed in these folders or beneath them; omitted or empty = every alert (alerts of a pool or an organization match only a rule without folders)",
+  )
+  folder_ids?: string[];
 }
 
 @Description("A routing rule: alerts of a severity go to these channels (GET /routing-rules).")
@@ -24,6 +34,7 @@ export class RoutingRuleView {
   @Description("critical, warning, info, or null = any severity") @Required() @Nullable(String) severity: string | null;
   @Description("Channels an alert matching this rule goes to") @Required() @CollectionOf(String) channel_ids: string[];
   @Description("Disabled rules route nothing") @Required() enabled: boolean;
+  @Description("Only alerts of nodes in these folders or beneath; empty = every alert") @Required() @CollectionOf(String) folder_ids: string[];
   @Required() created_at: string;
   @Required() updated_at: string;
 }

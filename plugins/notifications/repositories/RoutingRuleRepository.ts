@@ -1,11 +1,12 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isoTimestamp } from "../../../core/index.js";
+import { FOLDER_RANGES_VIEW } from "../../inventory/contract.js";
 import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
 import type { RoutingRuleView } from "../models/RoutingRuleModels.js";
 
-const COLUMNS = `id, name, severity, channel_ids::text[] AS channel_ids, enabled, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("updated_at")} AS updated_at`;
+const COLUMNS = `id, name, severity, channel_ids::text[] AS channel_ids, enabled, folder_ids::text[] AS folder_ids, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("updated_at")} AS updated_at`;
 
-export type RuleWrite = Pick<RoutingRuleView, "name" | "severity" | "channel_ids" | "enabled">;
+export type RuleWrite = Pick<RoutingRuleView, "name" | "severity" | "channel_ids" | "enabled" | "folder_ids">;
 
 /** SQL only: routing rules, listed oldest first. */
 @Injectable()
@@ -19,8 +20,8 @@ export class RoutingRuleRepository {
 
   async insert(rule: RuleWrite): Promise<string> {
     const { rows } = await this.ctx.store.query<{ id: string }>(
-      `INSERT INTO ${this.t} (name, severity, channel_ids, enabled) VALUES ($1, $2, $3::uuid[], $4) RETURNING id`,
-      [rule.name, rule.severity, rule.channel_ids, rule.enabled],
+      `INSERT INTO ${this.t} (name, severity, channel_ids, enabled, folder_ids) VALUES ($1, $2, $3::uuid[], $4, $5::uuid[]) RETURNING id`,
+      [rule.name, rule.severity, rule.channel_ids, rule.enabled, rule.folder_ids],
     );
     return rows[0].id;
   }
@@ -40,8 +41,8 @@ export class RoutingRuleRepository {
 
   async update(id: string, rule: RuleWrite): Promise<boolean> {
     const { rowCount } = await this.ctx.store.query(
-      `UPDATE ${this.t} SET name = $2, severity = $3, channel_ids = $4::uuid[], enabled = $5, updated_at = clock_timestamp() WHERE id = $1`,
-      [id, rule.name, rule.severity, rule.channel_ids, rule.enabled],
+      `UPDATE ${this.t} SET name = $2, severity = $3, channel_ids = $4::uuid[], enabled = $5, folder_ids = $6::uuid[], updated_at = clock_timestamp() WHERE id = $1`,
+      [id, rule.name, rule.severity, rule.channel_ids, rule.enabled, rule.folder_ids],
     );
     return rowCount === 1;
   }
@@ -51,15 +52,29 @@ export class RoutingRuleRepository {
     return rowCount === 1;
   }
 
-  /** The enabled channels of every enabled rule matching this severity (null = any), each once. */
-  async channelsFor(severity: string): Promise<{ id: string; name: string }[]> {
+  /**
+   * The enabled channels of every enabled rule matching this severity (null = any) and the alert's folder path (a rule
+   * without folders matches every alert; one with folders only an alert whose path holds one of them), each once.
+   */
+  async channelsFor(severity: string, folderPath: readonly string[]): Promise<{ id: string; name: string }[]> {
     const { rows } = await this.ctx.store.query<{ id: string; name: string }>(
       `SELECT DISTINCT c.id, c.name
          FROM ${this.t} r
          JOIN ${this.ctx.store.table("channels")} c ON c.id = ANY (r.channel_ids)
-        WHERE r.enabled AND (r.severity IS NULL OR r.severity = $1) AND c.enabled`,
-      [severity],
+        WHERE r.enabled AND (r.severity IS NULL OR r.severity = $1) AND c.enabled
+          AND (cardinality(r.folder_ids) = 0 OR r.folder_ids && $2::uuid[])`,
+      [severity, folderPath],
     );
     return rows;
+  }
+
+  /** Which of these folder ids name no folder. */
+  async missingFolders(ids: readonly string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const { rows } = await this.ctx.store.query<{ id: string }>(
+      `SELECT x.id::text AS id FROM unnest($1::uuid[]) AS x(id) WHERE NOT EXISTS (SELECT 1 FROM ${FOLDER_RANGES_VIEW} f WHERE f.id = x.id)`,
+      [ids],
+    );
+    return rows.map((r) => r.id);
   }
 }

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { Inject, Injectable } from "@tsed/di";
 import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, type CircuitBreakerPolicy } from "cockatiel";
 import type { MetricCounter, MetricHistogram } from "../../../core/index.js";
+import { isUuid } from "../../../core/index.js";
 import type { AlertTransition } from "../../alerts/contract.js";
 import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
 import { DeliveryError, type ChannelForSend, type ChannelKind, type LifecyclePoint, type OutboundNotification } from "../contract.js";
@@ -121,7 +122,9 @@ export class DeliveryWorker {
 
   /** Writes one delivery per channel the routing rules pick for this transition, then sends what is due. */
   async dispatch(event: LifecyclePoint, alert: AlertTransition): Promise<void> {
-    const channels = await this.rules.channelsFor(alert.severity);
+    // The transition carries its node's folders (root down); other subjects carry none.
+    const folders = (alert.folder_path ?? []).filter(isUuid);
+    const channels = await this.rules.channelsFor(alert.severity, folders);
     const written = await this.deliveries.enqueue(alert.id, event, alert, channels);
     if (written) this.kick();
   }

@@ -6,7 +6,7 @@ import { RoutingRuleRepository, type RuleWrite } from "../repositories/RoutingRu
 
 const noRule = () => notFound("No such routing rule.");
 
-/** Routing rules: which channels an alert of a severity goes to (null = any). */
+/** Routing rules: which channels an alert of a severity (null = any), of a node in some folders (none = any), goes to. */
 @Injectable()
 export class RoutingRuleService {
   @Inject(RoutingRuleRepository)
@@ -46,6 +46,9 @@ export class RoutingRuleService {
     const ids = body.channel_ids.map((id) => id.toLowerCase());
     const missing = await this.channels.missing(ids);
     if (missing.length) throw badRequest("unknown_reference", `channel_ids names no channel: ${missing.join(", ")}.`);
-    return { name, severity: body.severity ?? null, channel_ids: ids, enabled: body.enabled ?? true };
+    const folders = (body.folder_ids ?? []).map((id) => id.toLowerCase());
+    const unknown = await this.repo.missingFolders(folders);
+    if (unknown.length) throw badRequest("unknown_reference", `folder_ids names no folder: ${unknown.join(", ")}.`);
+    return { name, severity: body.severity ?? null, channel_ids: ids, enabled: body.enabled ?? true, folder_ids: folders };
   }
 }

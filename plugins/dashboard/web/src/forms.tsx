@@ -70,7 +70,7 @@ export const textOf = (v: number | string | null | undefined): string => (v === 
 
 /**
  * A create or edit form. `fields` may depend on the values (a kind select changes the fields shown). A 400's message
- * is shown next to the field it names (or that `codeFields` maps its code to), else above the buttons.
+ * is shown next to the field it names (else the one `codeFields` maps its code to), else above the buttons.
  */
 export function SettingsForm({
   id,
@@ -119,7 +119,8 @@ export function SettingsForm({
       const code = err instanceof NmsApiError ? err.code : "";
       const names = shown.map((f) => f.name);
       const byCode = codeFields[code];
-      setError({ field: byCode && names.includes(byCode) ? byCode : fieldOfMessage(message, names), message });
+      // The field the message names wins; else the field the code belongs to.
+      setError({ field: fieldOfMessage(message, names) ?? (byCode && names.includes(byCode) ? byCode : null), message });
     } finally {
       setBusy(false);
     }

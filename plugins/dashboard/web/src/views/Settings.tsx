@@ -1,5 +1,6 @@
-// Settings operators edit most: thresholds, notification channels (per-kind forms, send test), routing rules, event
-// rules. Each is a list with names (never bare ids), a create form, an edit form on the same fields, and delete.
+// Settings operators edit most: thresholds, notification channels (per-kind forms, send test), routing rules (severity,
+// channels, folders), event rules. Each is a list with names (never bare ids), a create form, an edit form on the same
+// fields, and delete.
 // References are pickers that search by name; secrets are write-only (an empty box keeps the stored value); the API's
 // 400 message is shown next to the field it names.
 import { useEffect, useState } from "preact/hooks";
@@ -96,13 +97,23 @@ function thresholdFields(v: FormValues): FormField[] {
       render: (id, values, set) => <PortPicker id={id} value={strOf(values.scope_port)} onChange={(x) => set("scope_port", x)} />,
     });
   else if (level !== "global")
+    // Each level keeps its targets in its own value (scope_node, scope_folder, …): switching the level starts empty.
     fields.push({
       name: "scope_ids",
       label: `${level.charAt(0).toUpperCase()}${level.slice(1)}s`,
-      type: "multipicker",
-      pick: PICK_OF[level],
-      max: 32,
+      type: "custom",
       help: `The ${level}s the rule applies to (at most 32); none = every node.`,
+      render: (id, values, set) => (
+        <MultiPicker
+          key={level}
+          id={id}
+          kind={PICK_OF[level]}
+          label={`${level.charAt(0).toUpperCase()}${level.slice(1)}s`}
+          value={idsOf(values[`scope_${level}`])}
+          max={32}
+          onChange={(x) => set(`scope_${level}`, x)}
+        />
+      ),
     });
   fields.push(
     { name: "warning_above", label: "Warning above", type: "number" },
@@ -132,32 +143,12 @@ function thresholdBody(v: FormValues): Schemas["ThresholdBody"] {
   };
 }
 
-/** Per-level targets live in their own value (scope_node, scope_folder, …) so switching the level starts empty. */
-function withScopeValues(fields: FormField[]): FormField[] {
-  return fields.map((f) =>
-    f.name === "scope_ids" && f.type === "multipicker"
-      ? {
-          ...f,
-          type: "custom" as const,
-          render: (id: string, values: FormValues, set: (n: string, x: string[] | string | boolean | null) => void) => {
-            const level = values.scope_level as "profile" | "folder" | "node";
-            const key = `scope_${level}`;
-            return (
-              <MultiPicker key={level} id={id} kind={PICK_OF[level]} label={f.label} value={idsOf(values[key])} max={f.max} onChange={(x) => set(key, x)} />
-            );
-          },
-        }
-      : f,
-  );
-}
-
 function thresholdInitial(r: Threshold | null): FormValues {
   if (!r) return { scope_level: "global", dwell_samples: "1" };
   return {
     metric: r.metric,
     scope_level: r.scope_level,
-    [`scope_${r.scope_level}`]: r.scope_level === "interface" ? (r.scope_ids[0] ?? null) : r.scope_ids,
-    ...(r.scope_level === "interface" ? { scope_port: r.scope_ids[0] ?? null } : {}),
+    ...(r.scope_level === "interface" ? { scope_port: r.scope_ids[0] ?? null } : { [`scope_${r.scope_level}`]: r.scope_ids }),
     warning_above: textOf(r.warning_above),
     critical_above: textOf(r.critical_above),
     warning_below: textOf(r.warning_below),
@@ -239,7 +230,7 @@ export function Thresholds() {
             id={editing ? "threshold-edit" : "threshold-form"}
             label={editing ? "Save threshold" : "Create threshold"}
             initial={thresholdInitial(editing ?? null)}
-            fields={(v) => withScopeValues(thresholdFields(v))}
+            fields={thresholdFields}
             submit={(v) =>
               editing
                 ? unwrapped(api.PUT("/api/v1/thresholds/{id}", { params: { path: { id: editing.id } }, body: thresholdBody(v) }))
@@ -445,12 +436,14 @@ export function RoutingRules() {
     name: r?.name ?? "",
     severity: r?.severity ?? "",
     channel_ids: r?.channel_ids ?? [],
+    folder_ids: r?.folder_ids ?? [],
     enabled: r?.enabled ?? true,
   });
   const body = (v: FormValues): Schemas["RoutingRuleBody"] => ({
     name: String(v.name ?? ""),
     severity: (strOf(v.severity) as "critical" | null) ?? null,
     channel_ids: idsOf(v.channel_ids),
+    folder_ids: idsOf(v.folder_ids),
     enabled: Boolean(v.enabled),
   });
   return (
@@ -464,6 +457,7 @@ export function RoutingRules() {
                 <th scope="col">Name</th>
                 <th scope="col">Severity</th>
                 <th scope="col">Channels</th>
+                <th scope="col">Folders</th>
                 <th scope="col">State</th>
                 <th scope="col" />
               </tr>
@@ -477,6 +471,9 @@ export function RoutingRules() {
                   <td>{r.severity ?? "any"}</td>
                   <td data-testid="rule-channels">
                     <RefNames kind="channel" ids={r.channel_ids} />
+                  </td>
+                  <td data-testid="rule-folders">
+                    <RefNames kind="folder" ids={r.folder_ids} empty="every alert" />
                   </td>
                   <td>{r.enabled ? "enabled" : "disabled"}</td>
                   <td class="row-actions">
@@ -516,8 +513,17 @@ export function RoutingRules() {
                 required: true,
                 help: "Alerts this rule matches go to these.",
               },
+              {
+                name: "folder_ids",
+                label: "Only alerts of nodes in",
+                type: "multipicker",
+                pick: "folder",
+                max: 32,
+                help: "Folders (and beneath); none = every alert, pool alerts included.",
+              },
               { name: "enabled", label: "Enabled", type: "checkbox" },
             ]}
+            codeFields={{ unknown_reference: "channel_ids" }}
             submit={(v) =>
               editing
                 ? unwrapped(api.PUT("/api/v1/routing-rules/{id}", { params: { path: { id: editing.id } }, body: body(v) }))
