@@ -30,6 +30,8 @@ export function ensureWebBuilt(): void {
   execFileSync(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--config", join(webSrc, "vite.config.mjs")], {
     cwd: root,
     stdio: "pipe",
+    // jest sets NODE_ENV=test, which would make vite build the development bundle: test what npm run build serves.
+    env: { ...process.env, NODE_ENV: "production" },
   });
 }
 

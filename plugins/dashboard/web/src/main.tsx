@@ -10,10 +10,20 @@ import { lazy, LazyNodeGraphs, LazyReports } from "./lazy.tsx";
 import { NodeView } from "./views/Node.tsx";
 import { Overview } from "./views/Overview.tsx";
 import { SearchBox, SearchPage } from "./views/Search.tsx";
-import { Channels, EventRules, RoutingRules, Thresholds } from "./views/Settings.tsx";
-import { Destinations } from "./views/Forwarding.tsx";
-import { Schedules } from "./views/Schedules.tsx";
 
+// The settings screens (and their forms) load on first visit, in their own chunks.
+const SettingsView = lazy(
+  () => import("./views/Settings.tsx"),
+  (m) => m.SettingsPage,
+);
+const Destinations = lazy(
+  () => import("./views/Forwarding.tsx"),
+  (m) => m.Destinations,
+);
+const Schedules = lazy(
+  () => import("./views/Schedules.tsx"),
+  (m) => m.Schedules,
+);
 // The inventory's pages are their own chunks, loaded on first visit.
 const Inventory = lazy(
   () => import("./views/Inventory.tsx"),
@@ -171,7 +181,7 @@ function View({ route }: { route: string }) {
     case "accounts":
       return <Accounts />;
     case "settings":
-      return arg === "channels" ? <Channels /> : arg === "routing" ? <RoutingRules /> : arg === "event-rules" ? <EventRules /> : <Thresholds />;
+      return <SettingsView tab={arg} />;
     default:
       return <Overview />;
   }

@@ -706,3 +706,8 @@ export function EventRules() {
     </div>
   );
 }
+
+/** The settings tab of `#/settings/<tab>` (one lazily loaded module for the four). */
+export function SettingsPage({ tab }: { tab: string }) {
+  return tab === "channels" ? <Channels /> : tab === "routing" ? <RoutingRules /> : tab === "event-rules" ? <EventRules /> : <Thresholds />;
+}
