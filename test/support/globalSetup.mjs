@@ -14,6 +14,7 @@ export default async function globalSetup() {
     const server = new EmbeddedServer(dir, new JsonLogger("warn", "test-pg", () => undefined));
     url = (await server.start()).url;
     globalThis.__NMS_TEST_PG__ = server;
+    globalThis.__NMS_TEST_PG_DIR__ = dir;
   }
   // Jest runs in band: the test files see this process's environment.
   process.env.NMS_TEST_ADMIN_DATABASE_URL = url;
