@@ -27,15 +27,33 @@ export const READ_APPLICATION_NAME = "nms-core-read";
 /** A replica's reads fail fast (then go to the primary) rather than wait the primary pool's connect timeout. */
 const REPLICA_CONNECT_TIMEOUT_MS = 1000;
 
+/**
+ * A read a replica has not answered by then (a server or network that hangs rather than refuses) is run again on the
+ * primary. Above the longest heavy read (the events routes cap theirs at 20 s with statement_timeout), so a slow but
+ * working replica is never read twice.
+ */
+const REPLICA_QUERY_TIMEOUT_MS = 60_000;
+
 /** pg_lsn text (`16/B374D848`) as a number that compares. */
 function lsn(text: string): bigint {
   const [hi, lo] = text.split("/");
   return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);
 }
 
+/** `p`'s value, or undefined when it takes longer than `ms` (it is left to settle on its own; a rejection after that is ignored). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  p.catch(() => undefined);
+  try {
+    return await Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A replica's reads that should go to the primary instead: it is unreachable, stopping, or cancelled the query for replay. */
 function replicaFailure(err: unknown): boolean {
-  if (isStoreUnreachable(err)) return true;
+  if (isStoreUnreachable(err) || (err instanceof Error && err.message === "Query read timeout")) return true;
   // 40001: "canceling statement due to conflict with recovery"; 57P04: its database was dropped by replay.
   const code = findPgError(err)?.code;
   return code === "40001" || code === "57P04";
@@ -88,13 +106,10 @@ export class ReadReplicas implements ReadDb {
   ) {
     this.replicas = options.urls.map((url, i) => {
       const name = replicaName(url, i);
-      const pool = createPool(
-        url,
-        (err) => log.warn("read replica connection lost", { replica: name, error: err.message }),
-        10,
-        READ_APPLICATION_NAME,
-        REPLICA_CONNECT_TIMEOUT_MS,
-      );
+      const pool = createPool(url, (err) => log.warn("read replica connection lost", { replica: name, error: err.message }), 10, READ_APPLICATION_NAME, {
+        connectTimeoutMs: REPLICA_CONNECT_TIMEOUT_MS,
+        queryTimeoutMs: REPLICA_QUERY_TIMEOUT_MS,
+      });
       return new Replica(name, pool);
     });
   }
@@ -117,7 +132,7 @@ export class ReadReplicas implements ReadDb {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    await this.checking;
+    await within(this.checking ?? Promise.resolve(), 2 * this.checkLimitMs);
     await Promise.all(this.replicas.map((r) => closePool(r.pool)));
   }
 
@@ -136,22 +151,30 @@ export class ReadReplicas implements ReadDb {
   async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.route(async (pool) => {
       const client = await pool.connect();
+      let failed: unknown;
       try {
         await client.query("BEGIN READ ONLY");
         const result = await fn(client);
         await client.query("COMMIT");
         return result;
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        failed = err;
+        // A connection that failed or hung is dropped below: no ROLLBACK to wait on.
+        if (!replicaFailure(err)) await client.query("ROLLBACK").catch(() => undefined);
         throw err;
       } finally {
         try {
-          client.release();
+          client.release(failed !== undefined && replicaFailure(failed) ? (failed as Error) : undefined);
         } catch {
           // the server dropped the connection and the pool destroyed the client already
         }
       }
     });
+  }
+
+  /** How long one check query may take before its server counts as not answering. */
+  private get checkLimitMs(): number {
+    return Math.max(REPLICA_CONNECT_TIMEOUT_MS, this.options.checkIntervalMs);
   }
 
   private qualifies(r: Replica, now: number): boolean {
@@ -192,8 +215,8 @@ export class ReadReplicas implements ReadDb {
   private async check(): Promise<void> {
     const at = Date.now();
     try {
-      const { rows } = await this.primary.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn");
-      this.samples.push({ at, lsn: lsn(rows[0].lsn) });
+      const answer = await within(this.primary.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn"), this.checkLimitMs);
+      if (answer) this.samples.push({ at, lsn: lsn(answer.rows[0].lsn) });
     } catch {
       // The primary is unreachable: no new sample, so the replicas' bounds age and expire on their own.
     }
@@ -205,10 +228,13 @@ export class ReadReplicas implements ReadDb {
 
   private async checkReplica(r: Replica): Promise<void> {
     try {
-      const { rows } = await r.pool.query<{ standby: boolean; replay: string | null }>(
-        "SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replay",
+      const answer = await within(
+        r.pool.query<{ standby: boolean; replay: string | null }>("SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replay"),
+        this.checkLimitMs,
       );
-      const { standby, replay } = rows[0];
+      // A replica that hangs (a stalled network, an overloaded server) serves nothing until it answers a check in time.
+      if (!answer) throw new Error("check timed out");
+      const { standby, replay } = answer.rows[0];
       r.standby = standby && replay !== null;
       if (!standby && !r.warned) {
         r.warned = true;

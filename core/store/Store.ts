@@ -185,8 +185,21 @@ const ABANDONED_CLIENT_MS = 1000;
  * fast when the server is unreachable, and that does not leak the slot of a client held for good (a LISTEN client)
  * when the server ends its connection: the libraries holding one reconnect with a new client and never release the old.
  */
-export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core", connectTimeoutMs = CONNECT_TIMEOUT_MS): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName, connectionTimeoutMillis: connectTimeoutMs });
+export function createPool(
+  url: string,
+  onError: (err: Error) => void,
+  max = 10,
+  applicationName = "nms-core",
+  limits: { connectTimeoutMs?: number; queryTimeoutMs?: number } = {},
+): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    application_name: applicationName,
+    connectionTimeoutMillis: limits.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    // Client-side: a query with no answer by then fails ("Query read timeout") and its connection is dropped.
+    ...(limits.queryTimeoutMs ? { query_timeout: limits.queryTimeoutMs } : {}),
+  });
   const connected = new Set<pg.PoolClient>();
   const checkedOut = new Set<pg.PoolClient>();
   liveClients.set(pool, connected);

@@ -212,6 +212,28 @@ describe("read replicas", () => {
     }
   });
 
+  it("skips a replica that hangs (its check does not answer), and takes it back when it answers again", async () => {
+    const serving = async () => (await metric("nms_db_read_replica_serving")).get(`{replica="${replicaName}"}`);
+    pair.freezeReplica(true);
+    try {
+      const frozen = Date.now();
+      await until("the hung replica out of rotation", async () => ((await serving()) === 0 ? true : null), 10_000);
+      const outAfter = Date.now() - frozen;
+      const before = await served();
+      for (const path of HEAVY) {
+        const res = await api(path);
+        expect([path, res.status]).toEqual([path, 200]);
+      }
+      const after = await served();
+      expect(after.replica).toBe(before.replica);
+      expect(after.primary - before.primary).toBeGreaterThanOrEqual(HEAVY.length);
+      process.stdout.write(`read replica: a hung replica was out of rotation ${outAfter} ms after it froze\n`);
+    } finally {
+      pair.freezeReplica(false);
+    }
+    await until("the replica back in rotation", async () => ((await serving()) === 1 ? true : null), 15_000);
+  }, 40_000);
+
   it("falls back to the primary when the replica stops, never answering 500", async () => {
     await pair.stopReplica();
     const before = await served();

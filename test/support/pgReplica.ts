@@ -6,6 +6,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdirSync, readlinkSync } from "node:fs";
 import { appendFile, chmod, cp, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,10 +26,26 @@ export interface ReplicaPair {
   replicaUrl: string;
   /** The replica's URL for a database of the primary's URL `url`. */
   onReplica(url: string): string;
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) every process of the replica: a server that hangs rather than refuses. */
+  freezeReplica(frozen: boolean): void;
   /** Stops the replica (fast shutdown); reads that go to it fail from then on. */
   stopReplica(): Promise<void>;
   /** Everything down and removed. */
   close(): Promise<void>;
+}
+
+/** The replica's processes: the postmaster and each backend (every one its own process group), all running in its data directory. */
+function serverProcesses(dir: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readlinkSync(`/proc/${name}/cwd`) === dir) found.push(Number(name));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return found;
 }
 
 async function query(url: string, sql: string): Promise<pg.QueryResultRow[]> {
@@ -64,6 +81,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   const replicaDir = `${clusterDir}-standby`;
   let replica: ChildProcess | undefined;
   const close = async () => {
+    for (const pid of serverProcesses(replicaDir)) process.kill(pid, "SIGCONT");
     if (replica) await stopPostgres(replica);
     await primary.stop();
     await rm(replicaDir, { recursive: true, force: true });
@@ -136,6 +154,9 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
       primaryUrl,
       replicaUrl: onReplica(primaryUrl),
       onReplica,
+      freezeReplica: (frozen) => {
+        for (const pid of serverProcesses(replicaDir)) process.kill(pid, frozen ? "SIGSTOP" : "SIGCONT");
+      },
       stopReplica: async () => {
         if (replica) await stopPostgres(replica);
         replica = undefined;
