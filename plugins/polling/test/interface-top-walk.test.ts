@@ -90,7 +90,10 @@ afterAll(async () => {
 });
 
 const top = async (query: Record<string, string | number>, token: string) => {
-  const res = await k.http.get("/api/v1/metrics/interface-top").query(query).set({ Authorization: `Bearer ${token}` });
+  const res = await k.http
+    .get("/api/v1/metrics/interface-top")
+    .query(query)
+    .set({ Authorization: `Bearer ${token}` });
   expect(res.status).toBe(200);
   return (res.body.entries as { node_name: string; ifindex: number; value: number }[]).map((e) => [e.node_name, e.ifindex, e.value]);
 };
