@@ -40,6 +40,8 @@ export interface PartitionSettings {
 
 /** A plugin's view of the partitions: who owns a subject, and sending work to its owner. */
 export interface PartitionSpace<M> {
+  /** How many partitions there are (`partitions.count`). */
+  readonly count: number;
   /** The partition of a subject key (a node id, `pool:<name>` …). */
   partitionOf(key: string): number;
   /** Whether this replica holds the partition now. */
@@ -142,6 +144,7 @@ export class PartitionSet {
     const held = this.held;
     const count = this.settings.count;
     return {
+      count,
       partitionOf: (key) => partitionOf(key, count),
       owns: (p) => held.has(p),
       get solo() {

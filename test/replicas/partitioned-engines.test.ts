@@ -157,6 +157,8 @@ beforeAll(async () => {
   expect(routing.status).toBe(201);
   expect((await call(a, "POST", "/pollers/register", { poller_id: "edge-1", pool: "edge" })).status).toBe(200);
   await balanced(replicas, 30_000);
+  // Another replica's rule cache sees the new thresholds at its next look (at most a second old when samples come).
+  await settle(1500);
 }, 300_000);
 
 afterAll(async () => {
@@ -247,5 +249,15 @@ describe("partitioned engines on three replicas", () => {
     ]);
     expect(notified(rttRule)).toEqual(["fire", "resolve", "fire", "resolve"]);
     expect(notified(storageRule)).toEqual(["fire"]);
+
+    // The storage rule deleted on the replica that does not own the node: the owner clears its open incident at once.
+    const holder = await owner(survivors);
+    const other = survivors.find((k) => k !== holder)!;
+    expect((await call(other, "DELETE", `/thresholds/${storageRule}`)).status).toBe(204);
+    await until("the storage clear notified", async () => notified(storageRule).length === 2, 15_000);
+    expect(await transitions(storageRule)).toEqual([
+      { resolved: false, severity: "warning" },
+      { resolved: true, severity: "warning" },
+    ]);
   }, 90_000);
 });

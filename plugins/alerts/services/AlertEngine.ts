@@ -23,7 +23,8 @@ type EngineMessage =
   | { k: "external.clear"; node_id: string; check_id: string }
   | { k: "subject"; a: SubjectAlert }
   | { k: "subject.clear"; kind: SubjectAlert["subject_kind"]; name: string; check_id: string }
-  | { k: "node.deleted"; id: string };
+  | { k: "node.deleted"; id: string }
+  | { k: "check.deleted"; check_id: string };
 
 /** A sample as sent to another replica: positional, so a poll's 23 samples do not repeat every key (most of the bytes). */
 type SampleTuple = [string, string, number, number, number | null, string | null, number | null, string | null, string, string];
@@ -314,9 +315,11 @@ export class AlertEngine {
       .map((i) => ({ node_id: i.node_id!, check_id: i.check_id, severity: i.severity, fired_at_ms: i.fired_at_ms }));
   }
 
-  /** Clears the open incidents of a threshold that was deleted. */
-  clearCheck(checkId: string): void {
+  /** Clears the open incidents of a threshold that was deleted (on every replica: the others' partitions are told). */
+  clearCheck(checkId: string, forwarded = false): void {
     if (!this.running) return;
+    const space = this.space;
+    if (!forwarded && space && !space.solo) for (let p = 0; p < space.count; p++) if (!space.owns(p)) space.send(p, { k: "check.deleted", check_id: checkId });
     this.thresholds.clearCheck(checkId);
     for (const inc of this.incidents.all()) if (inc.check_id === checkId) this.incidents.clear(inc, null, null);
   }
@@ -365,6 +368,7 @@ export class AlertEngine {
         else if (m.k === "reachability") await this.onReachability(m.e);
         else if (m.k === "poller") this.onPoller(m.e, m.online);
         else if (m.k === "node.deleted") this.onNodeDeleted(m.id);
+        else if (m.k === "check.deleted") this.clearCheck(m.check_id, true);
         else if (m.k === "external") await this.raiseExternalNow(m.a);
         else if (m.k === "external.clear") this.clearExternalNow(m.node_id, m.check_id);
         else if (m.k === "subject") this.raiseSubjectNow(m.a);
