@@ -113,6 +113,7 @@ export class AlertEngine {
   private agentFailures = new Map<string, number>();
   private events: Promise<void> = Promise.resolve();
   private counters = { samples_received: 0, samples_evaluated: 0 };
+  private forwardedSamples = 0;
   private metricsRegistered = false;
   private space: PartitionSpace<EngineMessage> | null = null;
 
@@ -463,7 +464,10 @@ export class AlertEngine {
           else away.set(p, [s]);
         }
       }
-      for (const [p, list] of away) space.send(p, { k: "samples", s: list.map(toTuple) });
+      for (const [p, list] of away) {
+        this.forwardedSamples += list.length;
+        space.send(p, { k: "samples", s: list.map(toTuple) });
+      }
       samples = mine;
       if (samples.length === 0) return;
     }
@@ -626,6 +630,14 @@ export class AlertEngine {
       samplesEvaluated: () => this.counters.samples_evaluated,
       flushFailures: () => this.queue.counts.flush_failures,
       queueDepth: () => this.queue.depth,
+      samplesForwarded: () => this.forwardedSamples,
+      partitionsHeld: () => {
+        const space = this.space;
+        if (!space) return 0;
+        let n = 0;
+        for (let p = 0; p < space.count; p++) if (space.owns(p)) n++;
+        return n;
+      },
       openIncidents: () => this.incidents.size,
       bySeverity: () => {
         const counts: Record<string, number> = {};
