@@ -116,9 +116,10 @@ export class PartitionSet {
     return [...this.held].sort((a, b) => a - b);
   }
 
-  /** Joins a space; resolves once this replica took its first share and `acquired` ran for it. */
+  /** Joins a space (a name without ":"); resolves once this replica took its first share and `acquired` ran for it. */
   async join<M>(name: string, handlers: PartitionHandlers<M>): Promise<PartitionSpace<M>> {
     if (this.spaces.has(name)) throw new Error(`partition space ${name} is joined already`);
+    if (name.includes(":")) throw new Error(`partition space ${name}: the name may not hold ":"`);
     const space: Space = {
       name,
       handlers: handlers as PartitionHandlers<unknown>,
@@ -243,8 +244,19 @@ export class PartitionSet {
       return false;
     }
     client.on("notification", (n) => {
-      const space = n.payload ? this.spaces.get(n.payload) : undefined;
-      if (space) this.drain(space);
+      // "<space>:<partition>,<partition>…": only a replica holding one of them reads.
+      const payload = n.payload ?? "";
+      const cut = payload.lastIndexOf(":");
+      const space = this.spaces.get(cut < 0 ? payload : payload.slice(0, cut));
+      if (!space) return;
+      if (
+        cut < 0 ||
+        payload
+          .slice(cut + 1)
+          .split(",")
+          .some((p) => this.held.has(Number(p)))
+      )
+        this.drain(space);
     });
     client.on("error", () => {
       if (this.client === client) void this.serial(() => this.dropAll("its database connection closed"));
@@ -353,8 +365,14 @@ export class PartitionSet {
              INSERT INTO core.partition_inbox (space, partition, payload)
              SELECT $1, p, m FROM unnest($2::int[], $3::text[]) AS t (p, m)
              RETURNING 1)
-           SELECT pg_notify($4, $1) FROM (SELECT count(*) FROM ins) c`,
-          [space.name, batch.map((b) => b.partition), batch.map((b) => JSON.stringify(b.payload)), CHANNEL],
+           SELECT pg_notify($4, $5) FROM (SELECT count(*) FROM ins) c`,
+          [
+            space.name,
+            batch.map((b) => b.partition),
+            batch.map((b) => JSON.stringify(b.payload)),
+            CHANNEL,
+            `${space.name}:${[...new Set(batch.map((b) => b.partition))].join(",")}`,
+          ],
         );
       } catch (err) {
         space.outbox = batch.concat(space.outbox);
