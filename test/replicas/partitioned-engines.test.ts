@@ -1,6 +1,6 @@
 /**
- * Partitioned engines (ADR 0017): three service processes on one PostgreSQL split the partitions; samples and event
- * matches posted to any replica reach the owner of the node's partition, so a threshold's dwell and an event rule's
+ * Partitioned engines (ADR 0017): three service processes on one PostgreSQL split the partitions; samples, reachability
+ * reports and event matches posted to any replica reach the owner of the node's partition, so a threshold's dwell and an event rule's
  * min_count are counted once across replicas; each crossing fires one incident and one notification per channel.
  * Killing (SIGKILL) the owner moves its partitions to the others (the time it takes is measured and printed); the new
  * owner resumes the open incident (no second fire) and the dwell counted before the kill (from the stored samples).
@@ -209,6 +209,28 @@ describe("partitioned engines on three replicas", () => {
     await settle();
     expect(await transitions(eventRule)).toEqual([{ resolved: false, severity: "warning" }]);
     expect(notified(eventRule)).toEqual(["fire"]);
+  }, 60_000);
+
+  it("judge reachability on the owner: reports of an unreachable node on two replicas open one liveness incident", async () => {
+    const liveness = "6c1f3e0a-5b7d-4c2e-9a8f-1d4b7e2c9f01";
+    const holder = await owner(replicas);
+    const others = replicas.filter((k) => k !== holder);
+    const report = async (k: SpawnedKernel, reachable: boolean) => {
+      clock += 1000;
+      const body = { samples: [], backfill: false, reachability: [{ node_id: nodeId, reachable, method: "icmp", at_unix_ms: clock }] };
+      expect((await call(k, "POST", "/pollers/edge-1/samples", body)).status).toBe(200);
+    };
+    await report(others[0], false);
+    await report(others[1], false);
+    await until("the liveness fire notified", async () => notified(liveness).length === 1, 15_000);
+    await report(others[1], true);
+    await until("the liveness clear notified", async () => notified(liveness).length === 2, 15_000);
+    await settle();
+    expect(await transitions(liveness)).toEqual([
+      { resolved: false, severity: "critical" },
+      { resolved: true, severity: "critical" },
+    ]);
+    expect(notified(liveness)).toEqual(["fire", "resolve"]);
   }, 60_000);
 
   it("move a killed owner's partitions; the open incident and a dwell in progress go on, nothing twice", async () => {
