@@ -19,9 +19,9 @@ import type { Logger } from "../logging/Logger.js";
 /** What a plugin's engine does with the partitions (one space per engine; every space of a replica shares its partitions). */
 export interface PartitionHandlers<M> {
   /** This replica took these partitions: rebuild their state from the store. Runs before their messages are read. */
-  acquired(partitions: readonly number[]): Promise<void>;
+  acquired(partitions: readonly number[], space: PartitionSpace<M>): Promise<void>;
   /** This replica gives these partitions up (a rebalance or a stop): write what is pending and forget their state. */
-  lost(partitions: readonly number[]): Promise<void>;
+  lost(partitions: readonly number[], space: PartitionSpace<M>): Promise<void>;
   /** Messages other replicas sent to partitions this replica holds, in the order they were sent. */
   received(messages: readonly PartitionMessage<M>[]): Promise<void>;
 }
@@ -73,6 +73,8 @@ export function partitionOf(key: string, count: number): number {
 interface Space {
   name: string;
   handlers: PartitionHandlers<unknown>;
+  /** What the plugin holds (handed to its handlers too: the first `acquired` runs before join() returns it). */
+  view: PartitionSpace<unknown>;
   outbox: { partition: number; payload: unknown }[];
   sending: Promise<void>;
   scheduled: boolean;
@@ -123,6 +125,7 @@ export class PartitionSet {
     const space: Space = {
       name,
       handlers: handlers as PartitionHandlers<unknown>,
+      view: null as unknown as PartitionSpace<unknown>,
       outbox: [],
       sending: Promise.resolve(),
       scheduled: false,
@@ -130,15 +133,16 @@ export class PartitionSet {
       draining: null,
       left: false,
     };
+    space.view = this.spaceView(space);
     await this.start();
     // Joined inside a step: no rebalance runs between its `acquired` and its first drain.
     await this.serial(async () => {
       this.spaces.set(name, space);
       const held = this.holding();
-      if (held.length) await handlers.acquired(held);
+      if (held.length) await space.handlers.acquired(held, space.view);
     });
     this.drain(space);
-    return this.spaceView(space);
+    return space.view as PartitionSpace<M>;
   }
 
   private spaceView<M>(space: Space): PartitionSpace<M> {
@@ -290,12 +294,12 @@ export class PartitionSet {
     const ready: Space[] = [];
     for (const s of this.spaces.values()) {
       try {
-        await s.handlers.acquired(got);
+        await s.handlers.acquired(got, s.view);
         ready.push(s);
       } catch (err) {
         // The state could not be rebuilt: the partitions go back rather than be served half-known.
         this.log.error("partitions: a space failed to take partitions; giving them back", { space: s.name, error: (err as Error).message });
-        for (const r of ready) await r.handlers.lost(got).catch(() => undefined);
+        for (const r of ready) await r.handlers.lost(got, r.view).catch(() => undefined);
         await this.unlock(got);
         return;
       }
@@ -316,7 +320,7 @@ export class PartitionSet {
     for (const s of this.spaces.values()) {
       await this.flushSpace(s).catch(() => undefined);
       try {
-        await s.handlers.lost(parts);
+        await s.handlers.lost(parts, s.view);
       } catch (err) {
         this.log.error("partitions: a space failed to give partitions up", { space: s.name, error: (err as Error).message });
       }

@@ -143,8 +143,8 @@ export class AlertEngine {
       this.space = await this.ctx.store.partitions<EngineMessage>(
         "alerts",
         {
-          acquired: (parts) => this.serial(() => this.acquire(parts)),
-          lost: (parts) => this.serial(() => this.release(parts)),
+          acquired: (parts, space) => this.serial(() => this.acquire(parts, space)),
+          lost: (parts, space) => this.serial(() => this.release(parts, space)),
           received: (messages) => this.serial(() => this.onMessages(messages)),
         },
         this.ctx.log,
@@ -381,10 +381,9 @@ export class AlertEngine {
   }
 
   /** Partitions taken: their open incidents from the store, then their recent samples replayed into the dwell counts. */
-  private async acquire(parts: readonly number[]): Promise<void> {
-    const space = this.space;
+  private async acquire(parts: readonly number[], space: PartitionSpace<EngineMessage>): Promise<void> {
     const taken = new Set(parts);
-    const inPart = (key: string) => !space || taken.has(space.partitionOf(key));
+    const inPart = (key: string) => taken.has(space.partitionOf(key));
     const rows = (await this.writer.loadActive()).filter((r) => inPart(subjectKey(r.node_id, r.subject_kind, r.subject_name)));
     const nodes = await this.resolver.nodes(new Set(rows.map((r) => r.node_id).filter((id): id is string => id !== null)));
     for (const r of rows) {
@@ -433,9 +432,7 @@ export class AlertEngine {
   }
 
   /** Partitions given up: what is decided is written, then their state goes (the next owner reads it back). */
-  private async release(parts: readonly number[]): Promise<void> {
-    const space = this.space;
-    if (!space) return;
+  private async release(parts: readonly number[], space: PartitionSpace<EngineMessage>): Promise<void> {
     await this.queue.flushNow();
     const gone = new Set(parts);
     const inPart = (key: string) => gone.has(space.partitionOf(key.toLowerCase()));
