@@ -124,7 +124,8 @@ beforeAll(async () => {
     NMS__pluginConfig__inventory__addressBookRefreshMs: "1000",
     NMS__pluginConfig__notifications__pollMs: "100",
   };
-  for (let i = 0; i < 3; i++) replicas.push(await spawnKernel({ env, timeoutMs: 90_000 }));
+  // Started together: each takes free partitions at its first tick, then they even out.
+  replicas.push(...(await Promise.all([0, 1, 2].map(() => spawnKernel({ env, timeoutMs: 120_000 })))));
   const [a] = replicas;
   const node = await call(a, "POST", "/nodes", { name: "edge-77", address: "127.0.0.77" });
   expect(node.status).toBe(201);
