@@ -19,9 +19,9 @@ import type { Logger } from "../logging/Logger.js";
 /** What a plugin's engine does with the partitions (one space per engine; every space of a replica shares its partitions). */
 export interface PartitionHandlers<M> {
   /** This replica took these partitions: rebuild their state from the store. Runs before their messages are read. */
-  acquired(partitions: readonly number[]): Promise<void>;
+  acquired(partitions: readonly number[], space: PartitionSpace<M>): Promise<void>;
   /** This replica gives these partitions up (a rebalance or a stop): write what is pending and forget their state. */
-  lost(partitions: readonly number[]): Promise<void>;
+  lost(partitions: readonly number[], space: PartitionSpace<M>): Promise<void>;
   /** Messages other replicas sent to partitions this replica holds, in the order they were sent. */
   received(messages: readonly PartitionMessage<M>[]): Promise<void>;
 }
@@ -40,6 +40,8 @@ export interface PartitionSettings {
 
 /** A plugin's view of the partitions: who owns a subject, and sending work to its owner. */
 export interface PartitionSpace<M> {
+  /** How many partitions there are (`partitions.count`). */
+  readonly count: number;
   /** The partition of a subject key (a node id, `pool:<name>` …). */
   partitionOf(key: string): number;
   /** Whether this replica holds the partition now. */
@@ -71,6 +73,8 @@ export function partitionOf(key: string, count: number): number {
 interface Space {
   name: string;
   handlers: PartitionHandlers<unknown>;
+  /** What the plugin holds (handed to its handlers too: the first `acquired` runs before join() returns it). */
+  view: PartitionSpace<unknown>;
   outbox: { partition: number; payload: unknown }[];
   sending: Promise<void>;
   scheduled: boolean;
@@ -114,12 +118,14 @@ export class PartitionSet {
     return [...this.held].sort((a, b) => a - b);
   }
 
-  /** Joins a space; resolves once this replica took its first share and `acquired` ran for it. */
+  /** Joins a space (a name without ":"); resolves once this replica took its first share and `acquired` ran for it. */
   async join<M>(name: string, handlers: PartitionHandlers<M>): Promise<PartitionSpace<M>> {
     if (this.spaces.has(name)) throw new Error(`partition space ${name} is joined already`);
+    if (name.includes(":")) throw new Error(`partition space ${name}: the name may not hold ":"`);
     const space: Space = {
       name,
       handlers: handlers as PartitionHandlers<unknown>,
+      view: null as unknown as PartitionSpace<unknown>,
       outbox: [],
       sending: Promise.resolve(),
       scheduled: false,
@@ -127,21 +133,23 @@ export class PartitionSet {
       draining: null,
       left: false,
     };
+    space.view = this.spaceView(space);
     await this.start();
     // Joined inside a step: no rebalance runs between its `acquired` and its first drain.
     await this.serial(async () => {
       this.spaces.set(name, space);
       const held = this.holding();
-      if (held.length) await handlers.acquired(held);
+      if (held.length) await space.handlers.acquired(held, space.view);
     });
     this.drain(space);
-    return this.spaceView(space);
+    return space.view as PartitionSpace<M>;
   }
 
   private spaceView<M>(space: Space): PartitionSpace<M> {
     const held = this.held;
     const count = this.settings.count;
     return {
+      count,
       partitionOf: (key) => partitionOf(key, count),
       owns: (p) => held.has(p),
       get solo() {
@@ -240,8 +248,19 @@ export class PartitionSet {
       return false;
     }
     client.on("notification", (n) => {
-      const space = n.payload ? this.spaces.get(n.payload) : undefined;
-      if (space) this.drain(space);
+      // "<space>:<partition>,<partition>…": only a replica holding one of them reads.
+      const payload = n.payload ?? "";
+      const cut = payload.lastIndexOf(":");
+      const space = this.spaces.get(cut < 0 ? payload : payload.slice(0, cut));
+      if (!space) return;
+      if (
+        cut < 0 ||
+        payload
+          .slice(cut + 1)
+          .split(",")
+          .some((p) => this.held.has(Number(p)))
+      )
+        this.drain(space);
     });
     client.on("error", () => {
       if (this.client === client) void this.serial(() => this.dropAll("its database connection closed"));
@@ -275,12 +294,12 @@ export class PartitionSet {
     const ready: Space[] = [];
     for (const s of this.spaces.values()) {
       try {
-        await s.handlers.acquired(got);
+        await s.handlers.acquired(got, s.view);
         ready.push(s);
       } catch (err) {
         // The state could not be rebuilt: the partitions go back rather than be served half-known.
         this.log.error("partitions: a space failed to take partitions; giving them back", { space: s.name, error: (err as Error).message });
-        for (const r of ready) await r.handlers.lost(got).catch(() => undefined);
+        for (const r of ready) await r.handlers.lost(got, r.view).catch(() => undefined);
         await this.unlock(got);
         return;
       }
@@ -301,7 +320,7 @@ export class PartitionSet {
     for (const s of this.spaces.values()) {
       await this.flushSpace(s).catch(() => undefined);
       try {
-        await s.handlers.lost(parts);
+        await s.handlers.lost(parts, s.view);
       } catch (err) {
         this.log.error("partitions: a space failed to give partitions up", { space: s.name, error: (err as Error).message });
       }
@@ -350,8 +369,14 @@ export class PartitionSet {
              INSERT INTO core.partition_inbox (space, partition, payload)
              SELECT $1, p, m FROM unnest($2::int[], $3::text[]) AS t (p, m)
              RETURNING 1)
-           SELECT pg_notify($4, $1) FROM (SELECT count(*) FROM ins) c`,
-          [space.name, batch.map((b) => b.partition), batch.map((b) => JSON.stringify(b.payload)), CHANNEL],
+           SELECT pg_notify($4, $5) FROM (SELECT count(*) FROM ins) c`,
+          [
+            space.name,
+            batch.map((b) => b.partition),
+            batch.map((b) => JSON.stringify(b.payload)),
+            CHANNEL,
+            `${space.name}:${[...new Set(batch.map((b) => b.partition))].join(",")}`,
+          ],
         );
       } catch (err) {
         space.outbox = batch.concat(space.outbox);

@@ -32,7 +32,8 @@ async function replica(): Promise<Replica> {
   const set = new PartitionSet(pool, { count: COUNT, retryMs: RETRY_MS }, log);
   const r = { pool, set, got: [], events: [] } as unknown as Replica;
   r.space = await set.join<{ n: number }>("test", {
-    acquired: async (parts) => void r.events.push(`acquired ${parts.join(",")}`),
+    // The space comes with the first `acquired` already (join() has not returned it yet then).
+    acquired: async (parts, space) => void r.events.push(`acquired ${parts.join(",")} of ${space.count}`),
     lost: async (parts) => void r.events.push(`lost ${parts.join(",")}`),
     received: async (messages) => void r.got.push(...messages),
   });
@@ -59,7 +60,7 @@ describe("partitions", () => {
     const a = await replica();
     expect(a.set.holding()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(a.space.solo).toBe(true);
-    expect(a.events).toEqual(["acquired 0,1,2,3,4,5,6,7"]);
+    expect(a.events).toEqual(["acquired 0,1,2,3,4,5,6,7 of 8"]);
     expect(a.space.partitionOf("0b0c3c52-3b9e-4d0a-9c53-2a7c1c5c0001")).toBe(a.space.partitionOf("0b0c3c52-3b9e-4d0a-9c53-2a7c1c5c0001"));
   });
 

@@ -1,6 +1,6 @@
 /**
- * Partitioned engines (ADR 0017): three service processes on one PostgreSQL split the partitions; samples and event
- * matches posted to any replica reach the owner of the node's partition, so a threshold's dwell and an event rule's
+ * Partitioned engines (ADR 0017): three service processes on one PostgreSQL split the partitions; samples, reachability
+ * reports and event matches posted to any replica reach the owner of the node's partition, so a threshold's dwell and an event rule's
  * min_count are counted once across replicas; each crossing fires one incident and one notification per channel.
  * Killing (SIGKILL) the owner moves its partitions to the others (the time it takes is measured and printed); the new
  * owner resumes the open incident (no second fire) and the dwell counted before the kill (from the stored samples).
@@ -124,7 +124,8 @@ beforeAll(async () => {
     NMS__pluginConfig__inventory__addressBookRefreshMs: "1000",
     NMS__pluginConfig__notifications__pollMs: "100",
   };
-  for (let i = 0; i < 3; i++) replicas.push(await spawnKernel({ env, timeoutMs: 90_000 }));
+  // Started together: each takes free partitions at its first tick, then they even out.
+  replicas.push(...(await Promise.all([0, 1, 2].map(() => spawnKernel({ env, timeoutMs: 120_000 })))));
   const [a] = replicas;
   const node = await call(a, "POST", "/nodes", { name: "edge-77", address: "127.0.0.77" });
   expect(node.status).toBe(201);
@@ -157,6 +158,8 @@ beforeAll(async () => {
   expect(routing.status).toBe(201);
   expect((await call(a, "POST", "/pollers/register", { poller_id: "edge-1", pool: "edge" })).status).toBe(200);
   await balanced(replicas, 30_000);
+  // Another replica's rule cache sees the new thresholds at its next look (at most a second old when samples come).
+  await settle(1500);
 }, 300_000);
 
 afterAll(async () => {
@@ -209,6 +212,28 @@ describe("partitioned engines on three replicas", () => {
     expect(notified(eventRule)).toEqual(["fire"]);
   }, 60_000);
 
+  it("judge reachability on the owner: reports of an unreachable node on two replicas open one liveness incident", async () => {
+    const liveness = "6c1f3e0a-5b7d-4c2e-9a8f-1d4b7e2c9f01";
+    const holder = await owner(replicas);
+    const others = replicas.filter((k) => k !== holder);
+    const report = async (k: SpawnedKernel, reachable: boolean) => {
+      clock += 1000;
+      const body = { samples: [], backfill: false, reachability: [{ node_id: nodeId, reachable, method: "icmp", at_unix_ms: clock }] };
+      expect((await call(k, "POST", "/pollers/edge-1/samples", body)).status).toBe(200);
+    };
+    await report(others[0], false);
+    await report(others[1], false);
+    await until("the liveness fire notified", async () => notified(liveness).length === 1, 15_000);
+    await report(others[1], true);
+    await until("the liveness clear notified", async () => notified(liveness).length === 2, 15_000);
+    await settle();
+    expect(await transitions(liveness)).toEqual([
+      { resolved: false, severity: "critical" },
+      { resolved: true, severity: "critical" },
+    ]);
+    expect(notified(liveness)).toEqual(["fire", "resolve"]);
+  }, 60_000);
+
   it("move a killed owner's partitions; the open incident and a dwell in progress go on, nothing twice", async () => {
     const victim = await owner(replicas);
     const survivors = replicas.filter((k) => k !== victim);
@@ -247,5 +272,15 @@ describe("partitioned engines on three replicas", () => {
     ]);
     expect(notified(rttRule)).toEqual(["fire", "resolve", "fire", "resolve"]);
     expect(notified(storageRule)).toEqual(["fire"]);
+
+    // The storage rule deleted on the replica that does not own the node: the owner clears its open incident at once.
+    const holder = await owner(survivors);
+    const other = survivors.find((k) => k !== holder)!;
+    expect((await call(other, "DELETE", `/thresholds/${storageRule}`)).status).toBe(204);
+    await until("the storage clear notified", async () => notified(storageRule).length === 2, 15_000);
+    expect(await transitions(storageRule)).toEqual([
+      { resolved: false, severity: "warning" },
+      { resolved: true, severity: "warning" },
+    ]);
   }, 90_000);
 });

@@ -23,7 +23,8 @@ type EngineMessage =
   | { k: "external.clear"; node_id: string; check_id: string }
   | { k: "subject"; a: SubjectAlert }
   | { k: "subject.clear"; kind: SubjectAlert["subject_kind"]; name: string; check_id: string }
-  | { k: "node.deleted"; id: string };
+  | { k: "node.deleted"; id: string }
+  | { k: "check.deleted"; check_id: string };
 
 /** A sample as sent to another replica: positional, so a poll's 23 samples do not repeat every key (most of the bytes). */
 type SampleTuple = [string, string, number, number, number | null, string | null, number | null, string | null, string, string];
@@ -112,6 +113,7 @@ export class AlertEngine {
   private agentFailures = new Map<string, number>();
   private events: Promise<void> = Promise.resolve();
   private counters = { samples_received: 0, samples_evaluated: 0 };
+  private forwardedSamples = 0;
   private metricsRegistered = false;
   private space: PartitionSpace<EngineMessage> | null = null;
 
@@ -141,8 +143,8 @@ export class AlertEngine {
       this.space = await this.ctx.store.partitions<EngineMessage>(
         "alerts",
         {
-          acquired: (parts) => this.serial(() => this.acquire(parts)),
-          lost: (parts) => this.serial(() => this.release(parts)),
+          acquired: (parts, space) => this.serial(() => this.acquire(parts, space)),
+          lost: (parts, space) => this.serial(() => this.release(parts, space)),
           received: (messages) => this.serial(() => this.onMessages(messages)),
         },
         this.ctx.log,
@@ -314,9 +316,11 @@ export class AlertEngine {
       .map((i) => ({ node_id: i.node_id!, check_id: i.check_id, severity: i.severity, fired_at_ms: i.fired_at_ms }));
   }
 
-  /** Clears the open incidents of a threshold that was deleted. */
-  clearCheck(checkId: string): void {
+  /** Clears the open incidents of a threshold that was deleted (on every replica: the others' partitions are told). */
+  clearCheck(checkId: string, forwarded = false): void {
     if (!this.running) return;
+    const space = this.space;
+    if (!forwarded && space && !space.solo) for (let p = 0; p < space.count; p++) if (!space.owns(p)) space.send(p, { k: "check.deleted", check_id: checkId });
     this.thresholds.clearCheck(checkId);
     for (const inc of this.incidents.all()) if (inc.check_id === checkId) this.incidents.clear(inc, null, null);
   }
@@ -365,6 +369,7 @@ export class AlertEngine {
         else if (m.k === "reachability") await this.onReachability(m.e);
         else if (m.k === "poller") this.onPoller(m.e, m.online);
         else if (m.k === "node.deleted") this.onNodeDeleted(m.id);
+        else if (m.k === "check.deleted") this.clearCheck(m.check_id, true);
         else if (m.k === "external") await this.raiseExternalNow(m.a);
         else if (m.k === "external.clear") this.clearExternalNow(m.node_id, m.check_id);
         else if (m.k === "subject") this.raiseSubjectNow(m.a);
@@ -376,10 +381,9 @@ export class AlertEngine {
   }
 
   /** Partitions taken: their open incidents from the store, then their recent samples replayed into the dwell counts. */
-  private async acquire(parts: readonly number[]): Promise<void> {
-    const space = this.space;
+  private async acquire(parts: readonly number[], space: PartitionSpace<EngineMessage>): Promise<void> {
     const taken = new Set(parts);
-    const inPart = (key: string) => !space || taken.has(space.partitionOf(key));
+    const inPart = (key: string) => taken.has(space.partitionOf(key));
     const rows = (await this.writer.loadActive()).filter((r) => inPart(subjectKey(r.node_id, r.subject_kind, r.subject_name)));
     const nodes = await this.resolver.nodes(new Set(rows.map((r) => r.node_id).filter((id): id is string => id !== null)));
     for (const r of rows) {
@@ -428,9 +432,7 @@ export class AlertEngine {
   }
 
   /** Partitions given up: what is decided is written, then their state goes (the next owner reads it back). */
-  private async release(parts: readonly number[]): Promise<void> {
-    const space = this.space;
-    if (!space) return;
+  private async release(parts: readonly number[], space: PartitionSpace<EngineMessage>): Promise<void> {
     await this.queue.flushNow();
     const gone = new Set(parts);
     const inPart = (key: string) => gone.has(space.partitionOf(key.toLowerCase()));
@@ -459,7 +461,10 @@ export class AlertEngine {
           else away.set(p, [s]);
         }
       }
-      for (const [p, list] of away) space.send(p, { k: "samples", s: list.map(toTuple) });
+      for (const [p, list] of away) {
+        this.forwardedSamples += list.length;
+        space.send(p, { k: "samples", s: list.map(toTuple) });
+      }
       samples = mine;
       if (samples.length === 0) return;
     }
@@ -622,6 +627,14 @@ export class AlertEngine {
       samplesEvaluated: () => this.counters.samples_evaluated,
       flushFailures: () => this.queue.counts.flush_failures,
       queueDepth: () => this.queue.depth,
+      samplesForwarded: () => this.forwardedSamples,
+      partitionsHeld: () => {
+        const space = this.space;
+        if (!space) return 0;
+        let n = 0;
+        for (let p = 0; p < space.count; p++) if (space.owns(p)) n++;
+        return n;
+      },
       openIncidents: () => this.incidents.size,
       bySeverity: () => {
         const counts: Record<string, number> = {};

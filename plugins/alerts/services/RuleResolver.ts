@@ -5,8 +5,8 @@ import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** Rules are re-read at least this often even without a change seen here (another replica may have written them). */
 const RULES_MAX_AGE_MS = 30_000;
-/** How often the rules' version is compared with the store's (a rule edited on another replica shows within this). */
-const RULES_VERSION_POLL_MS = 2000;
+/** How often, at most, the rules' version is compared with the store's when rules are wanted (an edit on another replica shows within this). */
+const RULES_VERSION_CHECK_MS = 1000;
 /** Directory rows are dropped this often (a change inventory announced to another replica only). */
 const DIRECTORY_MAX_AGE_MS = 300_000;
 
@@ -14,7 +14,8 @@ const DIRECTORY_MAX_AGE_MS = 300_000;
  * Which threshold applies to a sample (precedence in lib/rules.ts), over in-memory
  * caches of every rule and of the directory rows of the nodes seen. The rule cache is
  * dropped on every threshold change made here, when the rules' version in the store
- * moves (looked at every 2 s: an edit on another replica) and re-read at least every 30 s; a
+ * moves (looked at when rules are wanted, at most once a second: an edit on another
+ * replica) and re-read at least every 30 s; a
  * directory row is dropped on the inventory event about its node, every row on a
  * folder event (paths move), and all of them every 5 minutes.
  */
@@ -34,7 +35,7 @@ export class RuleResolver {
   private directory = new Map<string, DirectoryEntry>();
   private directoryLoadedAt = 0;
   private unsubscribe: (() => void)[] = [];
-  private versionTimer: NodeJS.Timeout | null = null;
+  private versionCheckedAt = 0;
   /** The rules' version when the index was read (null before the first read). */
   private version: string | null = null;
 
@@ -56,15 +57,11 @@ export class RuleResolver {
       this.ctx.bus.on("inventory.folder.updated", dropAll),
       this.ctx.bus.on("inventory.folder.deleted", dropAll),
     ];
-    this.versionTimer = setInterval(() => void this.checkVersion(), RULES_VERSION_POLL_MS);
-    this.versionTimer.unref();
   }
 
   stop(): void {
     for (const off of this.unsubscribe) off();
     this.unsubscribe = [];
-    if (this.versionTimer) clearInterval(this.versionTimer);
-    this.versionTimer = null;
   }
 
   /** Drops the rule cache when the store's rules moved since the last look (an edit on another replica). */
@@ -100,6 +97,10 @@ export class RuleResolver {
 
   /** The current rule index, re-read first when it was dropped or is older than 30 s. */
   async rules(): Promise<RuleIndex> {
+    if (Date.now() - this.versionCheckedAt > RULES_VERSION_CHECK_MS) {
+      this.versionCheckedAt = Date.now();
+      await this.checkVersion();
+    }
     if (this.rulesLoadedAt === 0 || Date.now() - this.rulesLoadedAt > RULES_MAX_AGE_MS) {
       this.loading ??= this.loadRules().finally(() => {
         this.loading = null;

@@ -6,6 +6,10 @@ export interface EngineReadings {
   samplesEvaluated(): number;
   flushFailures(): number;
   queueDepth(): number;
+  /** Samples sent to the owner of their node's partition (another replica). */
+  samplesForwarded(): number;
+  /** Partitions this replica holds (ADR 0017). */
+  partitionsHeld(): number;
   openIncidents(): number;
   /** Open incidents by severity. */
   bySeverity(): Record<string, number>;
@@ -34,11 +38,17 @@ export function registerEngineMetrics(m: PluginMetrics, r: EngineReadings): { tr
   const scraped = (name: string, help: string, value: () => number) => m.counter({ name, help, collect: (report) => report({}, value()) });
   scraped("engine_samples_received_total", "Live samples the alert engine received from the bus.", r.samplesReceived);
   scraped("engine_evaluations_total", "Samples the alert engine evaluated against a threshold rule.", r.samplesEvaluated);
+  scraped("engine_samples_forwarded_total", "Live samples sent to the replica owning their node's partition (ADR 0017).", r.samplesForwarded);
   scraped("engine_flush_failures_total", "Writes of the engine's transitions that failed (retried, then dropped).", r.flushFailures);
   m.gauge({
     name: "engine_queue_depth",
     help: "Transitions waiting for the engine's next write.",
     collect: (g) => g.set({}, r.queueDepth()),
+  });
+  m.gauge({
+    name: "engine_partitions",
+    help: "Partitions of the partitioned engines this replica holds (all of them when it runs alone).",
+    collect: (g) => g.set({}, r.partitionsHeld()),
   });
   m.gauge({
     name: "engine_open_incidents",

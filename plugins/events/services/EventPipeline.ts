@@ -156,15 +156,12 @@ export class EventPipeline {
       "events",
       {
         // The alerts space took the partition first (the alerts plugin starts before this one): its open incidents are there.
-        acquired: async (parts) => {
+        acquired: async (parts, space) => {
           const taken = new Set(parts);
-          const space = this.space;
-          const open = (this.alerts?.open() ?? []).filter((a) => !space || taken.has(space.partitionOf(a.node_id.toLowerCase())));
+          const open = (this.alerts?.open() ?? []).filter((a) => taken.has(space.partitionOf(a.node_id.toLowerCase())));
           this.engine.restore(open.map((a) => ({ rule_id: a.check_id, node_id: a.node_id, last_ms: Date.now() })));
         },
-        lost: async (parts) => {
-          const space = this.space;
-          if (!space) return;
+        lost: async (parts, space) => {
           const gone = new Set(parts);
           this.engine.forgetNodes((node) => gone.has(space.partitionOf(node.toLowerCase())));
         },
