@@ -30,7 +30,7 @@ it("names every parameter, and lists the query of the events and flow routes", a
   const ops = Object.entries(doc.paths).flatMap(([path, o]) => Object.entries(o).map(([method, op]) => ({ where: `${method} ${path}`, op })));
   expect(ops.filter(({ op }) => (op.parameters ?? []).some((p) => !p.name)).map(({ where }) => where)).toEqual([]);
   const query = (path: string) => (doc.paths[path].get.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
-  expect(query("/api/v1/flow/conversations")).toEqual(["from", "to", "limit", "proto", "port", "peer", "asn", "dir"]);
+  expect(query("/api/v1/flow/conversations")).toEqual(["from", "to", "limit", "proto", "port", "peer", "asn", "exporter", "dir"]);
   expect(query("/api/v1/flow/top-as")).toEqual(query("/api/v1/flow/conversations"));
   expect(query("/api/v1/events")).toEqual(expect.arrayContaining(["limit", "cursor", "start", "end", "kind", "node_id", "q", "src", "src_not"]));
   expect(query("/api/v1/events/stats")).toEqual(expect.arrayContaining(["start", "kind", "group_by", "limit", "bucket_secs", "split"]));
