@@ -112,6 +112,14 @@ function Combobox({
   const [active, setActive] = useState(0);
   const [failed, setFailed] = useState<string | null>(null);
   const seq = useRef(0);
+  // The close a blur schedules (so a click on an option lands first); a later focus or key cancels it, since a busy
+  // page may run that timer after the input events that came after it.
+  const closing = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const keepOpen = () => {
+    if (closing.current) clearTimeout(closing.current);
+    closing.current = null;
+    setOpen(true);
+  };
   useEffect(() => {
     if (!open) return;
     const mine = ++seq.current;
@@ -149,11 +157,13 @@ function Combobox({
         aria-required={required ? true : undefined}
         placeholder={`Search ${kind}s by name`}
         value={text}
-        onFocus={() => setOpen(true)}
-        onBlur={() => setTimeout(() => setOpen(false), 150)}
+        onFocus={keepOpen}
+        onBlur={() => {
+          closing.current = setTimeout(() => setOpen(false), 150);
+        }}
         onInput={(e) => {
           setText((e.target as HTMLInputElement).value);
-          setOpen(true);
+          keepOpen();
         }}
         onKeyDown={(e) => {
           if (e.key === "ArrowDown") {
