@@ -139,7 +139,12 @@ export class PartitionSet {
     await this.serial(async () => {
       this.spaces.set(name, space);
       const held = this.holding();
-      if (held.length) await space.handlers.acquired(held, space.view);
+      try {
+        if (held.length) await space.handlers.acquired(held, space.view);
+      } catch (err) {
+        this.spaces.delete(name);
+        throw err;
+      }
     });
     this.drain(space);
     return space.view as PartitionSpace<M>;
