@@ -15,6 +15,11 @@ export class RoutingRuleBody {
   @Description("channels an alert matching this rule goes to")
   channel_ids: string[];
   @Optional() @Description("default true") enabled?: boolean;
+  @Optional()
+  @Description(
+    "default false. true: the rule sends only root causes: an alert that is a symptom of an upstream node's unreachable alert (its symptom_of) is skipped; an unreachable fire is held for rootCauseSettleMs before it is decided",
+  )
+  root_cause_only?: boolean;
 }
 
 @Description("A routing rule: alerts of a severity go to these channels (GET /routing-rules).")
@@ -24,6 +29,7 @@ export class RoutingRuleView {
   @Description("critical, warning, info, or null = any severity") @Required() @Nullable(String) severity: string | null;
   @Description("Channels an alert matching this rule goes to") @Required() @CollectionOf(String) channel_ids: string[];
   @Description("Disabled rules route nothing") @Required() enabled: boolean;
+  @Description("true: the rule sends only root causes (symptoms of an upstream unreachable alert are skipped)") @Required() root_cause_only: boolean;
   @Required() created_at: string;
   @Required() updated_at: string;
 }

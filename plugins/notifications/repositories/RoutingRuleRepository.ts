@@ -3,9 +3,16 @@ import { isoTimestamp } from "../../../core/index.js";
 import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
 import type { RoutingRuleView } from "../models/RoutingRuleModels.js";
 
-const COLUMNS = `id, name, severity, channel_ids::text[] AS channel_ids, enabled, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("updated_at")} AS updated_at`;
+const COLUMNS = `id, name, severity, channel_ids::text[] AS channel_ids, enabled, root_cause_only, ${isoTimestamp("created_at")} AS created_at, ${isoTimestamp("updated_at")} AS updated_at`;
 
-export type RuleWrite = Pick<RoutingRuleView, "name" | "severity" | "channel_ids" | "enabled">;
+export type RuleWrite = Pick<RoutingRuleView, "name" | "severity" | "channel_ids" | "enabled" | "root_cause_only">;
+
+/** A channel a transition is routed to. */
+export interface RoutedChannel {
+  id: string;
+  name: string;
+  root_cause_only: boolean;
+}
 
 /** SQL only: routing rules, listed oldest first. */
 @Injectable()
@@ -19,8 +26,8 @@ export class RoutingRuleRepository {
 
   async insert(rule: RuleWrite): Promise<string> {
     const { rows } = await this.ctx.store.query<{ id: string }>(
-      `INSERT INTO ${this.t} (name, severity, channel_ids, enabled) VALUES ($1, $2, $3::uuid[], $4) RETURNING id`,
-      [rule.name, rule.severity, rule.channel_ids, rule.enabled],
+      `INSERT INTO ${this.t} (name, severity, channel_ids, enabled, root_cause_only) VALUES ($1, $2, $3::uuid[], $4, $5) RETURNING id`,
+      [rule.name, rule.severity, rule.channel_ids, rule.enabled, rule.root_cause_only],
     );
     return rows[0].id;
   }
@@ -40,8 +47,8 @@ export class RoutingRuleRepository {
 
   async update(id: string, rule: RuleWrite): Promise<boolean> {
     const { rowCount } = await this.ctx.store.query(
-      `UPDATE ${this.t} SET name = $2, severity = $3, channel_ids = $4::uuid[], enabled = $5, updated_at = clock_timestamp() WHERE id = $1`,
-      [id, rule.name, rule.severity, rule.channel_ids, rule.enabled],
+      `UPDATE ${this.t} SET name = $2, severity = $3, channel_ids = $4::uuid[], enabled = $5, root_cause_only = $6, updated_at = clock_timestamp() WHERE id = $1`,
+      [id, rule.name, rule.severity, rule.channel_ids, rule.enabled, rule.root_cause_only],
     );
     return rowCount === 1;
   }
@@ -51,13 +58,17 @@ export class RoutingRuleRepository {
     return rowCount === 1;
   }
 
-  /** The enabled channels of every enabled rule matching this severity (null = any), each once. */
-  async channelsFor(severity: string): Promise<{ id: string; name: string }[]> {
-    const { rows } = await this.ctx.store.query<{ id: string; name: string }>(
-      `SELECT DISTINCT c.id, c.name
+  /**
+   * The enabled channels of every enabled rule matching this severity (null = any), each once; root_cause_only when
+   * every rule that picks the channel sends only root causes (a plain rule to the same channel sends everything).
+   */
+  async channelsFor(severity: string): Promise<RoutedChannel[]> {
+    const { rows } = await this.ctx.store.query<RoutedChannel>(
+      `SELECT c.id, c.name, bool_and(r.root_cause_only) AS root_cause_only
          FROM ${this.t} r
          JOIN ${this.ctx.store.table("channels")} c ON c.id = ANY (r.channel_ids)
-        WHERE r.enabled AND (r.severity IS NULL OR r.severity = $1) AND c.enabled`,
+        WHERE r.enabled AND (r.severity IS NULL OR r.severity = $1) AND c.enabled
+        GROUP BY c.id, c.name`,
       [severity],
     );
     return rows;

@@ -46,6 +46,6 @@ export class RoutingRuleService {
     const ids = body.channel_ids.map((id) => id.toLowerCase());
     const missing = await this.channels.missing(ids);
     if (missing.length) throw badRequest("unknown_reference", `channel_ids names no channel: ${missing.join(", ")}.`);
-    return { name, severity: body.severity ?? null, channel_ids: ids, enabled: body.enabled ?? true };
+    return { name, severity: body.severity ?? null, channel_ids: ids, enabled: body.enabled ?? true, root_cause_only: body.root_cause_only ?? false };
   }
 }
