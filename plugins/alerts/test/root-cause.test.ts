@@ -98,6 +98,14 @@ describe("root-cause alerts", () => {
 
     for (const n of [up, a, b, other]) await reach(n, true);
     await settle(k);
+    // History keeps the link: b's fire row (marked after it was announced) and its clear name the root cause.
+    const hist = await k.http.get(`/api/v1/alerts/history?node_id=${b}`).set(bearer(k.adminToken));
+    expect(hist.status).toBe(200);
+    const bRows = hist.body as { resolved: boolean; symptom_of: { incident_key: string } | null }[];
+    expect(bRows.map((r) => [r.resolved, r.symptom_of?.incident_key])).toEqual([
+      [true, key(up)],
+      [false, key(up)],
+    ]);
     expect(await activeAlerts(k, "node_id = ANY($1::uuid[])", [[up, a, b, other]])).toEqual([]);
   });
 });
