@@ -51,6 +51,25 @@ export abstract class EventAlerts {
 }
 
 /** A committed transition, as written to history (spec: Alert history row) plus its incident key. */
+/** The root cause an unreachable incident is a symptom of: the open unreachable incident of a node on its upstream path. */
+export interface SymptomOf {
+  /** The cause's incident key. */
+  incident_key: string;
+  /** The cause's node. */
+  node: string;
+  /** That node's current name (inventory); null when it is gone. */
+  node_name: string | null;
+}
+
+/**
+ * Root-cause links as stored (the alerts plugin's manifest exports this token): what the notifications plugin reads
+ * again after its settle time, since a symptom may be marked a moment after its fire was announced.
+ */
+export abstract class AlertSymptoms {
+  /** The cause the latest fire of this incident is (or was) a symptom of; null when it is a root cause or unknown. */
+  abstract symptomOf(incidentKey: string): Promise<SymptomOf | null>;
+}
+
 export interface AlertTransition {
   id: string;
   incident_key: string;
@@ -74,6 +93,12 @@ export interface AlertTransition {
   title: string | null;
   /** Folder ids from the root to the node's folder (scoped delivery); empty for non-node subjects. */
   folder_path: string[];
+  /**
+   * Set when this unreachable incident is a symptom of an upstream node's (topology plugin loaded): on its fire when the
+   * cause was already open, on its clear when it fired (or was later marked) as one. A symptom found after its fire
+   * was announced is written to the store only (active alert and fire history row), not announced again.
+   */
+  symptom_of?: SymptomOf | null;
 }
 
 declare module "../../core/bus/EventBus.js" {

@@ -12,9 +12,10 @@ import { IncidentRepository } from "./repositories/IncidentRepository.js";
 import { MaintenanceRepository } from "./repositories/MaintenanceRepository.js";
 import { MuteRepository, pruneExpiredMutes } from "./repositories/MuteRepository.js";
 import { ThresholdRepository } from "./repositories/ThresholdRepository.js";
+import { RootCauseRepository } from "./repositories/RootCauseRepository.js";
 import { AckService } from "./services/AckService.js";
 import { ActiveAlertService } from "./services/ActiveAlertService.js";
-import { EventAlerts } from "./contract.js";
+import { AlertSymptoms, EventAlerts } from "./contract.js";
 import { AlertEngine } from "./services/AlertEngine.js";
 import { EventAlertService } from "./services/EventAlertService.js";
 import { HistoryService } from "./services/HistoryService.js";
@@ -22,6 +23,7 @@ import { IncidentWriter } from "./services/IncidentWriter.js";
 import { MaintenanceService } from "./services/MaintenanceService.js";
 import { MuteService } from "./services/MuteService.js";
 import { NodeStateService } from "./services/NodeStateService.js";
+import { RootCause } from "./services/RootCause.js";
 import { RuleResolver } from "./services/RuleResolver.js";
 import { Suppression } from "./services/Suppression.js";
 import { ThresholdService } from "./services/ThresholdService.js";
@@ -38,6 +40,8 @@ export const alertsPlugin = definePlugin({
   kernel: "^0.1.0",
   description: "Thresholds, the alert engine, history, acknowledgement, mutes and maintenance",
   dependsOn: { inventory: "^0.1.0", polling: "^0.1.0" },
+  // Root-cause alerts link an unreachable node's incident to its upstream's (RootCause) when topology is loaded.
+  optionalDependsOn: { topology: "^0.1.0" },
   controllers: [ThresholdController, AlertController, HistoryController, MuteController, MaintenanceController],
   providers: [
     ThresholdService,
@@ -48,6 +52,8 @@ export const alertsPlugin = definePlugin({
     IncidentRepository,
     NodeStateService,
     Suppression,
+    RootCause,
+    RootCauseRepository,
     ActiveAlertService,
     ActiveAlertRepository,
     AckService,
@@ -59,7 +65,10 @@ export const alertsPlugin = definePlugin({
     MaintenanceRepository,
     EventAlertService,
   ],
-  exports: [{ provide: EventAlerts, use: EventAlertService }],
+  exports: [
+    { provide: EventAlerts, use: EventAlertService },
+    { provide: AlertSymptoms, use: RootCause },
+  ],
   bundle: { tables: alertsBundleTables },
   jobs: [
     // Node states follow maintenance windows opening and closing.

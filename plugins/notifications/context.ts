@@ -21,6 +21,11 @@ export const notificationsConfigSchema = {
     /** Consecutive failures of one channel that open its circuit breaker, and how long it stays open. */
     breakerFailures: { type: "integer", minimum: 1, maximum: 1000, default: 5 },
     breakerOpenMs: { type: "integer", minimum: 1000, maximum: 3600000, default: 30000 },
+    /**
+     * How long an unreachable fire waits before root_cause_only rules decide on it (its symptom_of is read again from
+     * the store then): the node's upstream may be found unreachable a poll later. Default: about two ping timeouts.
+     */
+    rootCauseSettleMs: { type: "integer", minimum: 0, maximum: 600000, default: 5000 },
     /** Time one send may take. */
     sendTimeoutMs: { type: "integer", minimum: 1000, maximum: 120000, default: 15000 },
   },

@@ -152,6 +152,9 @@ export interface NetworkAgent {
   dir: string;
   /** Rewrites a device's recording and restarts snmpsimd (same port): what the device reports from then on. */
   update(device: TopoDevice): Promise<void>;
+  /** Stops snmpsimd (every device goes silent), keeping its data; resume() starts it again on the same port. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -231,6 +234,8 @@ export async function startNetworkAgent(devices: TopoDevice[]): Promise<NetworkA
       await halt();
       await launch();
     },
+    pause: halt,
+    resume: launch,
     async stop() {
       await halt();
       rmSync(dir, { recursive: true, force: true });

@@ -79,8 +79,9 @@ describe("the nms-core package's exported values", () => {
         "isRawCounterMetric",
       ].sort(),
     );
-    // alerts' contract: bus events, the token other plugins' rules raise incidents through, and the views reports read.
-    expect(await names("nms-core/contracts/alerts")).toEqual(["EVENT_METRIC", "EventAlerts", "REPORT_ACKS_VIEW", "REPORT_HISTORY_VIEW"]);
+    // alerts' contract: bus events, the token other plugins' rules raise incidents through, the root-cause links
+    // notifications read, and the views reports read.
+    expect(await names("nms-core/contracts/alerts")).toEqual(["AlertSymptoms", "EVENT_METRIC", "EventAlerts", "REPORT_ACKS_VIEW", "REPORT_HISTORY_VIEW"]);
     // events' and flows' contracts: types, the bus events, and the views reports read.
     expect(await names("nms-core/contracts/events")).toEqual(["REPORT_EVENTS_VIEW", "SyslogMirror"]);
     expect(await names("nms-core/contracts/flows")).toEqual(

@@ -2796,6 +2796,7 @@ export interface components {
       subject_kind: "node" | "pool" | "netcloud_org";
       /** @description Name of a subject identified by name (a poller pool) */
       subject_name: string | null;
+      symptom_of?: components["schemas"]["SymptomRef"] | unknown;
       /** @description Bound crossed for the current severity */
       threshold_value: number | null;
       /** @description English alert title */
@@ -2939,6 +2940,7 @@ export interface components {
       subject_kind: "node" | "pool" | "netcloud_org";
       /** @description Name for subjects identified by name (a poller pool) */
       subject_name: string | null;
+      symptom_of?: components["schemas"]["SymptomRef"] | unknown;
       /** @description Bound crossed for the committed severity */
       threshold_value: number | null;
       /** @description English alert title */
@@ -3016,6 +3018,7 @@ export interface components {
       subject_kind: "node" | "pool" | "netcloud_org";
       /** @description Name for subjects identified by name (a poller pool) */
       subject_name: string | null;
+      symptom_of?: components["schemas"]["SymptomRef"] | unknown;
       /** @description Bound crossed for the committed severity */
       threshold_value: number | null;
       /** @description English alert title */
@@ -5909,6 +5912,8 @@ export interface components {
       folder_ids?: string[];
       /** @description not empty */
       name: string;
+      /** @description default false. true: the rule sends only root causes: an alert that is a symptom of an upstream node's unreachable alert (its symptom_of) is skipped; an unreachable fire is held for rootCauseSettleMs before it is decided */
+      root_cause_only?: boolean;
       /**
        * @description critical, warning, info, or null = any severity
        * @enum {string|null}
@@ -5926,6 +5931,8 @@ export interface components {
       folder_ids: string[];
       id: string;
       name: string;
+      /** @description true: the rule sends only root causes (symptoms of an upstream unreachable alert are skipped) */
+      root_cause_only: boolean;
       /** @description critical, warning, info, or null = any severity */
       severity: string | null;
       updated_at: string;
@@ -6393,6 +6400,18 @@ export interface components {
       timeout_ms: number;
       /** @description Addresses in the range */
       total: number;
+    };
+    /** @description The root cause an unreachable alert is a symptom of: the open unreachable incident of a node on its upstream path (topology plugin). */
+    SymptomRef: {
+      /** @description The cause's incident key */
+      incident_key: string;
+      /**
+       * Format: uuid
+       * @description The cause's node (unreachable upstream of this alert's node)
+       */
+      node: string;
+      /** @description That node's current name (inventory); null when it has been deleted */
+      node_name: string | null;
     };
     /** @description A channel's subject and body for one lifecycle point. */
     TemplateItemBody: {

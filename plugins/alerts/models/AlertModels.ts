@@ -21,6 +21,14 @@ export const SEVERITIES = ["info", "warning", "critical"] as const;
 export const NODE_STATES = ["ok", "warning", "critical", "unknown", "unreachable", "maintenance"] as const;
 export const SUBJECT_KINDS = ["node", "pool", "netcloud_org"] as const;
 
+/** The root cause an unreachable alert is a symptom of (docs/topology.md, "Root-cause alerts"). */
+@Description("The root cause an unreachable alert is a symptom of: the open unreachable incident of a node on its upstream path (topology plugin).")
+export class SymptomRef {
+  @Required() @Description("The cause's incident key") incident_key: string;
+  @Required() @Format("uuid") @Description("The cause's node (unreachable upstream of this alert's node)") node: string;
+  @Required() @Nullable(String) @Description("That node's current name (inventory); null when it has been deleted") node_name: string | null;
+}
+
 /** The ack state of an incident (incident key + severity), shared by all its transitions. */
 @Description("The ack state of an incident (node + check + severity), shared by all its transitions.")
 export class AckState {
@@ -57,6 +65,10 @@ export class ActiveAlertView {
   @Nullable(AckState)
   @Description("Ack state of the incident at its current severity; null = not acknowledged")
   acked: AckState | null;
+  @Optional()
+  @Nullable(SymptomRef)
+  @Description("Set while this unreachable alert is a symptom of an upstream node's open unreachable alert (its root cause); null otherwise")
+  symptom_of?: SymptomRef | null;
 }
 
 const SUBJECT_DOC =

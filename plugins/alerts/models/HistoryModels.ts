@@ -1,5 +1,5 @@
-import { CollectionOf, Description, Enum, Format, Integer, MaxLength, Maximum, Minimum, Nullable, Required } from "@tsed/schema";
-import { AckState, NODE_STATES, SEVERITIES, SUBJECT_KINDS } from "./AlertModels.js";
+import { CollectionOf, Description, Enum, Format, Integer, MaxLength, Maximum, Minimum, Nullable, Optional, Required } from "@tsed/schema";
+import { AckState, NODE_STATES, SEVERITIES, SUBJECT_KINDS, SymptomRef } from "./AlertModels.js";
 
 /** The query of GET /alerts/calendar. */
 export class CalendarQuery {
@@ -66,6 +66,12 @@ export class AlertHistoryRow {
   @Description("Ack state of the incident (node + check + severity), shared by all its transitions; null = not acknowledged")
   acked: AckState | null;
   @Required() @Nullable(String) @Description("English alert title") title: string | null;
+  @Optional()
+  @Nullable(SymptomRef)
+  @Description(
+    "The root cause this unreachable transition was a symptom of (a fire, also when marked after it was announced; a clear of such a fire); null otherwise",
+  )
+  symptom_of?: SymptomRef | null;
 }
 
 /** A history row with the node's current name: one of GET /alerts/transitions. */

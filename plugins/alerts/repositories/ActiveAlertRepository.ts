@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
-import type { AckState, ActiveAlertView } from "../models/AlertModels.js";
+import type { AckState, ActiveAlertView, SymptomRef } from "../models/AlertModels.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** An open incident as the ack route selects it. */
@@ -43,6 +43,28 @@ export function withAck<T extends AckColumns>(row: T): Omit<T, keyof AckColumns>
   return { ...rest, acked: ack_by === null ? null : { by: ack_by, at: ack_at!, note: ack_note } };
 }
 
+/** Cause columns selected beside an active or history row `x` (migration 0030), the cause node's name from the directory. */
+export function causeColumns(x: string): string {
+  return `${x}.cause_incident_key, ${x}.cause_node_id,
+    CASE WHEN ${x}.cause_node_id IS NULL THEN NULL ELSE (SELECT cd.name FROM ${NODE_DIRECTORY_VIEW} cd WHERE cd.id = ${x}.cause_node_id) END AS cause_node_name`;
+}
+
+export interface CauseColumns {
+  cause_incident_key: string | null;
+  cause_node_id: string | null;
+  cause_node_name: string | null;
+}
+
+/** Moves the selected cause columns into the row's `symptom_of` field. */
+export function withSymptom<T extends CauseColumns>(row: T): Omit<T, keyof CauseColumns> & { symptom_of: SymptomRef | null } {
+  const { cause_incident_key, cause_node_id, cause_node_name, ...rest } = row;
+  return {
+    ...rest,
+    symptom_of:
+      cause_incident_key === null || cause_node_id === null ? null : { incident_key: cause_incident_key, node: cause_node_id, node_name: cause_node_name },
+  };
+}
+
 const SEVERITY_RANK = "CASE aa.severity WHEN 'critical' THEN 3 WHEN 'warning' THEN 2 ELSE 1 END";
 
 /** SQL of alerts.active_alerts and alerts.acks, and the look-ups in inventory's published node directory. */
@@ -53,11 +75,11 @@ export class ActiveAlertRepository {
 
   /** Open incidents, worst first then newest; `scopeFolders` null = all, else only nodes filed beneath those folders. */
   async listActive(scopeFolders: string[] | null, folderId: string | null = null, db: Queryable = this.ctx.store): Promise<ActiveAlertView[]> {
-    const { rows } = await db.query<Omit<ActiveAlertView, "acked"> & AckColumns>(
+    const { rows } = await db.query<Omit<ActiveAlertView, "acked" | "symptom_of"> & AckColumns & CauseColumns>(
       `SELECT aa.id, aa.incident_key, aa.subject_kind, aa.node_id AS node, d.name AS node_name, aa.subject_name, aa.check_id AS "check",
               aa.metric, aa.ifindex, aa.if_name, aa.row_key AS "row", aa.row_name, aa.severity, aa.state, aa.direction,
               aa.observed_value, aa.threshold_value, aa.title,
-              ${isoTimestamp("aa.fired_at")} AS fired_at, ${isoTimestamp("aa.updated_at")} AS updated_at, ${ACK_COLUMNS}
+              ${isoTimestamp("aa.fired_at")} AS fired_at, ${isoTimestamp("aa.updated_at")} AS updated_at, ${ACK_COLUMNS}, ${causeColumns("aa")}
          FROM alerts.active_alerts aa
          LEFT JOIN ${NODE_DIRECTORY_VIEW} d ON d.id = aa.node_id
          LEFT JOIN alerts.acks a ON a.incident_key = aa.incident_key AND a.severity = aa.severity
@@ -66,7 +88,7 @@ export class ActiveAlertRepository {
         ORDER BY ${SEVERITY_RANK} DESC, aa.fired_at DESC, aa.id`,
       [scopeFolders, folderId],
     );
-    return rows.map(withAck);
+    return rows.map((r) => withSymptom(withAck(r)));
   }
 
   /** The open incidents of a subject, narrowed, locked against the engine's updates until the transaction ends. */

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from "@tsed/di";
-import type { AlertTransition } from "../contract.js";
+import type { AlertTransition, SymptomOf } from "../contract.js";
 import { transitionOf } from "../lib/history.js";
 import { IncidentRepository, type ActiveRow, type HistoryInsert } from "../repositories/IncidentRepository.js";
 import { NodeStateService, type NodeStateChange } from "./NodeStateService.js";
+import { RootCause } from "./RootCause.js";
 import { Suppression, suppressionKey, type SuppressionReason, type SuppressionSubject } from "./Suppression.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
@@ -55,6 +56,9 @@ export class IncidentWriter {
   @Inject(Suppression)
   private suppression: Suppression;
 
+  @Inject(RootCause)
+  private rootCause: RootCause;
+
   /** Every open incident (the engine restores its state from them at start). */
   loadActive(): Promise<ActiveRow[]> {
     return this.repo.loadActive();
@@ -63,8 +67,9 @@ export class IncidentWriter {
   async write(pending: readonly PendingTransition[], extras: FlushExtras = { nodes: [], forget: [] }): Promise<FlushResult> {
     if (pending.length === 0 && extras.nodes.length === 0 && extras.forget.length === 0) return { recorded_at: null, transitions: [], states: [] };
     const now = Date.now();
-    const { recordedAt, reasons, stateChanges } = await this.ctx.store.tx(async (db) => {
+    const { recordedAt, reasons, stateChanges, symptoms } = await this.ctx.store.tx(async (db) => {
       let recordedAt: string | null = null;
+      let symptoms = new Map<string, SymptomOf>();
       if (pending.length > 0) {
         recordedAt = await this.repo.now(db);
         await this.repo.insertHistory(
@@ -83,6 +88,11 @@ export class IncidentWriter {
         }
         await this.repo.deleteActive(closed, db);
         await this.repo.upsertActive(open, db);
+        symptoms = await this.rootCause.apply(
+          pending.map((p) => p.row),
+          new Set(closed),
+          db,
+        );
       }
       const forget = new Set(extras.forget.map((id) => id.toLowerCase()));
       await this.states.forget([...forget], db);
@@ -94,12 +104,12 @@ export class IncidentWriter {
         (n) => !forget.has(n.id.toLowerCase()),
       );
       const stateChanges = await this.states.recompute(nodes, db, now);
-      return { recordedAt, reasons, stateChanges };
+      return { recordedAt, reasons, stateChanges, symptoms };
     });
 
     const transitions: AlertTransition[] = [];
     for (const p of pending) {
-      const t = transitionOf(p.row, recordedAt!, p.folder_path);
+      const t = { ...transitionOf(p.row, recordedAt!, p.folder_path), symptom_of: symptoms.get(p.row.id) ?? null };
       transitions.push(t);
       this.ctx.realtime.publish("active", t.resolved ? "resolved" : "fired", t, { folders: t.folder_path });
       const reason: SuppressionReason | undefined =

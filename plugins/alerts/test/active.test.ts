@@ -91,6 +91,7 @@ describe("full mode", () => {
       updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
       // Acked at critical only: the incident is now at warning, so its inbound ack state is empty.
       acked: null,
+      symptom_of: null,
     });
     expect(res.body[1].acked).toEqual({ by: "alice", at: "2026-01-10T09:30:00.654321Z", note: null });
     expect(res.body[0]).toMatchObject({ node_name: "branch-fw", row: 3, row_name: "Processor" });

@@ -193,6 +193,7 @@ describe("with history", () => {
           "acked",
           "title",
           "node_name",
+          "symptom_of",
         ].sort(),
       );
     });

@@ -132,6 +132,7 @@ describe("the engine", () => {
       subject_name: null,
       title,
       folder_path: [folder, sub],
+      symptom_of: null,
     });
     const rows = await history(k, "node_id = $1", [node]);
     expect(rows).toEqual([

@@ -1,5 +1,5 @@
 /** Helpers of the engine and threshold tests: a kernel with the engine running, inventory rows, samples, bus waits. */
-import type { PluginContext } from "../../../core/index.js";
+import type { PluginContext, PluginManifest } from "../../../core/index.js";
 import type { BusEvents } from "../../../core/bus/EventBus.js";
 import { rawQuery } from "../../../test/support/db.js";
 import { startTestKernel, type TestKernel, type TestKernelOptions } from "../../../test/support/testKernel.js";
@@ -20,11 +20,11 @@ export interface EngineKernel extends TestKernel {
 const ALERT_EVENTS = ["alerts.fired", "alerts.resolved", "alerts.suppressed", "alerts.node.state"] as const;
 
 /** inventory + polling (no embedded poller) + alerts, the engine started (idempotent if the manifest starts it too). */
-export async function startEngineKernel(options: TestKernelOptions & { flushMs?: number } = {}): Promise<EngineKernel> {
+export async function startEngineKernel(options: TestKernelOptions & { flushMs?: number; extraPlugins?: PluginManifest[] } = {}): Promise<EngineKernel> {
   const { pluginConfig, ...rest } = options.overrides ?? {};
   const k = await startTestKernel({
     ...options,
-    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin],
+    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, ...(options.extraPlugins ?? [])],
     overrides: {
       ...rest,
       pluginConfig: { ...(pluginConfig ?? {}), polling: { embeddedPoller: false }, alerts: { flushMs: options.flushMs ?? 50 } },

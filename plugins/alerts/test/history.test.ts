@@ -116,6 +116,7 @@ describe("GET /alerts/history rows", () => {
       subject_name: null,
       acked: { by: "alice", at: "2026-01-10T12:05:00.123456Z", note: "on it" },
       title: "CPU utilisation above 90",
+      symptom_of: null,
     });
     const port = res.body.find((r: { id: string }) => r.id === fixture[2].id);
     expect(port).toMatchObject({ ifindex: 0, if_name: "ge-0/0/0", acked: null });

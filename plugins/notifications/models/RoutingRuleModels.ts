@@ -25,6 +25,11 @@ export class RoutingRuleBody {
     "only alerts of nodes filed in these folders or beneath them; omitted or empty = every alert (alerts of a pool or an organization match only a rule without folders)",
   )
   folder_ids?: string[];
+  @Optional()
+  @Description(
+    "default false. true: the rule sends only root causes: an alert that is a symptom of an upstream node's unreachable alert (its symptom_of) is skipped; an unreachable fire is held for rootCauseSettleMs before it is decided",
+  )
+  root_cause_only?: boolean;
 }
 
 @Description("A routing rule: alerts of a severity go to these channels (GET /routing-rules).")
@@ -35,6 +40,7 @@ export class RoutingRuleView {
   @Description("Channels an alert matching this rule goes to") @Required() @CollectionOf(String) channel_ids: string[];
   @Description("Disabled rules route nothing") @Required() enabled: boolean;
   @Description("Only alerts of nodes in these folders or beneath; empty = every alert") @Required() @CollectionOf(String) folder_ids: string[];
+  @Description("true: the rule sends only root causes (symptoms of an upstream unreachable alert are skipped)") @Required() root_cause_only: boolean;
   @Required() created_at: string;
   @Required() updated_at: string;
 }

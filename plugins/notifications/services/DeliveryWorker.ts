@@ -3,7 +3,7 @@ import { Inject, Injectable } from "@tsed/di";
 import { BrokenCircuitError, circuitBreaker, CircuitState, ConsecutiveBreaker, handleAll, type CircuitBreakerPolicy } from "cockatiel";
 import type { MetricCounter, MetricHistogram } from "../../../core/index.js";
 import { isUuid } from "../../../core/index.js";
-import type { AlertTransition } from "../../alerts/contract.js";
+import { AlertSymptoms, type AlertTransition } from "../../alerts/contract.js";
 import { NOTIFICATIONS_CONTEXT, type NotificationsContext } from "../context.js";
 import { DeliveryError, type ChannelForSend, type ChannelKind, type LifecyclePoint, type OutboundNotification } from "../contract.js";
 import type { ChannelTestResult } from "../models/ChannelModels.js";
@@ -47,6 +47,12 @@ export class DeliveryWorker {
 
   @Inject(Renderer)
   private renderer: Renderer;
+
+  @Inject(AlertSymptoms)
+  private symptoms: AlertSymptoms;
+
+  /** Unreachable fires waiting for rootCauseSettleMs before root_cause_only rules decide (each runs at once on stop). */
+  private readonly settling = new Map<NodeJS.Timeout, () => Promise<void>>();
 
   private timer?: NodeJS.Timeout;
   private running = false;
@@ -115,18 +121,52 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     for (const off of this.unsubscribe) off();
     this.unsubscribe = [];
+    // Decide the settling fires now, with what the store says (not lost with this replica).
+    const waiting = [...this.settling];
+    this.settling.clear();
+    for (const [t] of waiting) clearTimeout(t);
+    await Promise.allSettled(waiting.map(([, run]) => run()));
     clearInterval(this.timer);
     this.timer = undefined;
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Writes one delivery per channel the routing rules pick for this transition, then sends what is due. */
+  /**
+   * Writes one delivery per channel the routing rules pick for this transition, then sends what is due. Channels only
+   * root_cause_only rules pick skip a symptom (symptom_of set). An unreachable node's fire announced as no symptom may
+   * be marked one a poll later (its upstream found down after it): those channels decide after rootCauseSettleMs,
+   * reading its symptom_of from the store then.
+   */
   async dispatch(event: LifecyclePoint, alert: AlertTransition): Promise<void> {
     // The transition carries its node's folders (root down); other subjects carry none.
     const folders = (alert.folder_path ?? []).filter(isUuid);
     const channels = await this.rules.channelsFor(alert.severity, folders);
-    const written = await this.deliveries.enqueue(alert.id, event, alert, channels);
+    const rootOnly = channels.filter((c) => c.root_cause_only);
+    const now = alert.symptom_of ? channels.filter((c) => !c.root_cause_only) : channels;
+    const mayBecomeSymptom = event === "fire" && !alert.symptom_of && alert.subject_kind === "node" && alert.state === "unreachable";
+    const settleMs = this.ctx.config.rootCauseSettleMs;
+    const hold = mayBecomeSymptom && rootOnly.length > 0 && settleMs > 0;
+    const written = await this.deliveries.enqueue(alert.id, event, alert, hold ? now.filter((c) => !c.root_cause_only) : now);
     if (written) this.kick();
+    if (hold) this.holdForRootCause(alert, event, rootOnly, settleMs);
+  }
+
+  private holdForRootCause(alert: AlertTransition, event: LifecyclePoint, rootOnly: { id: string; name: string }[], ms: number): void {
+    const run = async () => {
+      try {
+        const symptom_of = await this.symptoms.symptomOf(alert.incident_key);
+        if (symptom_of) return;
+        if (await this.deliveries.enqueue(alert.id, event, alert, rootOnly)) this.kick();
+      } catch (err) {
+        this.ctx.log.error("root-cause settle failed", { incident_key: alert.incident_key, error: (err as Error).message });
+      }
+    };
+    const timer: NodeJS.Timeout = setTimeout(() => {
+      this.settling.delete(timer);
+      void run();
+    }, ms);
+    timer.unref();
+    this.settling.set(timer, run);
   }
 
   /** Looks for due deliveries now (coalesced: one pass at a time, another right after when asked meanwhile). */

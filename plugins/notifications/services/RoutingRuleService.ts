@@ -49,6 +49,13 @@ export class RoutingRuleService {
     const folders = (body.folder_ids ?? []).map((id) => id.toLowerCase());
     const unknown = await this.repo.missingFolders(folders);
     if (unknown.length) throw badRequest("unknown_reference", `folder_ids names no folder: ${unknown.join(", ")}.`);
-    return { name, severity: body.severity ?? null, channel_ids: ids, enabled: body.enabled ?? true, folder_ids: folders };
+    return {
+      name,
+      severity: body.severity ?? null,
+      channel_ids: ids,
+      enabled: body.enabled ?? true,
+      folder_ids: folders,
+      root_cause_only: body.root_cause_only ?? false,
+    };
   }
 }
