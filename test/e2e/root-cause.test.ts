@@ -7,14 +7,18 @@
  *
  * Reachability arrives through polling's sample sink, the path a remote poller's POST /pollers/{id}/samples takes (the
  * embedded poller's ICMP probe cannot fail on loopback addresses). The eight devices are reported down one poll before
- * the core, the order that needs the late marking and the notifications' settle time.
+ * the core, the order that needs the late marking and the notifications' settle time. In real Chromium, the overview
+ * folds the eight under the core's alert and the map rings the core (docs/screenshots/root-cause-*.png).
  */
 import { jest } from "@jest/globals";
+import type { Browser } from "playwright-core";
+import { ensureWebBuilt, launch, openDashboard, screenshot, signIn } from "../dashboard/browser.js";
 import { startTestKernel, type TestKernel } from "../support/testKernel.js";
 import { startNetworkAgent, testNetwork, type NetworkAgent } from "../support/topologyNetwork.js";
 import { until } from "../support/wait.js";
 import { startWebhookServer, type WebhookServer } from "../support/webhookServer.js";
 import { alertsPlugin } from "../../plugins/alerts/index.js";
+import { dashboardPlugin } from "../../plugins/dashboard/index.js";
 import { inventoryPlugin } from "../../plugins/inventory/index.js";
 import { notificationsPlugin } from "../../plugins/notifications/index.js";
 import { pollingPlugin } from "../../plugins/polling/index.js";
@@ -29,6 +33,8 @@ const SETTLE_MS = 1500;
 let k: TestKernel;
 let agent: NetworkAgent;
 let hook: WebhookServer;
+let browser: Browser;
+const PASSWORD = "root-cause-password-1";
 const network = testNetwork();
 const ids = new Map<string, string>();
 
@@ -59,10 +65,11 @@ const fires = (path: string) => hook.received.filter((r) => r.path === path && (
 const resolves = (path: string) => hook.received.filter((r) => r.path === path && (r.body as { event: string }).event === "resolve");
 
 beforeAll(async () => {
+  ensureWebBuilt();
   hook = await startWebhookServer();
   agent = await startNetworkAgent(network);
   k = await startTestKernel({
-    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, notificationsPlugin, topologyPlugin],
+    plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, notificationsPlugin, topologyPlugin, dashboardPlugin],
     overrides: {
       pluginConfig: {
         polling: { embeddedPoller: false },
@@ -80,9 +87,12 @@ beforeAll(async () => {
   const allHook = await post("/notification-channels", { name: "noc log", kind: "webhook", config: { url: `${hook.url}/all` } });
   await post("/routing-rules", { name: "root causes", severity: null, channel_ids: [rootHook], root_cause_only: true });
   await post("/routing-rules", { name: "everything", severity: null, channel_ids: [allHook] });
+  await k.kernel.auth.createAccount({ username: "rc-viewer", password: PASSWORD, role: "viewer", scope: "All" });
+  browser = await launch();
 }, 120000);
 
 afterAll(async () => {
+  await browser?.close();
   await k?.stop();
   await agent?.stop();
   await hook?.close();
@@ -119,6 +129,26 @@ describe("root-cause alerts (snmpsim network)", () => {
     await new Promise((r) => setTimeout(r, SETTLE_MS + 1000));
     expect(fires("/root").map((r) => (r.body as { node: string }).node)).toEqual([core]);
     expect(fires("/all")).toHaveLength(9);
+
+    // The overview folds the eight under the core's alert; the map rings the core, and only the core.
+    const { page, context } = await openDashboard(browser, k.url);
+    await signIn(page, "rc-viewer", PASSWORD);
+    const toggle = page.getByTestId("symptoms-toggle");
+    await toggle.waitFor();
+    expect(await toggle.textContent()).toBe("8 nodes behind it");
+    expect(await page.locator("tr[data-symptom-of]").count()).toBe(0);
+    expect(await page.locator(`tr[data-node="${core}"]`).count()).toBe(1);
+    await toggle.click();
+    await page.locator("tr[data-symptom-of]").nth(7).waitFor();
+    expect(await page.locator("tr[data-symptom-of]").count()).toBe(8);
+    expect(await page.locator("tr[data-symptom-of]").first().textContent()).toContain("(behind core)");
+    await screenshot(page, "root-cause-overview");
+    await page.goto(`${k.url}/#/map`);
+    await page.locator('[data-root-cause="true"]').first().waitFor();
+    expect(await page.locator('[data-root-cause="true"]').evaluateAll((els) => els.map((e) => e.getAttribute("data-node")))).toEqual([core]);
+    expect(await page.locator('a[data-state="unreachable"]').count()).toBe(9);
+    await screenshot(page, "root-cause-map");
+    await context.close();
 
     // The core is back: every node answers again and every alert clears; the root-cause rule sends one recovery.
     await agent.resume();

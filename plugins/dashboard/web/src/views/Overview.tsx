@@ -83,6 +83,15 @@ function PublicFeed({ feed }: { feed: AlertTransitionEvent[] }) {
 }
 
 function AlertTable({ alerts, onAcked }: { alerts: Active[]; onAcked: () => void }) {
+  // Root causes list their symptoms (alerts of nodes unreachable behind them) folded under them; a click unfolds.
+  const [open, setOpen] = useState<Set<string>>(new Set());
+  const toggle = (key: string) =>
+    setOpen((o) => {
+      const n = new Set(o);
+      if (n.has(key)) n.delete(key);
+      else n.add(key);
+      return n;
+    });
   const [error, setError] = useState<string | null>(null);
   if (!alerts.length) return <p class="muted">No active alerts.</p>;
   const ack = async (a: Active, clear: boolean) => {
@@ -119,16 +128,33 @@ function AlertTable({ alerts, onAcked }: { alerts: Active[]; onAcked: () => void
             </tr>
           </thead>
           <tbody>
-            {alerts.map((a) => {
+            {folded(alerts, open).map(({ alert: a, symptoms, symptom }) => {
               const acked = a.acked as Schemas["AckState"] | null;
               return (
-                <tr key={a.id} data-alert={a.id} data-node={a.node ?? ""} class={acked ? "acked" : ""}>
+                <tr
+                  key={a.id}
+                  data-alert={a.id}
+                  data-node={a.node ?? ""}
+                  data-symptom-of={symptom ? symptomOf(a)!.incident_key : undefined}
+                  class={[acked ? "acked" : "", symptom ? "symptom" : ""].join(" ").trim()}
+                >
                   <td>
                     <Badge value={a.severity} />
                   </td>
                   <td>{a.node ? <a href={`#/node/${a.node}`}>{a.node_name ?? a.node}</a> : (a.subject_name ?? a.subject_kind)}</td>
                   <td>
-                    {a.title ?? a.metric}{" "}
+                    {a.title ?? a.metric} {symptom ? <span class="muted">(behind {symptomOf(a)!.node_name ?? "its upstream"}) </span> : null}
+                    {symptoms ? (
+                      <button
+                        type="button"
+                        class="small link"
+                        aria-expanded={open.has(a.incident_key)}
+                        data-testid="symptoms-toggle"
+                        onClick={() => toggle(a.incident_key)}
+                      >
+                        {symptoms} {symptoms === 1 ? "node" : "nodes"} behind it
+                      </button>
+                    ) : null}{" "}
                     {a.node ? (
                       <a class="graph-link" href={graphHref(a.node, a.metric, a.ifindex, a.fired_at)} aria-label={`Graph of ${a.title ?? a.metric ?? "alert"}`}>
                         graph
@@ -162,4 +188,30 @@ function AlertTable({ alerts, onAcked }: { alerts: Active[]; onAcked: () => void
       </div>
     </>
   );
+}
+
+type SymptomRef = { incident_key: string; node: string; node_name: string | null };
+const symptomOf = (a: Active): SymptomRef | null => (a.symptom_of as SymptomRef | null | undefined) ?? null;
+
+/**
+ * The alerts in list order with each root cause's symptoms moved right under it: shown when the cause is unfolded,
+ * counted on its row otherwise. A symptom whose cause is not in the list (cleared, or outside the caller's folders)
+ * stays where it was.
+ */
+function folded(alerts: Active[], open: Set<string>): { alert: Active; symptoms: number; symptom: boolean }[] {
+  const keys = new Set(alerts.map((a) => a.incident_key));
+  const under = new Map<string, Active[]>();
+  for (const a of alerts) {
+    const cause = symptomOf(a)?.incident_key;
+    if (cause && keys.has(cause) && cause !== a.incident_key) under.set(cause, [...(under.get(cause) ?? []), a]);
+  }
+  const out: { alert: Active; symptoms: number; symptom: boolean }[] = [];
+  for (const a of alerts) {
+    const cause = symptomOf(a)?.incident_key;
+    if (cause && under.get(cause)?.includes(a)) continue;
+    const mine = under.get(a.incident_key) ?? [];
+    out.push({ alert: a, symptoms: mine.length, symptom: false });
+    if (open.has(a.incident_key)) for (const x of mine) out.push({ alert: x, symptoms: 0, symptom: true });
+  }
+  return out;
 }

@@ -437,6 +437,7 @@ export function RoutingRules() {
     severity: r?.severity ?? "",
     channel_ids: r?.channel_ids ?? [],
     folder_ids: r?.folder_ids ?? [],
+    root_cause_only: r?.root_cause_only ?? false,
     enabled: r?.enabled ?? true,
   });
   const body = (v: FormValues): Schemas["RoutingRuleBody"] => ({
@@ -444,6 +445,7 @@ export function RoutingRules() {
     severity: (strOf(v.severity) as "critical" | null) ?? null,
     channel_ids: idsOf(v.channel_ids),
     folder_ids: idsOf(v.folder_ids),
+    root_cause_only: Boolean(v.root_cause_only),
     enabled: Boolean(v.enabled),
   });
   return (
@@ -475,7 +477,10 @@ export function RoutingRules() {
                   <td data-testid="rule-folders">
                     <RefNames kind="folder" ids={r.folder_ids} empty="every alert" />
                   </td>
-                  <td>{r.enabled ? "enabled" : "disabled"}</td>
+                  <td>
+                    {r.enabled ? "enabled" : "disabled"}
+                    {r.root_cause_only ? ", root causes only" : ""}
+                  </td>
                   <td class="row-actions">
                     {writable ? (
                       <>
@@ -520,6 +525,12 @@ export function RoutingRules() {
                 pick: "folder",
                 max: 32,
                 help: "Folders (and beneath); none = every alert, pool alerts included.",
+              },
+              {
+                name: "root_cause_only",
+                label: "Root causes only",
+                type: "checkbox",
+                help: "Skip the alerts of nodes unreachable because an upstream node is (topology).",
               },
               { name: "enabled", label: "Enabled", type: "checkbox" },
             ]}
