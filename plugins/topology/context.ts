@@ -28,6 +28,12 @@ export const topologyConfigSchema = {
      * of its nodes' upstream paths. A pool without one (or whose seed names no node) uses its node with most links.
      */
     seeds: { type: "object", additionalProperties: { type: "string", minLength: 1, maxLength: 64 }, default: {} },
+    /**
+     * Device profiles whose nodes are walked (by name, case-insensitively, or id; a profile beneath one listed counts):
+     * empty = every node with an SNMP credential. Nodes of other profiles (phones, servers) keep their links from the
+     * switches that see them.
+     */
+    profiles: { type: "array", items: { type: "string", minLength: 1, maxLength: 200 }, maxItems: 100, default: [] },
     /** Seconds a computed upstream graph is reused before it is computed again (a change made on this replica recomputes at once). */
     upstreamTtlSecs: { type: "integer", minimum: 1, maximum: 3600, default: 30 },
   },

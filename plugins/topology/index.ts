@@ -31,9 +31,10 @@ export const topologyPlugin = definePlugin({
   jobs: [
     {
       // Every minute: the nodes whose last walk is older than intervalSecs (at most batchSize). Agenda runs it on one replica.
+      // The default lock (10 min) outlasts a batch. A 30-minute one kept a process that had run it alive for 15 minutes
+      // after its kernel stopped (Agenda's liveness check of a run sleeps lockLifetime / 2 on a timer nothing clears).
       name: "discover",
       every: "1 minute",
-      lockLifetimeMs: 30 * 60 * 1000,
       handler: async (_job, ctx) => {
         if (!ctx.config.schedule) return;
         const s = await ctx.get(DiscoveryService).runDue();

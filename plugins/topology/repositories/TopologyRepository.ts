@@ -1,7 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import type pg from "pg";
 import { isoTimestamp, type Queryable } from "../../../core/index.js";
-import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
+import { PROFILE_DIRECTORY_VIEW, NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import { TOPOLOGY_CONTEXT, type TopologyContext } from "../context.js";
 import type { Observation } from "../lib/mibs.js";
 import type { KnownIdentity, ResolvedBy } from "../lib/resolve.js";
@@ -15,6 +15,8 @@ export interface DirectoryRow {
   effective_pool: string;
   credential_id: string | null;
   snmp_port: number;
+  /** It has a credential and a profile pluginConfig.topology.profiles allows (any, when that list is empty). */
+  walkable: boolean;
 }
 
 /** A resolved observation: `observer` saw `remote` (a node here) on its port. */
@@ -106,12 +108,26 @@ export class TopologyRepository {
     return this.ctx.store.table(name);
   }
 
+  /**
+   * Whether the node of the directory row `d` may be walked: a credential, and a profile (or a profile above it) that
+   * $N names by id or lower-cased name, unless $N is empty.
+   */
+  private walkable(param: number): string {
+    return `(d.credential_id IS NOT NULL AND (cardinality($${param}::text[]) = 0 OR EXISTS (
+      SELECT 1 FROM ${PROFILE_DIRECTORY_VIEW} p JOIN ${PROFILE_DIRECTORY_VIEW} a ON a.id = ANY (p.ancestors)
+       WHERE p.id = d.profile_id AND (a.id::text = ANY ($${param}::text[]) OR lower(a.name) = ANY ($${param}::text[])))))`;
+  }
+
+  private profileList(): string[] {
+    return this.ctx.config.profiles.map((p) => p.toLowerCase());
+  }
+
   /** Nodes of the directory (all, or those named), with what a walk needs. */
   async directory(ids: string[] | null = null): Promise<DirectoryRow[]> {
     const { rows } = await this.ctx.store.query<DirectoryRow>(
-      `SELECT id, name, address, folder_path, effective_pool, credential_id, snmp_port
-         FROM ${NODE_DIRECTORY_VIEW} WHERE $1::uuid[] IS NULL OR id = ANY($1::uuid[])`,
-      [ids],
+      `SELECT d.id, d.name, d.address, d.folder_path, d.effective_pool, d.credential_id, d.snmp_port, ${this.walkable(2)} AS walkable
+         FROM ${NODE_DIRECTORY_VIEW} d WHERE $1::uuid[] IS NULL OR d.id = ANY($1::uuid[])`,
+      [ids, this.profileList()],
     );
     return rows;
   }
@@ -127,9 +143,9 @@ export class TopologyRepository {
   async dueNodes(intervalSecs: number, limit: number): Promise<string[]> {
     const { rows } = await this.ctx.store.query<{ id: string }>(
       `SELECT d.id FROM ${NODE_DIRECTORY_VIEW} d LEFT JOIN ${this.t("node_identity")} i ON i.node_id = d.id
-        WHERE d.credential_id IS NOT NULL AND (i.polled_at IS NULL OR i.polled_at < clock_timestamp() - make_interval(secs => $1))
+        WHERE ${this.walkable(3)} AND (i.polled_at IS NULL OR i.polled_at < clock_timestamp() - make_interval(secs => $1))
         ORDER BY i.polled_at NULLS FIRST, d.id LIMIT $2`,
-      [intervalSecs, limit],
+      [intervalSecs, limit, this.profileList()],
     );
     return rows.map((r) => r.id);
   }

@@ -66,7 +66,7 @@ export class DiscoveryService {
 
   /** Queues a run over every node `scope` covers (job topology.discover-all); returns how many nodes with a credential it will walk. */
   async queueAll(scope: Scope): Promise<number> {
-    const n = (await this.repo.directory()).filter((d) => d.credential_id && scopeCovers(scope, d.folder_path)).length;
+    const n = (await this.repo.directory()).filter((d) => d.walkable && scopeCovers(scope, d.folder_path)).length;
     await this.ctx.jobs.now("discover-all", { scope });
     return n;
   }
@@ -76,7 +76,7 @@ export class DiscoveryService {
     const directory = await this.repo.directory();
     const byId = new Map(directory.map((n) => [n.id, n]));
     if (ids) for (const id of ids) if (!byId.has(id) || !scopeCovers(scope, byId.get(id)!.folder_path)) throw notFound("No such node.");
-    const targets = (ids ? ids.map((id) => byId.get(id)!) : directory.filter((n) => scopeCovers(scope, n.folder_path))).filter((n) => n.credential_id);
+    const targets = (ids ? ids.map((id) => byId.get(id)!) : directory.filter((n) => scopeCovers(scope, n.folder_path))).filter((n) => n.walkable);
 
     const walked = new Map<string, WalkedNode>();
     let failed = 0;
