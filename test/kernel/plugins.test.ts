@@ -38,6 +38,9 @@ describe("plugin host", () => {
       { plugin: "core", name: "0003_bootstrap_flag" },
       { plugin: "core", name: "0004_dead_letters" },
       { plugin: "core", name: "0005_login_failures" },
+      { plugin: "core", name: "0006_auth_epoch" },
+      { plugin: "core", name: "0010_partition_inbox" },
+      { plugin: "core", name: "0011_partition_inbox_text" },
       { plugin: "fixture-widgets", name: "0001_init" },
     ]);
   });

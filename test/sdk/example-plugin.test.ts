@@ -27,7 +27,7 @@ describe("the example plugin, loaded into a running service from its own folder"
 
   it("boots with it after the built-in plugins it depends on, and serves its routes", async () => {
     expect(k.stdout()).toContain(
-      "plugins: inventory, polling, alerts, notifications, alert-relay, flows, events, analysis, dashboard, forwarding, ipam, netcloud, reports, topology)",
+      "plugins: inventory, polling, topology, alerts, notifications, alert-relay, flows, events, analysis, dashboard, forwarding, ipam, netcloud, reports)",
     );
     const health = (await (await fetch(`${k.url}/api/v1/health`)).json()) as { plugins: { id: string; version: string }[] };
     expect(health.plugins).toContainEqual({ id: "alert-relay", version: "0.1.0" });
