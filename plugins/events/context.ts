@@ -61,6 +61,11 @@ export const eventsConfigSchema = {
         workers: { type: ["integer", "null"], minimum: 1, maximum: 64, default: null },
         /** Records a worker hands over and the store has not yet taken, before it stops reading its journal (the journal holds the rest). */
         maxInFlight: { type: "integer", minimum: 1000, maximum: 10000000, default: 50000 },
+        /**
+         * Niceness of the parser threads (Linux; 0 = the process's own). Above 0, when the cores are short the receiving
+         * threads and the store get them first and the parsers fall behind into the journal, which they drain later.
+         */
+        parserNice: { type: "integer", minimum: 0, maximum: 19, default: 0 },
         journal: journalConfigSchema,
       },
     },

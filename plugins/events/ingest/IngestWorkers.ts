@@ -1,17 +1,28 @@
 /**
- * The main thread's side of the syslog ingest workers (worker.ts): starts one per core (or ingest.workers), gives
- * each its journals, binds the listeners on every worker (the first binds the configured ports, the others the same
+ * The main thread's side of the syslog ingest workers (worker.ts: receive and journal) and their parser threads
+ * (parser.ts: parse, attribute, match): starts one pair per core (or ingest.workers), gives each worker its journals, binds the listeners on every worker (the first binds the configured ports, the others the same
  * ports: a port 0 becomes the first's), keeps them fed with what attribution and the rules read, and hands the
  * batches they produce to the pipeline, acknowledging each once it is stored. To the rest of the plugin the workers
  * look like the listeners they replace (BoundListener, counters summed over the workers).
  */
 import { mkdirSync } from "node:fs";
-import { Worker } from "node:worker_threads";
+import { MessageChannel, Worker } from "node:worker_threads";
 import { compiledModuleUrl, journalDirs, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
 import type { BoundListener, ListenerCounters } from "../lib/types.js";
-import type { FromWorker, IngestJournalConfig, IngestListenerConfig, IngestState, IngestWorkerData, ToWorker } from "./protocol.js";
+import type {
+  FromParser,
+  FromWorker,
+  IngestJournalConfig,
+  IngestListenerConfig,
+  IngestState,
+  IngestWorkerData,
+  ParserData,
+  ToParser,
+  ToWorker,
+} from "./protocol.js";
 
-export type IngestBatch = Extract<FromWorker, { t: "batch" }>;
+export type IngestBatch = Extract<FromParser, { t: "batch" }>;
+type Message = FromWorker | FromParser;
 
 export interface IngestJournalStats {
   journals: number;
@@ -32,6 +43,8 @@ export interface IngestWorkersOptions {
   listeners: IngestListenerConfig;
   batchSize: number;
   maxInFlight: number;
+  /** Niceness of the parser threads (0 = the process's; Linux only): receipt keeps the cores when they are short. */
+  parserNice?: number;
   /** A batch to store; `ack` once PostgreSQL holds it (its journal range is then committed). */
   onBatch(batch: IngestBatch, ack: () => void): void;
   /** The journal ranges PostgreSQL holds at or past `from` for journal `id` (a replay skips them). */
@@ -43,11 +56,14 @@ export interface IngestWorkersOptions {
 
 interface WorkerHandle {
   index: number;
+  /** Receives and journals. */
   worker: Worker;
+  /** Parses, attributes and matches what the worker journaled; its batches come from here. */
+  parser: Worker;
   /** The latest stats the worker posted. */
   stats: Extract<FromWorker, { t: "stats" }> | null;
   /** Who waits for the worker's next message of a type (all of them get it). */
-  waiters: Map<string, ((m: FromWorker) => void)[]>;
+  waiters: Map<string, ((m: Message) => void)[]>;
 }
 
 type Protocol = "udp" | "tcp" | "tls";
@@ -66,7 +82,10 @@ export class IngestWorkers {
     const n = Math.max(1, this.o.workers);
     mkdirSync(this.o.journalRoot, { recursive: true, mode: 0o700 });
     const url = compiledModuleUrl("./worker.js", import.meta.url);
+    const parserUrl = compiledModuleUrl("./parser.js", import.meta.url);
     for (let i = 0; i < n; i++) {
+      const { port1, port2 } = new MessageChannel();
+      const parserData: ParserData = { index: i, maxMessageBytes: this.o.listeners.maxMessageBytes, nice: this.o.parserNice ?? 0, port: port1 };
       const data: IngestWorkerData = {
         index: i,
         listeners: this.o.listeners,
@@ -74,9 +93,17 @@ export class IngestWorkers {
         journal: { ...this.o.journal, dirs: journalDirs(this.o.journalRoot, "syslog", i, n) },
         batchSize: this.o.batchSize,
         maxInFlight: this.o.maxInFlight,
+        port: port2,
       };
-      const h: WorkerHandle = { index: i, worker: new Worker(url, { workerData: data }), stats: null, waiters: new Map() };
+      const h: WorkerHandle = {
+        index: i,
+        worker: new Worker(url, { workerData: data, transferList: [port2] }),
+        parser: new Worker(parserUrl, { workerData: parserData, transferList: [port1] }),
+        stats: null,
+        waiters: new Map(),
+      };
       h.worker.unref();
+      h.parser.unref();
       this.wire(h);
       this.handles.push(h);
     }
@@ -84,7 +111,10 @@ export class IngestWorkers {
     await Promise.all(
       this.handles.map(async (h) => {
         const j = (await this.next(h, "journals")) as Extract<FromWorker, { t: "journals" }>;
-        h.worker.postMessage({ t: "state", ...state } satisfies ToWorker);
+        // The parser holds the state before the first record reaches it.
+        const ready = this.next(h, "ready");
+        h.parser.postMessage({ t: "state", hello: true, ...state } satisfies ToParser);
+        await ready;
         for (const p of j.list) {
           const ranges = await this.o.storedRanges(p.id, p.committed);
           h.worker.postMessage({ t: "resume", partition: p.partition, ranges } satisfies ToWorker);
@@ -99,7 +129,7 @@ export class IngestWorkers {
   }
 
   private wire(h: WorkerHandle): void {
-    h.worker.on("message", (m: FromWorker) => {
+    const onMessage = (m: Message) => {
       const waiting = h.waiters.get(m.t);
       if (waiting) {
         h.waiters.delete(m.t);
@@ -119,18 +149,23 @@ export class IngestWorkers {
         case "warn":
           return this.o.log.warn(m.message, m.fields);
       }
-    });
-    h.worker.on("error", (err) => this.o.log.error("events: syslog ingest worker failed", { worker: h.index, error: err }));
+    };
+    h.worker.on("message", onMessage);
+    h.parser.on("message", onMessage);
+    h.worker.on("error", (err) => this.o.log.error("events: syslog ingest worker failed", { worker: h.index, error: String(err.stack ?? err) }));
+    h.parser.on("error", (err) => this.o.log.error("events: syslog parser thread failed", { worker: h.index, error: String(err.stack ?? err) }));
   }
 
-  /** Resolves with the worker's next message of type `t`. */
-  private next(h: WorkerHandle, t: FromWorker["t"]): Promise<FromWorker> {
+  /** Resolves with the next message of type `t` from the worker or its parser. */
+  private next(h: WorkerHandle, t: Message["t"]): Promise<Message> {
     return new Promise((resolve, reject) => {
       const onExit = () => reject(new Error(`syslog ingest worker ${h.index} exited`));
       h.worker.once("exit", onExit);
+      h.parser.once("exit", onExit);
       const list = h.waiters.get(t) ?? [];
       list.push((m) => {
         h.worker.off("exit", onExit);
+        h.parser.off("exit", onExit);
         resolve(m);
       });
       h.waiters.set(t, list);
@@ -142,7 +177,7 @@ export class IngestWorkers {
     const ports: Record<Protocol, number | null> = { udp: l.udp, tcp: l.tcp, tls: l.tls };
     const first = this.handles[0];
     const errors: Extract<FromWorker, { t: "bind-error" }>[] = [];
-    const onError = (m: FromWorker) => m.t === "bind-error" && errors.push(m);
+    const onError = (m: Message) => m.t === "bind-error" && errors.push(m);
     first.worker.on("message", onError);
     const bound = (await this.bindOne(first, ports)) as Extract<FromWorker, { t: "bound" }>;
     first.worker.off("message", onError);
@@ -154,7 +189,7 @@ export class IngestWorkers {
     this.listeners = bound.listeners.map((b) => this.facade(b.name, b.protocol, b.address, b.port));
   }
 
-  private bindOne(h: WorkerHandle, ports: { udp: number | null; tcp: number | null; tls: number | null }): Promise<FromWorker> {
+  private bindOne(h: WorkerHandle, ports: { udp: number | null; tcp: number | null; tls: number | null }): Promise<Message> {
     const done = this.next(h, "bound");
     h.worker.postMessage({ t: "bind", ...ports } satisfies ToWorker);
     return done;
@@ -210,14 +245,14 @@ export class IngestWorkers {
 
   /** New rules, node addresses or sources for the workers (only the parts given). */
   setState(state: IngestState): void {
-    for (const h of this.handles) h.worker.postMessage({ t: "state", ...state } satisfies ToWorker);
+    for (const h of this.handles) h.parser.postMessage({ t: "state", ...state } satisfies ToParser);
   }
 
   /** Whether the workers copy every message for the events.received feed, and a sample for the live channel. */
   setFlags(feed: boolean, live: boolean): void {
     if (feed === this.flags.feed && live === this.flags.live) return;
     this.flags = { feed, live };
-    for (const h of this.handles) h.worker.postMessage({ t: "flags", feed, live } satisfies ToWorker);
+    for (const h of this.handles) h.parser.postMessage({ t: "flags", feed, live } satisfies ToParser);
   }
 
   journalStats(): IngestJournalStats {
@@ -254,19 +289,19 @@ export class IngestWorkers {
 
   /** Resolves once every worker journaled and handed over what it had received (as much as maxInFlight lets it). */
   drain(): Promise<void> {
-    return this.askAll({ t: "drain" }, "drained");
+    return this.askAll({ t: "drain" }, ["drained", "worker-drained"]);
   }
 
   /** Stops receiving and handing over (what is journaled and not stored waits for the next start). */
   close(): Promise<void> {
-    return this.askAll({ t: "close" }, "closed");
+    return this.askAll({ t: "close" }, ["closed", "parser-closed"]);
   }
 
-  /** Sends `m` to every worker and resolves once each answered `reply` (or exited). */
-  private async askAll(m: ToWorker, reply: FromWorker["t"]): Promise<void> {
+  /** Sends `m` to every worker and resolves once each (or its parser) sent every reply (or exited). */
+  private async askAll(m: ToWorker, replies: Message["t"][]): Promise<void> {
     await Promise.all(
       this.handles.map((h) => {
-        const done = this.next(h, reply).catch(() => undefined);
+        const done = Promise.all(replies.map((r) => this.next(h, r).catch(() => undefined)));
         h.worker.postMessage(m);
         return done;
       }),
@@ -283,7 +318,8 @@ export class IngestWorkers {
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([done, new Promise((r) => (timer = setTimeout(r, 2000)))]);
         clearTimeout(timer);
-        await h.worker.terminate();
+        h.parser.postMessage({ t: "exit" } satisfies ToParser);
+        await Promise.all([h.worker.terminate(), h.parser.terminate()]);
       }),
     );
     this.handles = [];

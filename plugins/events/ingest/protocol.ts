@@ -1,7 +1,9 @@
 /**
- * What the main thread and the syslog ingest workers (worker.ts) say to each other, and how a received message is
- * laid out as a journal record. Plain data only: every message crosses a thread by structured clone.
+ * What the main thread, the syslog ingest workers (worker.ts: receive and journal) and their parser threads
+ * (parser.ts: parse, attribute, match) say to each other, and how a received message is laid out as a journal record.
+ * Plain data only: every message crosses a thread by structured clone (record batches by transfer).
  */
+import type { MessagePort } from "node:worker_threads";
 import type { EventRow, Inbound, Transport } from "../lib/types.js";
 import type { RuleHit } from "../rules/engine.js";
 import type { SourceEntry } from "../services/sources.js";
@@ -35,8 +37,19 @@ export interface IngestWorkerData {
   journal: IngestJournalConfig;
   /** Most records per batch handed to the main thread. */
   batchSize: number;
-  /** Batches handed over and not yet stored, per journal, before the worker stops reading its journal (the journal holds the rest). */
+  /** Records handed over and not yet stored, per journal, before the worker stops reading its journal (the journal holds the rest). */
   maxInFlight: number;
+  /** The channel to this worker's parser thread. */
+  port: MessagePort;
+}
+
+export interface ParserData {
+  index: number;
+  maxMessageBytes: number;
+  /** Niceness the parser thread takes (Linux; 0 = the process's): receipt keeps the cores when they are short. */
+  nice: number;
+  /** The channel to its worker. */
+  port: MessagePort;
 }
 
 /** A node as attribution needs it. */
@@ -56,10 +69,8 @@ export interface IngestState {
 
 export type ToWorker =
   | { t: "bind"; udp: number | null; tcp: number | null; tls: number | null }
-  | ({ t: "state" } & IngestState)
   | { t: "resume"; partition: number; ranges: [number, number][] }
   | { t: "ack"; partition: number; first: number; end: number }
-  | { t: "flags"; feed: boolean; live: boolean }
   | { t: "mirror"; targets: { id: string; address: string; port: number }[] }
   | { t: "drain" }
   | { t: "close" }
@@ -88,6 +99,42 @@ export type FromWorker =
   | { t: "bound"; listeners: { name: string; protocol: "udp" | "tcp" | "tls"; address: string; port: number }[] }
   | { t: "bind-error"; name: string; port: number; code?: string; message: string }
   | {
+      t: "stats";
+      listeners: Record<string, WorkerListenerCounters>;
+      journals: { partition: number; id: string; committed: number; checkpointed: number; next: number; bytes: number; dropped: number; skipped: number }[];
+      mirror: [string, number, number][];
+      /** Messages received that the journal could not take (a write failed): lost. */
+      lost: number;
+    }
+  | { t: "drop"; partition: number; records: number; why: "size" | "age" }
+  | { t: "warn"; message: string; fields?: Record<string, unknown> }
+  | { t: "worker-drained" }
+  | { t: "closed" }
+  | { t: "exited" };
+
+/** The main thread to a parser: what attribution and the rules read, and what to copy for the feed and live channel. */
+export type ToParser = ({ t: "state"; hello?: boolean } & IngestState) | { t: "flags"; feed: boolean; live: boolean } | { t: "exit" };
+
+/** A worker to its parser: journaled records (the journal's record layout: 16-byte header, payload), in order. */
+export type ReceiverToParser =
+  { t: "recs"; partition: number; journalId: string; first: number; end: number; buf: ArrayBuffer; count: number } | { t: "drain" } | { t: "close" };
+
+/** A parser to its worker: a range handled (`empty`: nothing to store, done now) and what it counted, per transport. */
+export type ParserToReceiver =
+  | {
+      t: "handled";
+      partition: number;
+      first: number;
+      empty: boolean;
+      malformed: Partial<Record<Transport, number>>;
+      dropped: Partial<Record<Transport, number>>;
+    }
+  | { t: "drained" };
+
+/** A parser to the main thread. */
+export type FromParser =
+  | { t: "ready" }
+  | {
       t: "batch";
       partition: number;
       journalId: string;
@@ -108,19 +155,8 @@ export type FromWorker =
       /** Every message, when the main thread asked for the feed (events.received: the forwarding tee). */
       feed?: Inbound[];
     }
-  | {
-      t: "stats";
-      listeners: Record<string, WorkerListenerCounters>;
-      journals: { partition: number; id: string; committed: number; checkpointed: number; next: number; bytes: number; dropped: number; skipped: number }[];
-      mirror: [string, number, number][];
-      /** Messages received that the journal could not take (a write failed): lost. */
-      lost: number;
-    }
-  | { t: "drop"; partition: number; records: number; why: "size" | "age" }
-  | { t: "warn"; message: string; fields?: Record<string, unknown> }
   | { t: "drained" }
-  | { t: "closed" }
-  | { t: "exited" };
+  | { t: "parser-closed" };
 
 /** An event as the live channel sends it, before its action is known (the main thread sets action and rule_id). */
 export type LiveRow = Omit<EventRow, "action" | "rule_id">;

@@ -1,55 +1,32 @@
 /**
- * A syslog ingest worker (a worker thread; IngestWorkers starts one per core). It binds the syslog listeners on ports
- * shared with the other workers (SO_REUSEPORT), appends every message it receives to its own journal before anything
- * else (one write per turn of its event loop), then reads its journal back and does the per-message work there:
- * parsing, attribution to a node, the source, and which rules the message hits. The main thread gets batches of
- * COPY lines ready to store and the rule hits (the rules' windows live there, in one place), not messages. A batch's
- * journal range is committed once the main thread says PostgreSQL holds it; while it does not, at most maxInFlight
- * records are handed over and the journal keeps the rest. At start it skips what PostgreSQL already holds (the ranges
- * the main thread sends), so a replay after a crash stores each message once.
+ * A syslog ingest worker (a worker thread; IngestWorkers starts one per core, each with a parser thread beside it,
+ * parser.ts). It binds the syslog listeners on ports shared with the other workers (SO_REUSEPORT) and appends every
+ * message it receives to its own journal before anything else (one write per turn of its event loop); then it hands
+ * the journaled records to its parser (the batch it has just appended, from the copy in hand, when the parser is
+ * caught up; otherwise read back from the journal). Receipt never waits for parsing: a parser that falls behind leaves
+ * records in the journal, and at most maxInFlight of them are handed over and not yet stored. A range is committed
+ * once the main thread says PostgreSQL holds it (or the parser found nothing in it to store). At start it skips what
+ * PostgreSQL already holds (the ranges the main thread sends), so a replay after a crash stores each message once.
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { JournalPart, RECORD_HEADER_BYTES, type JournalRecord } from "../../../core/worker.js";
-import { toRow } from "../lib/row.js";
-import type { BoundListener, Inbound, Transport } from "../lib/types.js";
-import { eventCopyHead, UNMATCHED_TAIL } from "../repositories/eventCopy.js";
-import { compileRule, eventText, type CompiledRule } from "../rules/compile.js";
-import { matchRules } from "../rules/engine.js";
-import { BUILTIN_SOURCES, type SourceEntry } from "../services/sources.js";
-import { parseSyslog, rawText } from "../syslog/parse.js";
+import type { BoundListener, Transport } from "../lib/types.js";
 import { startSyslogListeners } from "../syslog/server.js";
 import {
-  readRecordMeta,
   recordMetaBytes,
   writeRecordMeta,
-  type BatchHit,
-  type BookNode,
   type FromWorker,
   type IngestWorkerData,
-  type LiveRow,
+  type ParserToReceiver,
+  type ReceiverToParser,
   type ToWorker,
 } from "./protocol.js";
 
 const o = workerData as IngestWorkerData;
 const parent = parentPort!;
+const parser = o.port as MessagePort;
 const post = (m: FromWorker) => parent.postMessage(m);
-
-/** The longest a worker parses and matches before it goes back to its sockets (ms). */
-const SLICE_MS = 1;
-/** Records read from the journal at a time within a slice. */
-const READ_CHUNK = 256;
-/** What parsing, attributing and matching a record cost lately, in µs (sizes the slices). */
-let usPerRecord = 30;
-/** Most events of a batch copied for the live channel. */
-const LIVE_PER_BATCH = 50;
-
-// ---- what attribution and the rules read (the main thread sends it) ---------------------------------------------
-let rules: CompiledRule[] = [];
-let book = new Map<string, BookNode>();
-let sourceByNode = new Map<string, SourceEntry>();
-let builtin: SourceEntry = { id: BUILTIN_SOURCES.syslog, kind: "syslog", node_id: null, enabled: true };
-let feed = false;
-let live = true;
+const toParser = (m: ReceiverToParser, transfer?: ArrayBuffer[]) => parser.postMessage(m, transfer);
 
 // ---- journals ----------------------------------------------------------------------------------------------------
 const parts: JournalPart[] = o.journal.dirs.map(
@@ -87,7 +64,10 @@ function appendPending(): void {
   appendScheduled = false;
   if (count === 0) return;
   try {
-    own.journal.appendFramed(buf, off, count, Date.now());
+    const first = own.journal.appendFramed(buf, off, count, Date.now());
+    // A parser that is caught up gets the batch from the copy in hand (the journal is not read back).
+    if (processing && own.reader && own.inFlight + count <= o.maxInFlight && own.reader.skipAppended(first, count, off))
+      handOverAppended(own, first, buf, off, count);
   } catch (err) {
     // A full disk or a broken file: what this turn received is lost (counted), the listeners go on; one line per 10 s.
     lost += count;
@@ -101,7 +81,7 @@ function appendPending(): void {
   pump();
 }
 
-// ---- processing: read the journal back, parse, attribute, match, hand batches over -------------------------------
+// ---- handing over: journaled records to the parser, in order, at most maxInFlight not yet stored ----------------
 let pumpScheduled = false;
 let processing = true;
 let lost = 0;
@@ -110,139 +90,97 @@ let lastLostWarn = 0;
 function pump(): void {
   if (pumpScheduled || !processing) return;
   pumpScheduled = true;
-  setImmediate(processSome);
+  setImmediate(handOverSome);
 }
 
-function processSome(all = false): void {
+/** Reads back what the parser has not been handed (a replay, or a parser that fell behind) while maxInFlight allows. */
+function handOverSome(): void {
   pumpScheduled = false;
   if (!processing) return;
-  // About SLICE_MS of parsing and matching, then back to the sockets: libuv reads at most 32 datagrams of a socket per
-  // turn of the loop, so a long slice caps what a worker receives (receiving comes first; the journal absorbs the lag).
-  let budget = all ? Infinity : Math.max(8, Math.floor((SLICE_MS * 1000) / usPerRecord));
-  let more = false;
   for (const p of parts) {
     if (!p.reader) continue;
-    let recs: JournalRecord[] = [];
-    while (p.inFlight + recs.length < o.maxInFlight && recs.length < o.batchSize && recs.length < budget) {
-      const got = p.reader.next(Math.min(READ_CHUNK, o.batchSize - recs.length, budget - recs.length));
-      if (got.length === 0) break;
-      recs = recs.length ? recs.concat(got) : got;
+    while (p.inFlight < o.maxInFlight) {
+      const recs = p.reader.next(Math.min(o.batchSize, o.maxInFlight - p.inFlight));
+      if (recs.length === 0) break;
+      handOverRead(p, recs);
     }
-    if (recs.length) {
-      const t0 = performance.now();
-      handOver(p, recs);
-      // The cost of a record lately (a moving average), which sizes the next slice.
-      usPerRecord = 0.8 * usPerRecord + 0.2 * (((performance.now() - t0) * 1000) / recs.length);
-      budget -= recs.length;
-    }
-    if (p.inFlight < o.maxInFlight && p.reader.nextOffset < p.journal.nextOffset) more = true;
-  }
-  if (more) {
-    if (all) return processSome(true);
-    pump();
   }
 }
 
-const listenerOf = (transport: Transport) => bound.find((l) => l.protocol === transport);
-
-function handOver(p: JournalPart, recs: JournalRecord[]): void {
+/** Records read back, as one batch in the journal's record layout (those PostgreSQL already holds left out). */
+function handOverRead(p: JournalPart, recs: JournalRecord[]): void {
   const first = recs[0].offset;
   const end = recs[recs.length - 1].offset + 1;
-  let text = "";
-  let rows = 0;
-  let disabled = 0;
-  const disabledBy: Record<string, number> = {};
-  let minMs = Infinity;
-  let maxMs = -Infinity;
-  const hits: BatchHit[] = [];
-  const liveRows: { row: number; view: LiveRow }[] = [];
-  let liveLeftOut = 0;
-  const fed: Inbound[] = [];
-  for (const rec of recs) {
-    if (p.isStored(rec.offset)) continue;
-    const m = inbound(rec);
-    if (!m) continue;
-    // The forwarding tee takes every message received, stored or not (a disabled source's too).
-    if (feed) fed.push(m);
-    const node = book.get(m.source_ip) ?? null;
-    const src = node ? (sourceByNode.get(node.id) ?? builtin) : builtin;
-    if (!src.enabled) {
-      // Dropped, as the listeners count what the pipeline refuses (their `dropped`; the pipeline tallies the reason).
-      disabled++;
-      disabledBy[m.listener] = (disabledBy[m.listener] ?? 0) + 1;
-      const l = listenerOf(m.transport);
-      if (l) l.counters.dropped++;
-      continue;
+  let bytes = 0;
+  let count = 0;
+  // isStored is asked once per offset, in ascending order.
+  const keep = recs.map((r) => !p.isStored(r.offset));
+  for (let i = 0; i < recs.length; i++)
+    if (keep[i]) {
+      bytes += RECORD_HEADER_BYTES + recs[i].payload.length;
+      count++;
     }
-    const row = toRow(m, node, src.id, "unmatched", null);
-    text += eventCopyHead(row);
-    if (rules.length) {
-      const h = matchRules(rules, {
-        kind: "syslog",
-        node_id: row.node_id,
-        source_id: src.id,
-        source_kind: "syslog",
-        text: eventText(m),
-        trap_oid: null,
-        varbinds: [],
-      });
-      if (h) hits.push({ pos: text.length, node_id: row.node_id, at_ms: row.received_at_ms, hits: h, row: rows });
-    }
-    text += UNMATCHED_TAIL;
-    if (live) {
-      if (liveRows.length < LIVE_PER_BATCH) {
-        const { action: _a, rule_id: _r, ...view } = row;
-        liveRows.push({ row: rows, view });
-      } else liveLeftOut++;
-    }
-    if (row.received_at_ms < minMs) minMs = row.received_at_ms;
-    if (row.received_at_ms > maxMs) maxMs = row.received_at_ms;
-    rows++;
-  }
-  if (rows === 0 && fed.length === 0) {
-    // Nothing to store (all already stored, disabled or empty): the range is done here.
+  if (count === 0) {
     p.handOver(first, end, true);
-    if (disabled)
-      post({ t: "batch", partition: p.index, journalId: p.journal.id, first, end, text: "", rows: 0, minMs: 0, maxMs: 0, hits: [], disabled: disabledBy });
     return;
   }
+  // Its own ArrayBuffer (a pooled one cannot be transferred).
+  const out = Buffer.allocUnsafeSlow(bytes);
+  let at = 0;
+  for (let i = 0; i < recs.length; i++) {
+    if (!keep[i]) continue;
+    const r = recs[i];
+    out.writeUInt32BE(r.payload.length, at);
+    out.writeUInt32BE(0, at + 4);
+    out.writeDoubleBE(r.ts, at + 8);
+    r.payload.copy(out, at + RECORD_HEADER_BYTES);
+    at += RECORD_HEADER_BYTES + r.payload.length;
+  }
   p.handOver(first, end);
-  post({
-    t: "batch",
-    partition: p.index,
-    journalId: p.journal.id,
-    first,
-    end,
-    text,
-    rows,
-    minMs,
-    maxMs,
-    hits,
-    disabled: disabledBy,
-    ...(live ? { live: liveRows, liveLeftOut } : {}),
-    ...(feed ? { feed: fed } : {}),
-  });
+  toParser({ t: "recs", partition: p.index, journalId: p.journal.id, first, end, buf: out.buffer as ArrayBuffer, count }, [out.buffer as ArrayBuffer]);
 }
 
-/** A journal record as the pipeline's Inbound (parsed as ListenerCore.deliver would); null when there is nothing to store. */
-function inbound(rec: JournalRecord): Inbound | null {
-  const meta = readRecordMeta(rec.payload);
-  const data = rec.payload.subarray(meta.start);
-  const listener = `syslog.${meta.transport}`;
-  const base = { kind: "syslog" as const, transport: meta.transport, listener, source_ip: meta.address, received_at_ms: rec.ts, trap: null };
-  // The bytes travel with the message only for the forwarding feed (a copy: the journal's buffer is reused).
-  const bytes = feed ? Buffer.from(data) : undefined;
-  if (meta.truncated) {
-    const raw = rawText(data, o.listeners.maxMessageBytes);
-    return raw.length ? { ...base, syslog: null, raw, malformed: true, bytes } : null;
+/** The records just appended from `buf` (journal layout, `count` of them from offset `first`), in batches of batchSize. */
+function handOverAppended(p: JournalPart, first: number, buf: Buffer, byteLength: number, count: number): void {
+  let start = 0;
+  let at = 0;
+  let n = 0;
+  let offset = first;
+  for (let i = 0; i < count; i++) {
+    at += RECORD_HEADER_BYTES + buf.readUInt32BE(at);
+    if (++n === o.batchSize || i === count - 1) {
+      const copy = buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + at) as ArrayBuffer;
+      p.handOver(offset, offset + n);
+      toParser({ t: "recs", partition: p.index, journalId: p.journal.id, first: offset, end: offset + n, buf: copy, count: n }, [copy]);
+      offset += n;
+      start = at;
+      n = 0;
+    }
   }
-  const r = parseSyslog(data, rec.ts);
-  if (r.ok) return { ...base, syslog: r.msg, raw: null, malformed: false, bytes };
-  const l = listenerOf(meta.transport);
-  if (l) l.counters.malformed++;
-  if (r.raw === null) return null;
-  return { ...base, syslog: null, raw: r.raw, malformed: true, bytes };
+  if (at !== byteLength) throw new Error("journal batch layout mismatch");
 }
+
+parser.on("message", (m: ParserToReceiver) => {
+  if (m.t === "drained") {
+    stats();
+    post({ t: "worker-drained" });
+    return;
+  }
+  const p = parts[m.partition];
+  // A range with nothing to store is done now (the others once the main thread says PostgreSQL holds them).
+  if (m.empty) p.stored(m.first);
+  for (const [transport, n] of Object.entries(m.dropped)) {
+    const l = listenerOf(transport as Transport);
+    if (l) l.counters.dropped += n;
+  }
+  for (const [transport, n] of Object.entries(m.malformed)) {
+    const l = listenerOf(transport as Transport);
+    if (l) l.counters.malformed += n;
+  }
+  pump();
+});
+
+const listenerOf = (transport: Transport) => bound.find((l) => l.protocol === transport);
 
 // ---- listeners ---------------------------------------------------------------------------------------------------
 const bound: BoundListener[] = [];
@@ -306,7 +244,7 @@ function stats(): void {
     lost,
   });
 }
-const statsTimer = setInterval(stats, 250);
+const statsTimer = setInterval(stats, 100);
 const checkpointTimer = setInterval(() => {
   for (const p of parts) p.housekeeping();
 }, 1000);
@@ -317,22 +255,6 @@ parent.on("message", (m: ToWorker) => {
     case "bind":
       void bind(m);
       return;
-    case "state": {
-      if (m.rules) {
-        const compiled: CompiledRule[] = [];
-        for (const r of m.rules) {
-          const c = compileRule(r, (r as { id: string }).id);
-          if (c.ok) compiled.push(c.rule);
-        }
-        rules = compiled;
-      }
-      if (m.book) book = new Map(m.book);
-      if (m.sources) {
-        sourceByNode = new Map(m.sources.byNode);
-        builtin = m.sources.builtin;
-      }
-      return;
-    }
     case "resume": {
       parts[m.partition].resume(m.ranges);
       pump();
@@ -343,10 +265,6 @@ parent.on("message", (m: ToWorker) => {
       pump();
       return;
     }
-    case "flags":
-      feed = m.feed;
-      live = m.live;
-      return;
     case "mirror":
       mirrorTargets = m.targets;
       for (const b of bound) b.mirror?.(m.targets);
@@ -356,6 +274,8 @@ parent.on("message", (m: ToWorker) => {
       receiving = false;
       appendPending();
       processing = false;
+      // The parser hands the main thread what it was handed before this, then says so (parser-closed).
+      toParser({ t: "close" });
       void Promise.allSettled(bound.map((l) => l.close())).then(() => {
         stats();
         post({ t: "closed" });
@@ -364,11 +284,12 @@ parent.on("message", (m: ToWorker) => {
     case "drain":
       // After what the sockets hold now is read (the UDP reader threads hand their batches over within a few ms):
       // everything received is journaled and handed over, or as much as maxInFlight allows (the journal keeps the rest).
+      // The parser then handles what it holds and says so to the main thread (its batches first) and to this worker,
+      // which answers with its counters (the parser's malformed and dropped included).
       setTimeout(() => {
         appendPending();
-        processSome(true);
-        stats();
-        post({ t: "drained" });
+        handOverSome();
+        toParser({ t: "drain" });
       }, 10);
       return;
     case "exit":
@@ -382,5 +303,6 @@ function exit(): void {
   clearInterval(statsTimer);
   clearInterval(checkpointTimer);
   for (const p of parts) p.close();
+  parser.close();
   post({ t: "exited" });
 }

@@ -83,6 +83,7 @@ export class ListenerService {
         },
         batchSize: cfg.batchSize,
         maxInFlight: Math.max(1000, Math.floor(cfg.ingest.maxInFlight / workers)),
+        parserNice: cfg.ingest.parserNice,
         onBatch: ingest.onBatch,
         storedRanges: ingest.storedRanges,
         onBindError: (name, port, err) => this.ctx.log.error(`events: listener ${name} not bound: ${bindHint(port, err)}`, { listener: name, port }),

@@ -215,6 +215,11 @@ describe("the store not taking writes", () => {
         return s && s.backlog === 0 ? s : null;
       },
       60000,
+      () =>
+        `${JSON.stringify(ingest.journalStats())}\n${k.logs
+          .filter((l) => /"level":"(warn|error)"/.test(l))
+          .slice(-10)
+          .join("\n")}`,
     );
     const stored = (await storedMessages(k, "full %")).length;
     // Every received message is stored or counted as dropped by the journal (UDP may lose some at the socket too).
