@@ -18,8 +18,8 @@ import { matchRules } from "../rules/engine.js";
 import { BUILTIN_SOURCES, type SourceEntry } from "../services/sources.js";
 import { parseSyslog, rawText } from "../syslog/parse.js";
 import {
+  HitPacker,
   readRecordMeta,
-  type BatchHit,
   type BookNode,
   type FromParser,
   type LiveRow,
@@ -32,7 +32,7 @@ import {
 const o = workerData as ParserData;
 const parent = parentPort!;
 const worker = o.port as MessagePort;
-const post = (m: FromParser) => parent.postMessage(m);
+const post = (m: FromParser, transfer?: ArrayBuffer[]) => parent.postMessage(m, transfer);
 const tell = (m: ParserToReceiver) => worker.postMessage(m);
 
 /** Most events of a batch copied for the live channel. */
@@ -83,7 +83,7 @@ function handle(m: Extract<ReceiverToParser, { t: "recs" }>): void {
   const dropped: Counts = {};
   let minMs = Infinity;
   let maxMs = -Infinity;
-  const hits: BatchHit[] = [];
+  const hits = new HitPacker();
   const liveRows: { row: number; view: LiveRow }[] = [];
   let liveLeftOut = 0;
   const fed: Inbound[] = [];
@@ -112,7 +112,7 @@ function handle(m: Extract<ReceiverToParser, { t: "recs" }>): void {
         trap_oid: null,
         varbinds: [],
       });
-      if (h) hits.push({ pos: text.length, node_id: row.node_id, at_ms: row.received_at_ms, hits: h, row: rows });
+      if (h) hits.add(text.length, rows, row.received_at_ms, row.node_id, h);
     }
     text += UNMATCHED_TAIL;
     if (live) {
@@ -130,24 +130,28 @@ function handle(m: Extract<ReceiverToParser, { t: "recs" }>): void {
   tell({ t: "handled", partition, first, empty, malformed, dropped });
   if (empty) {
     if (Object.keys(disabledBy).length)
-      post({ t: "batch", partition, journalId, first, end, text: "", rows: 0, minMs: 0, maxMs: 0, hits: [], disabled: disabledBy });
+      post({ t: "batch", partition, journalId, first, end, text: "", rows: 0, minMs: 0, maxMs: 0, hits: hits.pack(), disabled: disabledBy });
     return;
   }
-  post({
-    t: "batch",
-    partition,
-    journalId,
-    first,
-    end,
-    text,
-    rows,
-    minMs,
-    maxMs,
-    hits,
-    disabled: disabledBy,
-    ...(live ? { live: liveRows, liveLeftOut } : {}),
-    ...(feed ? { feed: fed } : {}),
-  });
+  const packed = hits.pack();
+  post(
+    {
+      t: "batch",
+      partition,
+      journalId,
+      first,
+      end,
+      text,
+      rows,
+      minMs,
+      maxMs,
+      hits: packed,
+      disabled: disabledBy,
+      ...(live ? { live: liveRows, liveLeftOut } : {}),
+      ...(feed ? { feed: fed } : {}),
+    },
+    [packed.nums.buffer as ArrayBuffer],
+  );
 }
 
 /** A journal record as the pipeline's Inbound (parsed as ListenerCore.deliver would); null when there is nothing to store. */

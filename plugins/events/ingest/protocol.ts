@@ -87,6 +87,75 @@ export interface BatchHit {
   row: number;
 }
 
+/**
+ * A batch's rule hits packed for the trip between threads: numbers in one transferred Float64Array and the ids once
+ * each, not an object per hit (with rules that count every message, cloning those objects cost the parser and the main
+ * thread more than matching them). Per event: pos, row, at_ms, node index (-1: none), n, then n entries of
+ * rule index × 2 + (clear ? 1 : 0).
+ */
+export interface PackedHits {
+  nums: Float64Array;
+  /** Events with hits. */
+  count: number;
+  nodes: string[];
+  rules: string[];
+}
+
+/** Collects a batch's hits (the parser's side). */
+export class HitPacker {
+  private nums: number[] = [];
+  private count = 0;
+  private nodes: string[] = [];
+  private nodeIndex = new Map<string, number>();
+  private rules: string[] = [];
+  private ruleIndex = new Map<string, number>();
+
+  add(pos: number, row: number, atMs: number, nodeId: string | null, hits: readonly RuleHit[]): void {
+    let node = -1;
+    if (nodeId !== null) {
+      node = this.nodeIndex.get(nodeId) ?? -1;
+      if (node < 0) {
+        node = this.nodes.push(nodeId) - 1;
+        this.nodeIndex.set(nodeId, node);
+      }
+    }
+    this.nums.push(pos, row, atMs, node, hits.length);
+    for (const h of hits) {
+      let r = this.ruleIndex.get(h.rule_id);
+      if (r === undefined) {
+        r = this.rules.push(h.rule_id) - 1;
+        this.ruleIndex.set(h.rule_id, r);
+      }
+      this.nums.push(r * 2 + (h.clear ? 1 : 0));
+    }
+    this.count++;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  pack(): PackedHits {
+    return { nums: Float64Array.from(this.nums), count: this.count, nodes: this.nodes, rules: this.rules };
+  }
+}
+
+/** The events of packed hits, in order (the main thread's side); each event's `hits` are shared objects: read only. */
+export function* unpackHits(p: PackedHits): Generator<BatchHit> {
+  const shared: RuleHit[] = [];
+  for (let r = 0; r < p.rules.length; r++) shared.push({ rule_id: p.rules[r], clear: false }, { rule_id: p.rules[r], clear: true });
+  const n = p.nums;
+  let at = 0;
+  for (let i = 0; i < p.count; i++) {
+    const node = n[at + 3];
+    const k = n[at + 4];
+    const hits: RuleHit[] = new Array<RuleHit>(k);
+    for (let j = 0; j < k; j++) hits[j] = shared[n[at + 5 + j]];
+    yield { pos: n[at], row: n[at + 1], at_ms: n[at + 2], node_id: node < 0 ? null : p.nodes[node], hits };
+    at += 5 + k;
+  }
+}
+
 /** Counters of one listener in one worker (summed over the workers on the main thread). */
 export interface WorkerListenerCounters {
   received: number;
@@ -146,7 +215,7 @@ export type FromParser =
       rows: number;
       minMs: number;
       maxMs: number;
-      hits: BatchHit[];
+      hits: PackedHits;
       /** Events dropped because their source is disabled, by listener. */
       disabled: Record<string, number>;
       /** A sample of the batch's events for the live channel (when the main thread asked), with the count left out. */

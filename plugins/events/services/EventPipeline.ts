@@ -5,7 +5,7 @@ import { NodeAddresses, type AttributedNode } from "../../inventory/contract.js"
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { IngestBatch } from "../ingest/IngestWorkers.js";
-import type { IngestState } from "../ingest/protocol.js";
+import { unpackHits, type IngestState } from "../ingest/protocol.js";
 import { toRow } from "../lib/row.js";
 import type { Inbound } from "../lib/types.js";
 import type { EventView } from "../models/EventModels.js";
@@ -275,10 +275,10 @@ export class EventPipeline {
     }
     let text = b.text;
     const verdicts = new Map<number, { action: string; rule_id: string | null }>();
-    if (b.hits.length) {
+    if (b.hits.count) {
       const parts: string[] = [];
       let at = 0;
-      for (const h of b.hits) {
+      for (const h of unpackHits(b.hits)) {
         const v = this.applyHits(h.node_id, h.at_ms, h.hits);
         this.matchCounts[v.action]++;
         for (const a of v.alerts) this.alert(a);
