@@ -6,6 +6,10 @@
 // 5000) events. Each class (BENCH_CLASSES, default every one below) runs alone for BENCH_CLASS_SECS (default 15) at
 // BENCH_CONNECTIONS (default 20) after a 3-s warm-up, and prints the service's CPU ms per request from /proc; the classes
 // the reference server answers (bench/lib/http-reference.mjs) run against it too, for the ratio of CPU per request.
+// BENCH_AB=1 also starts a second service on the same database with the compiled JSON mapping of FastJson routes
+// switched off (bench/lib/generic-json.mjs: every answer through Ts.ED's json-mapper, as before it) and measures the two
+// alternately, BENCH_ROUNDS (default 3) times per class, printing each side's median: the machine's other load then
+// weighs on both alike.
 // BENCH_PROFILE=1 starts the service with `--cpu-prof` (into BENCH_PROFILE_DIR, default a temporary folder) and prints
 // the profile's top frames by self time and the inclusive share of the frames that matter here (the json-mapper,
 // JSON.stringify, ETag, pg parsing, socket writes, the auth guard).
@@ -24,6 +28,8 @@ const SECS = Number(process.env.BENCH_CLASS_SECS ?? 15);
 const CONNS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
 const PROFILE = process.env.BENCH_PROFILE === "1";
+const AB = process.env.BENCH_AB === "1";
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (AB ? 3 : 1));
 const CLASSES = {
   read_nodes: { path: "/api/v1/nodes?limit=100", reference: true },
   read_alert_history: { path: "/api/v1/alerts/history?limit=100", reference: true },
@@ -123,6 +129,7 @@ async function main({ dataDir, database, cleanup }) {
   const db = new pg.Client({ connectionString: dbUrl });
   await db.connect();
   let reference = null;
+  let generic = null;
   try {
     await seedHttpLoad(db, { nodes: Number(process.env.BENCH_NODES ?? 3000), history: Number(process.env.BENCH_HISTORY_ROWS ?? 200_000) });
     // Events of the last hour on the seeded nodes (the list's first page reads the newest): nulls, unicode and data.
@@ -141,20 +148,42 @@ async function main({ dataDir, database, cleanup }) {
     await db.query("ANALYZE");
     reference = await startReference(dbUrl);
     const auth = { Authorization: `Bearer ${token}` };
-    const pid = kernel.child.pid;
+    // The "before" side: the same build with the compiled mapping off, on the same database.
+    generic = AB
+      ? await bootKernel({
+          NMS_DATA_DIR: join(dataDir, "kernel-generic"),
+          NMS_DATABASE_URL: dbUrl,
+          NMS_BOOTSTRAP_TOKEN: token,
+          ...QUIET_KERNEL_ENV,
+          NODE_OPTIONS: `--import=${join(ROOT, "bench/lib/generic-json.mjs")}`,
+        })
+      : null;
+    const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
     for (const [name, c] of Object.entries(CLASSES)) {
       if (only && !only.includes(name)) continue;
       const body = await fetch(`${kernel.url}${c.path}`, { headers: auth }).then((r) => r.text());
-      const s = await measure(kernel.url, c.path, auth, pid);
-      let line = `bytes=${body.length} service_cpu_ms_per_req=${s.cpuMs.toFixed(3)} rps=${Math.round(s.rps)} n=${s.n} non2xx=${s.non2xx} errors=${s.errors}`;
-      if (c.reference) {
-        const r = await measure(reference.url, c.path, {}, reference.child.pid);
-        line += ` reference_cpu_ms_per_req=${r.cpuMs.toFixed(3)} reference_rps=${Math.round(r.rps)} cpu_ratio_ref_over_service=${(r.cpuMs / s.cpuMs).toFixed(2)}`;
+      if (generic) {
+        const other = await fetch(`${generic.url}${c.path}`, { headers: auth }).then((r) => r.text());
+        print(`http_profile_${name}_generic_same_bytes`, other === body ? "yes" : "NO");
       }
+      const fast = [];
+      const gen = [];
+      const ref = [];
+      let last = null;
+      for (let round = 0; round < ROUNDS; round++) {
+        last = await measure(kernel.url, c.path, auth, kernel.child.pid);
+        fast.push(last.cpuMs);
+        if (generic) gen.push((await measure(generic.url, c.path, auth, generic.child.pid)).cpuMs);
+        if (c.reference && round === 0) ref.push((await measure(reference.url, c.path, {}, reference.child.pid)).cpuMs);
+      }
+      let line = `bytes=${body.length} service_cpu_ms_per_req=${median(fast).toFixed(3)} (${fast.map((x) => x.toFixed(2)).join(",")}) rps=${Math.round(last.rps)} non2xx=${last.non2xx} errors=${last.errors}`;
+      if (generic) line += ` generic_json_cpu_ms_per_req=${median(gen).toFixed(3)} (${gen.map((x) => x.toFixed(2)).join(",")})`;
+      if (ref.length) line += ` reference_cpu_ms_per_req=${ref[0].toFixed(3)} cpu_ratio_ref_over_service=${(ref[0] / median(fast)).toFixed(2)}`;
       print(`http_profile_${name}`, `${line} load=${load()}`);
     }
   } finally {
     await reference?.stop();
+    await generic?.stop().catch((e) => console.error(e.message));
     await db.end();
     await kernel.stop().catch((e) => console.error(e.message));
     await cleanup();
