@@ -166,6 +166,10 @@ async function main({ dataDir, database, cleanup }) {
         const other = await fetch(`${generic.url}${c.path}`, { headers: auth }).then((r) => r.text());
         print(`http_profile_${name}_generic_same_bytes`, other === body ? "yes" : "NO");
       }
+      if (c.reference) {
+        const refBody = await fetch(`${reference.url}${c.path}`).then((r) => r.text());
+        print(`http_profile_${name}_reference_same_bytes`, refBody === body ? "yes" : `NO (service ${body.length}, reference ${refBody.length})`);
+      }
       const fast = [];
       const gen = [];
       const ref = [];
