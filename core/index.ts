@@ -52,6 +52,7 @@ export { ErrorEnvelope, CreatedId, MutationOk } from "./http/models.js";
 export { Body, CallerScope, Query, QueryDoc, timestampParam, tokenList, type QueryParameterDoc } from "./http/params.js";
 export { decodeCursor, encodeCursor, page, sendPage, NEXT_CURSOR_HEADER, PageQuery, ReturnsPage } from "./http/pagination.js";
 export { invalidCursor } from "./http/pagination.js";
+export { FastJson } from "./http/fastJson.js";
 export { EventBus } from "./bus/EventBus.js";
 export { TurnBatcher } from "./bus/TurnBatcher.js";
 export type { BusEvents } from "./bus/EventBus.js";

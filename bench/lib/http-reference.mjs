@@ -19,7 +19,9 @@ const NODES_SQL = `SELECT ${NODE_COLUMNS}, lower(n.name) AS name_key FROM invent
   ORDER BY lower(n.name), n.id LIMIT $1`;
 const HISTORY_SQL = `SELECT h.id, ${iso("h.recorded_at")} AS recorded_at, h.at_unix_ms::float8 AS at_unix_ms, h.check_id AS "check", h.direction,
   h.ifindex, h.if_name, h.metric, h.node_id AS node, h.observed_value, h.threshold_value, h.resolved, h.row_key AS "row", h.row_name,
-  h.severity, h.state, h.subject_kind, h.subject_name, h.title, a.acked_by AS ack_by, ${iso("a.acked_at")} AS ack_at, a.note AS ack_note
+  h.severity, h.state, h.subject_kind, h.subject_name, h.title, a.acked_by AS ack_by, ${iso("a.acked_at")} AS ack_at, a.note AS ack_note,
+  h.cause_incident_key, h.cause_node_id,
+  CASE WHEN h.cause_node_id IS NULL THEN NULL ELSE (SELECT cd.name FROM inventory.node_directory cd WHERE cd.id = h.cause_node_id) END AS cause_node_name
   FROM alerts.history h LEFT JOIN alerts.acks a ON a.incident_key = h.incident_key AND a.severity = h.severity
   ORDER BY h.recorded_at DESC, h.id DESC LIMIT $1`;
 const VISIBLE = (alias) => `JOIN inventory.node_directory d ON d.id = ${alias}.node_id`;
@@ -107,11 +109,13 @@ async function answer(u) {
     }
     case "/api/v1/alerts/history": {
       const { rows } = await pool.query(HISTORY_SQL, [limitOf(u, 100, 1000)]);
-      // The service's key order (its model's), acked before title.
-      const body = rows.map(({ ack_by, ack_at, ack_note, title, ...r }) => ({
+      // The service's key order (its model's): acked before title, then the root cause this row was a symptom of.
+      const body = rows.map(({ ack_by, ack_at, ack_note, title, cause_incident_key, cause_node_id, cause_node_name, ...r }) => ({
         ...r,
         acked: ack_by === null ? null : { by: ack_by, at: ack_at, note: ack_note },
         title,
+        symptom_of:
+          cause_incident_key === null || cause_node_id === null ? null : { incident_key: cause_incident_key, node: cause_node_id, node_name: cause_node_name },
       }));
       return { body, next: null };
     }

@@ -14,6 +14,8 @@ import { ApiError } from "../errors.js";
 import type { Readiness } from "../config/KernelRuntime.js";
 import { METRICS_PATH } from "../metrics/metricsEndpoint.js";
 import { EnvelopeErrorFilter } from "./ErrorFilter.js";
+// Replaces Ts.ED's response filter (for routes marked FastJson) before the platform is built.
+import "./fastJson.js";
 import { inputGuard } from "./inputGuard.js";
 import { OpenApiController, OPENAPI_INFO, setOpenApiDocument } from "./OpenApiController.js";
 import { buildOpenApiDocument, OpenApiConflict, routesMissingFrom } from "./openApiDocument.js";

@@ -15,7 +15,7 @@ describe("the nms-core package's exported values", () => {
         ...["assertInScope", "assertNodeInScope", "assertFolderInScope", "CallerScope", "Query", "QueryDoc", "timestampParam", "tokenList"],
         ...["ApiError", "badRequest", "conflict", "forbidden", "notFound", "notImplemented", "storeUnavailable", "unauthorized"],
         ...["ErrorEnvelope", "CreatedId", "MutationOk", "Body"],
-        ...["decodeCursor", "encodeCursor", "page", "sendPage", "invalidCursor", "NEXT_CURSOR_HEADER", "PageQuery", "ReturnsPage"],
+        ...["decodeCursor", "encodeCursor", "page", "sendPage", "invalidCursor", "NEXT_CURSOR_HEADER", "PageQuery", "ReturnsPage", "FastJson"],
         ...["ident", "isoTimestamp", "PG_ERROR", "pgErrorCode", "isPgError", "pgConstraint", "textArrayLiteral", "plainArrayLiteral"],
         ...["DayPartitions", "dayStart", "DAY_MS", "timeOrderedUuid", "TurnBatcher", "startUdpReader"],
         ...["compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT", "REGEX_MAX_GROUP_REPEAT"],

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 
 import { Description, Get, Returns, Summary } from "@tsed/schema";
-import { ErrorEnvelope, Permission, Query, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
+import { ErrorEnvelope, FastJson, Permission, Query, SkeletonRead, CallerScope, type Scope } from "../../../core/index.js";
 import {
   AlertHistoryRow,
   AlertTransitionView,
@@ -33,6 +33,7 @@ export class HistoryController {
   @(Returns(200, Array).Of(AlertHistoryRow))
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
+  @FastJson()
   list(@CallerScope() scope: Scope, @Query() query: HistoryQuery): Promise<AlertHistoryRow[]> {
     return this.history.history(query, scope);
   }

@@ -3,6 +3,7 @@ import type { PlatformContext } from "@tsed/platform-http";
 import { Context, QueryParams } from "@tsed/platform-params";
 import { Description, Get, Integer, Maximum, MaxLength, Minimum, Post, Returns, Summary } from "@tsed/schema";
 import {
+  FastJson,
   Body,
   ErrorEnvelope,
   Permission,
@@ -69,6 +70,7 @@ export class EventController {
   @ReturnsPage(EventView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (a malformed bound, an unknown kind or action, a bad severity), invalid_regex, invalid_cursor"))
   @(Returns(503, ErrorEnvelope).Description("query_timeout: narrow the range"))
+  @FastJson()
   async list(
     @CallerScope() scope: Scope,
     @Context() ctx: PlatformContext,

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams } from "@tsed/platform-params";
 import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { Body, CreatedId, ErrorEnvelope, FastJson, sendPage, Permission, ReturnsPage, CallerScope, Query, type Scope } from "../../../core/index.js";
 import { NodeListQuery, NodeView, NodeWrite } from "../models/NodeModels.js";
 import { NodeService } from "../services/NodeService.js";
 
@@ -17,6 +17,7 @@ export class NodeController {
   @ReturnsPage(NodeView)
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
+  @FastJson()
   async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: NodeListQuery): Promise<NodeView[]> {
     return sendPage(ctx, await this.nodes.list(query, scope));
   }

@@ -1,7 +1,7 @@
 import { Controller, Inject } from "@tsed/di";
 import { PathParams, QueryParams } from "@tsed/platform-params";
 import { Description, Format, Get, MaxLength, Returns, Summary } from "@tsed/schema";
-import { DashboardRead, ErrorEnvelope, Permission, SkeletonRead, CallerScope, Query, type Scope } from "../../../core/index.js";
+import { DashboardRead, ErrorEnvelope, FastJson, Permission, SkeletonRead, CallerScope, Query, type Scope } from "../../../core/index.js";
 import {
   HISTORY_DESCRIPTION,
   INTERFACE_TOP_DESCRIPTION,
@@ -30,6 +30,7 @@ export class MetricsController {
   @Description(INTERFACE_TOP_DESCRIPTION)
   @Returns(200, InterfaceTopResult)
   @(Returns(400, ErrorEnvelope).Description("validation_failed: metric missing or outside the list, agg unsupported, limit not an integer"))
+  @FastJson()
   interfaceTop(@CallerScope() scope: Scope, @Query() query: InterfaceTopQuery): Promise<InterfaceTopResult> {
     // The enums are the only check of metric and agg (the spec names no code for them): a value outside is 400 validation_failed.
     return this.metrics.interfaceTop(query.metric as InterfaceTopMetric, query.agg as InterfaceTopAgg | undefined, query.limit, scope);
