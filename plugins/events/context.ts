@@ -65,7 +65,7 @@ export const eventsConfigSchema = {
          * Niceness of the parser threads (Linux; 0 = the process's own). Above 0, when the cores are short the receiving
          * threads and the store get them first and the parsers fall behind into the journal, which they drain later.
          */
-        parserNice: { type: "integer", minimum: 0, maximum: 19, default: 10 },
+        parserNice: { type: "integer", minimum: 0, maximum: 19, default: 5 },
         journal: journalConfigSchema,
       },
     },

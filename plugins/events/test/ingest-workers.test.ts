@@ -87,12 +87,12 @@ describe("two workers", () => {
     for (const s of socks) s.close();
   });
 
-  it("runs each worker's parser on a thread of its own at the niceness ingest.parserNice sets (10 by default)", () => {
-    // This process's threads and their niceness (field 19 of /proc/<pid>/task/<tid>/stat): the two parsers at 10, the
+  it("runs each worker's parser on a thread of its own at the niceness ingest.parserNice sets (5 by default)", () => {
+    // This process's threads and their niceness (field 19 of /proc/<pid>/task/<tid>/stat): the two parsers at 5, the
     // receiving threads (and every other) at the process's own 0.
     const nice = readdirSync("/proc/self/task").map((t) => Number(readFileSync(`/proc/self/task/${t}/stat`, "utf8").split(") ")[1].split(" ")[16]));
-    expect(nice.filter((n) => n === 10)).toHaveLength(2);
-    expect(nice.filter((n) => n !== 0 && n !== 10)).toHaveLength(0);
+    expect(nice.filter((n) => n === 5)).toHaveLength(2);
+    expect(nice.filter((n) => n !== 0 && n !== 5)).toHaveLength(0);
   });
 
   it("counts a rule's matches from every worker in one window: min_count 6 over six source ports fires once", async () => {
