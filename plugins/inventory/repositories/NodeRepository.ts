@@ -3,6 +3,7 @@ import { isoTimestamp, page, type Queryable } from "../../../core/index.js";
 import type { NodeEvent, SystemFacts } from "../contract.js";
 import type { NodeListFilter, NodeView } from "../models/NodeModels.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
+import { nodeFolderPathOf } from "./folderWalk.js";
 
 /** The writable columns of a node, already validated and defaulted. */
 export interface NodeRecord {
@@ -107,11 +108,15 @@ export class NodeRepository {
     return { rows: paged.rows.map(({ name_key: _key, ...row }) => row), next: paged.next };
   }
 
-  /** The bus payload of a node (folder path from the published view), or null when it is gone. */
+  /**
+   * The bus payload of a node (its folder path as the published view gives it, walked up from its own folder), or
+   * null when it is gone.
+   */
   async event(id: string, db: Queryable = this.ctx.store): Promise<NodeEvent | null> {
-    const { rows } = await db.query<NodeEvent>("SELECT id, name, host(address) AS address, group_id, folder_path FROM inventory.node_directory WHERE id = $1", [
-      id,
-    ]);
+    const { rows } = await db.query<NodeEvent>(
+      `SELECT n.id, n.name, host(n.address) AS address, n.group_id, ${nodeFolderPathOf("n.group_id")} AS folder_path FROM inventory.nodes n WHERE n.id = $1`,
+      [id],
+    );
     return rows[0] ?? null;
   }
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import {
   ApiError,
+  assertNodeInScope,
   assertPoolName,
   badRequest,
   decodeCursor,
@@ -105,9 +106,9 @@ export class NodeService implements NodeFacts {
 
   async remove(id: string, scope: Scope): Promise<void> {
     const event = await this.write(async (db) => {
-      await this.scope.assertNodeVisible(id, scope, db);
-      // Read the folder path before the row goes: the event is delivered by it.
+      // Read the folder path before the row goes: the event is delivered by it, and it is the scope check's too.
       const before = await this.repo.event(id, db);
+      assertNodeInScope(scope, before?.folder_path);
       if (!before || !(await this.repo.delete(id, db))) throw notFound("No such node.");
       return before;
     });
