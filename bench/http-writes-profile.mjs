@@ -51,7 +51,7 @@ async function main() {
     let c = new pg.Client({ connectionString: admin });
     await c.connect();
     await c.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
-    await c.query("ALTER SYSTEM SET pg_stat_statements.track = 'top'");
+    await c.query(`ALTER SYSTEM SET pg_stat_statements.track = '${process.env.BENCH_TRACK_ALL ? "all" : "top"}'`);
     await c.query(`ALTER SYSTEM SET pg_stat_statements.track_planning = ${process.env.BENCH_TRACK_PLANNING ? "on" : "off"}`);
     await c.end();
     await server.stop();
@@ -160,12 +160,98 @@ async function main() {
             `#  ${(r.calls / ITERATIONS).toFixed(2).padStart(6)} calls ${(r.ms / ITERATIONS).toFixed(3).padStart(8)} ms  ${r.query.replace(/\s+/g, " ").slice(0, 160)}`,
           );
     }
+    if (!only || only.includes("poller_flush")) await pollerFlush(db);
     await db.end();
   } finally {
     await kernel?.stop().catch((e) => console.error(String(e).slice(0, 500)));
     await server.stop().catch(() => undefined);
     rmSync(serverDir, { recursive: true, force: true });
     rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The poller's write path (services/SampleSink.ts: one transaction per flush of up to 5,000 samples; its samples and
+ * latest statements, as SampleRepository writes them): FLUSHES (default 40) flushes of the 9 interface metrics of
+ * 8 interfaces of random nodes, alternately with latest's user triggers (latest_pairs, migration 0050) enabled and
+ * disabled: the database's execution ms per flush of each, and the difference per latest row.
+ */
+async function pollerFlush(db) {
+  const flushes = Number(process.env.BENCH_FLUSHES ?? 40);
+  const metrics = [
+    "if_in_bps",
+    "if_out_bps",
+    "if_util_in_pct",
+    "if_util_out_pct",
+    "if_in_errors_ps",
+    "if_out_errors_ps",
+    "if_in_discards_ps",
+    "if_out_discards_ps",
+    "if_oper_up",
+  ];
+  const nodes = (await db.query("SELECT id FROM inventory.nodes")).rows.map((r) => r.id);
+  const perNode = metrics.length * 8;
+  const nodesPerFlush = Math.floor(5000 / perNode);
+  const times = { on: [], off: [] };
+  await db.query("SELECT pg_stat_statements_reset()");
+  for (let f = 0; f < flushes; f++) {
+    const mode = f % 2 === 0 ? "on" : "off";
+    const at = Date.now() + f; // newer than what latest holds: every row is updated
+    const cols = [[], [], [], [], [], [], [], []];
+    for (let n = 0; n < nodesPerFlush; n++) {
+      const node = nodes[(f * nodesPerFlush + n) % nodes.length];
+      for (let i = 1; i <= 8; i++)
+        for (const m of metrics) {
+          cols[0].push(node);
+          cols[1].push(m);
+          cols[2].push(i);
+          cols[3].push(-1);
+          cols[4].push(Math.random() * 1e9);
+          cols[5].push(at);
+          cols[6].push(`Gi0/${i}`);
+          cols[7].push(null);
+        }
+    }
+    await db.query("BEGIN");
+    if (mode === "off") await db.query("ALTER TABLE polling.latest DISABLE TRIGGER USER");
+    const t0 = performance.now();
+    await db.query(
+      `INSERT INTO polling.samples AS s (node_id, metric, ifindex, row_key, at, value)
+       SELECT u.node_id, u.metric, u.ifindex, u.row_key, timestamptz 'epoch' + u.at_ms * interval '1 millisecond', u.value
+         FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::bigint[], $6::float8[]) AS u(node_id, metric, ifindex, row_key, at_ms, value)
+       ON CONFLICT (node_id, metric, ifindex, row_key, at) DO NOTHING`,
+      [cols[0], cols[1], cols[2], cols[3], cols[5], cols[4]],
+    );
+    const t1 = performance.now();
+    await db.query(
+      `INSERT INTO polling.latest AS l (node_id, metric, ifindex, row_key, value, at, if_name, row_name)
+       SELECT u.node_id, u.metric, u.ifindex, u.row_key, u.value, timestamptz 'epoch' + u.at_ms * interval '1 millisecond', u.if_name, u.row_name
+         FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::float8[], $6::bigint[], $7::text[], $8::text[])
+              AS u(node_id, metric, ifindex, row_key, value, at_ms, if_name, row_name)
+       ON CONFLICT (node_id, metric, ifindex, row_key) DO UPDATE
+          SET value = EXCLUDED.value, at = EXCLUDED.at, if_name = EXCLUDED.if_name, row_name = EXCLUDED.row_name
+        WHERE l.at <= EXCLUDED.at`,
+      cols,
+    );
+    const t2 = performance.now();
+    if (mode === "off") await db.query("ALTER TABLE polling.latest ENABLE TRIGGER USER");
+    // Triggers off leave latest_pairs behind: roll back both modes alike (the work is measured, not kept).
+    await db.query("ROLLBACK");
+    if (f >= 2) times[mode].push({ samples: t1 - t0, latest: t2 - t1, rows: cols[0].length });
+  }
+  const med = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  const { rows: top } = await db.query(
+    `SELECT calls::int AS calls, total_exec_time / calls AS ms, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 6`,
+  );
+  for (const r of top)
+    console.log(`#  ${String(r.calls).padStart(4)} calls ${r.ms.toFixed(2).padStart(8)} ms/call  ${r.query.replace(/\s+/g, " ").slice(0, 200)}`);
+  for (const mode of ["on", "off"]) {
+    const t = times[mode];
+    print(
+      `writes_profile_poller_flush_triggers_${mode}`,
+      `flushes=${t.length} rows_per_flush=${t[0].rows} samples_insert_ms_median=${med(t.map((x) => x.samples)).toFixed(1)} latest_upsert_ms_median=${med(t.map((x) => x.latest)).toFixed(1)}`,
+    );
   }
 }
 
