@@ -2,11 +2,14 @@
 // What PostgreSQL spends per write of bench/http-load.mjs's mix (`node bench/http-writes-profile.mjs`; needs
 // `npm run build` first). Issue 29: the writes dominated the database's CPU under the mix.
 //
-// Starts an embedded PostgreSQL with pg_stat_statements preloaded, seeds the http-load data (NODES, default 3000;
-// HISTORY, default 200 000), boots the built kernel on it (every plugin, no poller), then for each write class runs
-// ITERATIONS (default 200) sequential writes, waits until the bus fan-out has settled (no active backend besides this
-// one for 1 s), and prints per write: statements, PostgreSQL execution ms (pg_stat_statements), PostgreSQL CPU ms (the
-// server's processes, /proc), round-trip ms; then the statements that cost most per write (BENCH_TOP, default 12).
+// Starts an embedded PostgreSQL with pg_stat_statements preloaded, seeds the http-load data (BENCH_NODES, default
+// 3000; BENCH_HISTORY_ROWS, default 200 000), boots the built kernel on it (every plugin, no poller), then for each
+// class of BENCH_CLASSES (default: node_create_delete, threshold_create_delete, mute_bulk, poller_flush; also
+// read_nodes, read_alert_history, read_interface_top) runs BENCH_ITERATIONS (default 200) sequential requests, waits
+// until the bus fan-out has settled (no active backend besides this one for 1 s), and prints per request: statements,
+// PostgreSQL execution ms (pg_stat_statements; BENCH_TRACK_PLANNING=1 adds planning), PostgreSQL CPU ms (the server's
+// processes, /proc), round-trip ms; then the statements that cost most (BENCH_TOP, default 12; BENCH_ALL=1 the rest).
+// poller_flush: see pollerFlush below. BENCH_HOLD=1 keeps the seeded database and kernel up until SIGINT.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -99,6 +102,10 @@ async function main() {
         });
         await call("DELETE", `/thresholds/${made.id}`);
       },
+      // The mix's reads, for comparison (BENCH_CLASSES=read_nodes,…): what each costs the database per request.
+      read_nodes: () => call("GET", "/nodes?limit=100"),
+      read_alert_history: () => call("GET", "/alerts/history?limit=100"),
+      read_interface_top: () => call("GET", "/metrics/interface-top?metric=throughput&limit=10"),
       mute_bulk: async () => {
         await call("POST", "/mutes/bulk", {
           node_ids: [pick()],
@@ -113,7 +120,7 @@ async function main() {
       print("writes_profile_hold", `database=${dbUrl} kernel=${kernel.url} token=${token}`);
       await new Promise((resolve) => process.once("SIGINT", resolve));
     }
-    const only = process.env.BENCH_CLASSES?.split(",");
+    const only = process.env.BENCH_CLASSES?.split(",") ?? ["node_create_delete", "threshold_create_delete", "mute_bulk", "poller_flush"];
     /** Waits until no other backend of this database is active for 1 s (the bus fan-out after the last write). */
     const settle = async () => {
       let quiet = 0;
@@ -126,7 +133,7 @@ async function main() {
       }
     };
     for (const [cls, once] of Object.entries(classes)) {
-      if (only && !only.includes(cls)) continue;
+      if (!only.includes(cls)) continue;
       for (let i = 0; i < 20; i++) await once(); // warm-up (plans, caches)
       await settle();
       await db.query("SELECT pg_stat_statements_reset()");
@@ -162,7 +169,7 @@ async function main() {
             `#  ${(r.calls / ITERATIONS).toFixed(2).padStart(6)} calls ${(r.ms / ITERATIONS).toFixed(3).padStart(8)} ms  ${r.query.replace(/\s+/g, " ").slice(0, 160)}`,
           );
     }
-    if (!only || only.includes("poller_flush")) await pollerFlush(db);
+    if (only.includes("poller_flush")) await pollerFlush(db);
     await db.end();
   } finally {
     await kernel?.stop().catch((e) => console.error(String(e).slice(0, 500)));

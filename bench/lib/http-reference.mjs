@@ -54,9 +54,9 @@ const WINDOWS = { avg_15m: 900, max_15m: 900, avg_1h: 3600, max_1h: 3600 };
 
 const depth = new Map();
 /** The repository's walk: deeper until exact, starting where the last exact one stood (see MetricsRepository.walkUntilExact). */
-async function walk(sql, limit, params) {
+async function walk(sql, limit, params, first = Math.max(256, limit * 8)) {
   const ranking = JSON.stringify([sql.length, params]);
-  for (let k = Math.max(256, limit * 8, depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
+  for (let k = Math.max(first, depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
     const { rows } = await pool.query(sql, [limit, k, ...params]);
     const entries = rows
       .filter((r) => r.node_id !== null)
@@ -105,7 +105,7 @@ async function answer(u) {
       const agg = u.searchParams.get("agg") ?? "latest";
       const entries =
         agg === "latest"
-          ? await walk(LATEST_SQL, limit, ["throughput", ["if_in_bps", "if_out_bps"]])
+          ? await walk(LATEST_SQL, limit, ["throughput", ["if_in_bps", "if_out_bps"]], Math.max(32, limit * 2))
           : WINDOWS[agg]
             ? await walk(ROLLUP_SQL, limit, [agg, "throughput", ["if_in_bps", "if_out_bps"], WINDOWS[agg]])
             : null;

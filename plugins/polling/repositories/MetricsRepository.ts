@@ -169,8 +169,13 @@ export class MetricsRepository {
          FROM (SELECT coalesce(min(rank), 0) AS bound, count(*) < $6 AS exhausted FROM c) b
          LEFT JOIN top ON true
         ORDER BY top.value DESC, top.node_name, top.node_id, top.ifindex`;
-    return this.walkUntilExact(`pair:${pair}`, q.limit, (k) =>
-      this.ctx.store.query<WalkRow>(sql, [q.folders, q.limit, q.latestMaxAgeSecs, pair, q.metrics, k]),
+    // A rank is the answer's value itself when both rates are fresh and not negative (the usual case), so a shallow
+    // first walk mostly suffices: 2 × limit, at least 32 (each candidate costs two primary-key probes).
+    return this.walkUntilExact(
+      `pair:${pair}`,
+      q.limit,
+      (k) => this.ctx.store.query<WalkRow>(sql, [q.folders, q.limit, q.latestMaxAgeSecs, pair, q.metrics, k]),
+      Math.max(32, q.limit * 2),
     );
   }
 
@@ -208,13 +213,18 @@ export class MetricsRepository {
   private readonly depth = new Map<string, number>();
 
   /**
-   * Runs a ranked walk of depth k (where the last exact one of this ranking stood; 8 × limit, at least 256, at
-   * first), × 4 until its answer is exact: the walk ran out (it saw everything), or the answer is full and its last
+   * Runs a ranked walk of depth k (where the last exact one of this ranking stood; `first`, by default 8 × limit and
+   * at least 256, at first), × 4 until its answer is exact: the walk ran out (it saw everything), or the answer is full and its last
    * value is above the bound of what the walk left out. Past 16,384 the walk has no depth (LIMIT NULL: everything),
    * so it always ends.
    */
-  private async walkUntilExact(ranking: string, limit: number, walk: (k: number | null) => Promise<{ rows: WalkRow[] }>): Promise<InterfaceTopEntry[]> {
-    for (let k: number | null = Math.max(256, limit * 8, this.depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
+  private async walkUntilExact(
+    ranking: string,
+    limit: number,
+    walk: (k: number | null) => Promise<{ rows: WalkRow[] }>,
+    first = Math.max(256, limit * 8),
+  ): Promise<InterfaceTopEntry[]> {
+    for (let k: number | null = Math.max(first, this.depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
       const { rows } = await walk(k);
       const entries = rows.filter((r) => r.node_id !== null).map(topEntry);
       const { bound, exhausted } = rows[0]!;
