@@ -25,35 +25,19 @@ const HISTORY_SQL = `SELECT h.id, ${iso("h.recorded_at")} AS recorded_at, h.at_u
   FROM alerts.history h LEFT JOIN alerts.acks a ON a.incident_key = h.incident_key AND a.severity = h.severity
   ORDER BY h.recorded_at DESC, h.id DESC LIMIT $1`;
 const VISIBLE = (alias) => `JOIN inventory.node_directory d ON d.id = ${alias}.node_id`;
-// interface-top latest, throughput (if_in_bps + if_out_bps), scope All: the repository's threshold walk.
-const LATEST_SQL = `WITH c0 AS (
-    SELECT l.node_id, l.ifindex, l.value, l.if_name FROM polling.latest l
-     WHERE l.metric = $3 AND l.ifindex >= 0 AND l.row_key = -1 AND l.at >= now() - make_interval(secs => 3600) ORDER BY l.value DESC LIMIT $2),
-  c1 AS (
-    SELECT l.node_id, l.ifindex, l.value, l.if_name FROM polling.latest l
-     WHERE l.metric = $4 AND l.ifindex >= 0 AND l.row_key = -1 AND l.at >= now() - make_interval(secs => 3600) ORDER BY l.value DESC LIMIT $2),
+// interface-top latest, throughput (if_in_bps + if_out_bps), scope All: the repository's walk down latest_pairs' rank.
+const LATEST_SQL = `WITH c AS (
+    SELECT p.node_id, p.ifindex, p.rank FROM polling.latest_pairs p WHERE p.pair = $3 ORDER BY p.rank DESC LIMIT $2),
   val AS (
-    SELECT node_id, ifindex, sum(value) AS value, max(if_name) AS latest_if_name FROM (
-      SELECT node_id, ifindex, value, if_name FROM c0
-      UNION ALL SELECT c0.node_id, c0.ifindex, l.value, l.if_name FROM c0 CROSS JOIN LATERAL (
-          SELECT l.value, l.if_name FROM polling.latest l WHERE l.node_id = c0.node_id AND l.metric = $4 AND l.ifindex = c0.ifindex AND l.row_key = -1
-             AND l.at >= now() - make_interval(secs => 3600) LIMIT 1) l
-        WHERE NOT EXISTS (SELECT 1 FROM c1 WHERE c1.node_id = c0.node_id AND c1.ifindex = c0.ifindex)
-      UNION ALL SELECT node_id, ifindex, value, if_name FROM c1
-      UNION ALL SELECT c1.node_id, c1.ifindex, l.value, l.if_name FROM c1 CROSS JOIN LATERAL (
-          SELECT l.value, l.if_name FROM polling.latest l WHERE l.node_id = c1.node_id AND l.metric = $3 AND l.ifindex = c1.ifindex AND l.row_key = -1
-             AND l.at >= now() - make_interval(secs => 3600) LIMIT 1) l
-        WHERE NOT EXISTS (SELECT 1 FROM c0 WHERE c0.node_id = c1.node_id AND c0.ifindex = c1.ifindex)
-    ) x GROUP BY node_id, ifindex),
+    SELECT c.node_id, c.ifindex, x.value, x.latest_if_name FROM c CROSS JOIN LATERAL (
+      SELECT sum(l.value) AS value, max(l.if_name) AS latest_if_name FROM polling.latest l
+       WHERE l.node_id = c.node_id AND l.metric = ANY ($4::text[]) AND l.ifindex = c.ifindex AND l.row_key = -1
+         AND l.at >= now() - make_interval(secs => 3600) HAVING count(*) > 0) x),
   top AS (
     SELECT val.node_id, d.name AS node_name, val.ifindex, coalesce(i.if_name, val.latest_if_name) AS if_name, i.if_alias, i.if_speed_bps, val.value
       FROM val ${VISIBLE("val")} LEFT JOIN polling.interfaces i ON i.node_id = val.node_id AND i.ifindex = val.ifindex
      ORDER BY val.value DESC, d.name, val.node_id, val.ifindex LIMIT $1)
-  SELECT top.*, b.bound, b.exhausted FROM (
-    SELECT coalesce(greatest((SELECT CASE WHEN count(*) < $2 THEN NULL ELSE min(value) END FROM c0), 0), 0)
-         + coalesce(greatest((SELECT CASE WHEN count(*) < $2 THEN NULL ELSE min(value) END FROM c1), 0), 0) AS bound,
-           (SELECT CASE WHEN count(*) < $2 THEN NULL ELSE min(value) END FROM c0) IS NULL
-       AND (SELECT CASE WHEN count(*) < $2 THEN NULL ELSE min(value) END FROM c1) IS NULL AS exhausted) b
+  SELECT top.*, b.bound, b.exhausted FROM (SELECT coalesce(min(rank), 0) AS bound, count(*) < $2 AS exhausted FROM c) b
   LEFT JOIN top ON true ORDER BY top.value DESC, top.node_name, top.node_id, top.ifindex`;
 // interface-top windowed, scope All: the repository's walk down the rollups' rank index.
 const ROLLUP_SQL = `WITH c AS (
@@ -72,9 +56,9 @@ const WINDOWS = { avg_15m: 900, max_15m: 900, avg_1h: 3600, max_1h: 3600 };
 
 const depth = new Map();
 /** The repository's walk: deeper until exact, starting where the last exact one stood (see MetricsRepository.walkUntilExact). */
-async function walk(sql, limit, params) {
+async function walk(sql, limit, params, first = Math.max(256, limit * 8)) {
   const ranking = JSON.stringify([sql.length, params]);
-  for (let k = Math.max(256, limit * 8, depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
+  for (let k = Math.max(first, depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
     const { rows } = await pool.query(sql, [limit, k, ...params]);
     const entries = rows
       .filter((r) => r.node_id !== null)
@@ -125,7 +109,7 @@ async function answer(u) {
       const agg = u.searchParams.get("agg") ?? "latest";
       const entries =
         agg === "latest"
-          ? await walk(LATEST_SQL, limit, ["if_in_bps", "if_out_bps"])
+          ? await walk(LATEST_SQL, limit, ["throughput", ["if_in_bps", "if_out_bps"]], Math.max(32, limit * 2))
           : WINDOWS[agg]
             ? await walk(ROLLUP_SQL, limit, [agg, "throughput", ["if_in_bps", "if_out_bps"], WINDOWS[agg]])
             : null;

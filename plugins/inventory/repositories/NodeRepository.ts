@@ -3,6 +3,7 @@ import { isoTimestamp, page, type Queryable } from "../../../core/index.js";
 import type { NodeEvent, SystemFacts } from "../contract.js";
 import type { NodeListFilter, NodeView } from "../models/NodeModels.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
+import { nodeFolderPathOf } from "./folderWalk.js";
 
 /** The writable columns of a node, already validated and defaulted. */
 export interface NodeRecord {
@@ -48,18 +49,23 @@ const VIEW_COLUMNS = `n.id, n.name, host(n.address) AS address, n.node_kind, n.c
 
 const FROM = "inventory.nodes n JOIN inventory.node_directory d ON d.id = n.id";
 
+/** A node's bus payload, from inventory.nodes as `n` (its folder path as the directory view gives it). */
+const EVENT_COLUMNS = `n.id, n.name, host(n.address) AS address, n.group_id, ${nodeFolderPathOf("n.group_id")} AS folder_path`;
+
 /** SQL of inventory.nodes; no logic. */
 @Injectable()
 export class NodeRepository {
   @Inject(INVENTORY_CONTEXT)
   private ctx: InventoryContext;
 
-  async insert(record: NodeRecord, db: Queryable = this.ctx.store): Promise<string> {
-    const { rows } = await db.query<{ id: string }>(
-      `INSERT INTO inventory.nodes (${WRITABLE.join(", ")}) VALUES (${WRITABLE.map((c, i) => `$${i + 1}${c === "address" ? "::inet" : ""}`).join(", ")}) RETURNING id`,
+  /** Inserts the node; its bus payload (as event() reads it) in the same statement. */
+  async insert(record: NodeRecord, db: Queryable = this.ctx.store): Promise<NodeEvent> {
+    const { rows } = await db.query<NodeEvent>(
+      `INSERT INTO inventory.nodes AS n (${WRITABLE.join(", ")}) VALUES (${WRITABLE.map((c, i) => `$${i + 1}${c === "address" ? "::inet" : ""}`).join(", ")})
+       RETURNING ${EVENT_COLUMNS}`,
       WRITABLE.map((c) => record[c]),
     );
-    return rows[0].id;
+    return rows[0];
   }
 
   /** false when the node is gone. */
@@ -69,9 +75,17 @@ export class NodeRepository {
     return (rowCount ?? 0) > 0;
   }
 
-  async delete(id: string, db: Queryable = this.ctx.store): Promise<boolean> {
-    const { rowCount } = await db.query("DELETE FROM inventory.nodes WHERE id = $1", [id]);
-    return (rowCount ?? 0) > 0;
+  /**
+   * Deletes the node if `folders` (a scoped caller's; null for scope All) cover its folder path, the tree root only
+   * for scope All (assertNodeInScope's rule); its bus payload as it was, or null when it is gone or out of scope.
+   */
+  async delete(id: string, folders: string[] | null, db: Queryable = this.ctx.store): Promise<NodeEvent | null> {
+    const { rows } = await db.query<NodeEvent>(
+      `DELETE FROM inventory.nodes n WHERE n.id = $1 AND ($2::uuid[] IS NULL OR ${nodeFolderPathOf("n.group_id")} && $2::uuid[])
+       RETURNING ${EVENT_COLUMNS}`,
+      [id, folders],
+    );
+    return rows[0] ?? null;
   }
 
   async find(id: string, db: Queryable = this.ctx.store): Promise<NodeView | null> {
@@ -107,11 +121,12 @@ export class NodeRepository {
     return { rows: paged.rows.map(({ name_key: _key, ...row }) => row), next: paged.next };
   }
 
-  /** The bus payload of a node (folder path from the published view), or null when it is gone. */
+  /**
+   * The bus payload of a node (its folder path as the published view gives it, walked up from its own folder), or
+   * null when it is gone.
+   */
   async event(id: string, db: Queryable = this.ctx.store): Promise<NodeEvent | null> {
-    const { rows } = await db.query<NodeEvent>("SELECT id, name, host(address) AS address, group_id, folder_path FROM inventory.node_directory WHERE id = $1", [
-      id,
-    ]);
+    const { rows } = await db.query<NodeEvent>(`SELECT ${EVENT_COLUMNS} FROM inventory.nodes n WHERE n.id = $1`, [id]);
     return rows[0] ?? null;
   }
 

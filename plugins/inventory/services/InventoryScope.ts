@@ -1,6 +1,7 @@
 import { Inject, Injectable } from "@tsed/di";
 import { assertFolderInScope, assertNodeInScope, forbidden, type Queryable, type Scope } from "../../../core/index.js";
 import { INVENTORY_CONTEXT, type InventoryContext } from "../context.js";
+import { folderPathOf, nodeFolderPathOf } from "../repositories/folderWalk.js";
 
 /**
  * Folder scope for the inventory: a folder-restricted caller sees only the
@@ -21,13 +22,16 @@ export class InventoryScope {
 
   /** 404 unless the folder exists and the caller may see it. */
   async assertFolderVisible(id: string, scope: Scope, db: Queryable = this.ctx.store): Promise<void> {
-    const { rows } = await db.query<{ path: string[] }>("SELECT path FROM inventory.folder_paths WHERE id = $1", [id]);
+    const { rows } = await db.query<{ path: string[] | null }>(`SELECT ${folderPathOf("$1::uuid")} AS path`, [id]);
     assertFolderInScope(scope, rows[0]?.path);
   }
 
   /** 404 unless the node exists and sits in a folder the caller may see (the tree root only for scope All). */
   async assertNodeVisible(id: string, scope: Scope, db: Queryable = this.ctx.store): Promise<void> {
-    const { rows } = await db.query<{ folder_path: string[] }>("SELECT folder_path FROM inventory.node_directory WHERE id = $1", [id]);
+    const { rows } = await db.query<{ folder_path: string[] }>(
+      `SELECT ${nodeFolderPathOf("n.group_id")} AS folder_path FROM inventory.nodes n WHERE n.id = $1`,
+      [id],
+    );
     assertNodeInScope(scope, rows[0]?.folder_path);
   }
 

@@ -1,4 +1,5 @@
 /** NodeAddressBook: address → node for the plugins that attribute what devices send (events, flows). */
+import { jest } from "@jest/globals";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { canonicalIp } from "../../../core/index.js";
@@ -53,4 +54,56 @@ it("two nodes at one address: the one in the receiving pool first, else the firs
   expect(book.byIp("192.0.2.77", "default")).toMatchObject({ id: ids["c-shared"], pool: "default" });
   expect(book.byIp("192.0.2.77", "nowhere")?.id).toBe(ids["a-shared"]);
   expect(book.byIp("192.0.2.78", "edge")).toBeNull();
+});
+
+it("a node's change re-reads that node only, and the maps equal a full re-read after every kind of change", async () => {
+  const book = k.context("inventory").get(NodeAddressBook);
+  await book.reload();
+  const store = (book as unknown as { ctx: { store: { query: (...a: unknown[]) => unknown } } }).ctx.store;
+  const reads: string[] = [];
+  const original = store.query.bind(store);
+  const spy = jest.spyOn(store, "query").mockImplementation((...a: unknown[]) => {
+    if (typeof a[0] === "string" && a[0].includes("inventory.node_directory")) reads.push(a[0]);
+    return original(...a);
+  });
+  const pools = ["default", "far", "edge", "west", "nowhere"];
+  const snapshot = () => JSON.stringify(pools.map((p) => book.entries(p).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  /** After a change has reached the book: the maps as patched, then as a full re-read makes them. */
+  const same = async () => {
+    const patched = snapshot();
+    await book.reload();
+    expect(snapshot()).toBe(patched);
+  };
+  try {
+    const west = (await k.request("POST", "/node-groups", { body: { name: "west site", pool: "west" } })).body as { id: string };
+    const made = (await k.request("POST", "/nodes", { body: { name: "p-one", address: "198.51.100.1" } })).body as { id: string };
+    await until("the new node", async () => book.byIp("198.51.100.1")?.id === made.id);
+    expect(reads.some((q) => q.includes("ORDER BY"))).toBe(false);
+    expect(reads.some((q) => q.includes("ANY($1::uuid[])"))).toBe(true);
+    await same();
+    // Into a folder with its own pool: the pool maps follow.
+    expect((await k.request("PUT", `/nodes/${made.id}`, { body: { name: "p-one", address: "198.51.100.1", group_id: west.id } })).status).toBe(200);
+    await until("the new pool", async () => book.byIp("198.51.100.1", "west")?.pool === "west");
+    expect(book.byIp("198.51.100.1", "default")?.pool).toBe("west");
+    await same();
+    // A second node at that address (shared: a full re-read decides by name), then the first one leaves it.
+    const twin = (await k.request("POST", "/nodes", { body: { name: "p-0-twin", address: "198.51.100.1" } })).body as { id: string };
+    await until("the twin first by name", async () => book.byIp("198.51.100.1")?.id === twin.id);
+    expect(book.byIp("198.51.100.1", "west")?.id).toBe(made.id);
+    await same();
+    expect((await k.request("PUT", `/nodes/${made.id}`, { body: { name: "p-one", address: "198.51.100.2", group_id: west.id } })).status).toBe(200);
+    await until("the moved node", async () => book.byIp("198.51.100.2")?.id === made.id);
+    expect(book.byIp("198.51.100.1", "west")?.id).toBe(twin.id);
+    await same();
+    // A v4-mapped address is the IPv4 key; a rename; a delete.
+    expect((await k.request("PUT", `/nodes/${twin.id}`, { body: { name: "p-twin", address: "::ffff:198.51.100.3" } })).status).toBe(200);
+    await until("the mapped address", async () => book.byIp("198.51.100.3")?.name === "p-twin");
+    expect(book.byIp("198.51.100.1")).toBeNull();
+    await same();
+    expect((await k.request("DELETE", `/nodes/${made.id}`)).status).toBe(204);
+    await until("the deleted node", async () => book.node(made.id) === null && book.byIp("198.51.100.2") === null);
+    await same();
+  } finally {
+    spy.mockRestore();
+  }
 });

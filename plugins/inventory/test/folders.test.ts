@@ -685,6 +685,34 @@ describe("full mode", () => {
       expect((await k.http.delete(`/api/v1/node-groups/${leaf}`).set(bearer(scopedWriter))).status).toBe(204);
     });
   });
+
+  it("folder_path_of (the write path's walk up from one folder) gives folder_paths' path for every folder, a cycle and a missing id", async () => {
+    const url = k.databaseUrl!;
+    const a = randomUUID();
+    const b = randomUUID();
+    const c = randomUUID();
+    const deep = [randomUUID(), randomUUID(), randomUUID()];
+    await rawQuery(url, "INSERT INTO inventory.node_groups (id, name, parent_id) VALUES ($1, 'walk-0', NULL), ($2, 'walk-1', $1), ($3, 'walk-2', $2)", deep);
+    // A cycle (a → b → c → b) reaches no root: the view has no row for any of them.
+    await rawQuery(url, "INSERT INTO inventory.node_groups (id, name, parent_id) VALUES ($1, 'cyc-a', NULL), ($2, 'cyc-b', $1), ($3, 'cyc-c', $2)", [a, b, c]);
+    await rawQuery(url, "UPDATE inventory.node_groups SET parent_id = $2 WHERE id = $1", [b, c]);
+    await rawQuery(url, "UPDATE inventory.node_groups SET parent_id = $2 WHERE id = $1", [a, b]);
+    try {
+      const rows = await rawQuery<{ id: string; view: string[] | null; walk: string[] | null }>(
+        url,
+        `SELECT g.id, f.path AS view, inventory.folder_path_of(g.id) AS walk
+           FROM (SELECT id FROM inventory.node_groups UNION ALL SELECT $1::uuid) g LEFT JOIN inventory.folder_paths f ON f.id = g.id`,
+        [randomUUID()],
+      );
+      expect(rows.length).toBeGreaterThan(6);
+      expect(rows.map((r) => [r.id, r.walk])).toEqual(rows.map((r) => [r.id, r.view]));
+      expect(rows.find((r) => r.id === deep[2])?.walk).toEqual(deep);
+      expect(rows.filter((r) => [a, b, c].includes(r.id as typeof a)).map((r) => r.walk)).toEqual([null, null, null]);
+    } finally {
+      await rawQuery(url, "UPDATE inventory.node_groups SET parent_id = NULL WHERE id = ANY($1::uuid[])", [[a, b, c]]);
+      await rawQuery(url, "DELETE FROM inventory.node_groups WHERE id = ANY($1::uuid[])", [[c, b, a, deep[2], deep[1], deep[0]]]);
+    }
+  });
 });
 
 describe("skeleton mode", () => {

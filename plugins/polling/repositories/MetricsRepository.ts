@@ -1,11 +1,17 @@
 import { Inject, Injectable } from "@tsed/di";
 import { isoTimestamp } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
-import type { HistoryPoint, InterfaceTopEntry, NodeInterfaceView, NodeSeriesView } from "../models/MetricsModels.js";
+import { INTERFACE_TOP_METRICS, type HistoryPoint, type InterfaceTopEntry, type NodeInterfaceView, type NodeSeriesView } from "../models/MetricsModels.js";
 import { POLLING_CONTEXT, type PollingContext } from "../context.js";
 
 /** "none" in the key columns of latest and samples. */
 const NONE = -1;
+
+/**
+ * The two-metric answers latest_pairs keeps a rank for (migration 0050; its latest_pair_metrics lists the same), by
+ * their stored metrics ("in+out"). Each one costs the poller's writes of latest: errors and discards are not kept.
+ */
+export const LATEST_PAIRS = new Map([[INTERFACE_TOP_METRICS.throughput.join("+"), "throughput"]]);
 
 export interface TopQuery {
   /** Stored rate metrics added up per interface (one or two). */
@@ -79,6 +85,8 @@ export class MetricsRepository {
    * interface is a candidate.
    */
   async interfaceTopLatest(q: TopQuery): Promise<InterfaceTopEntry[]> {
+    const pair = LATEST_PAIRS.get(q.metrics.join("+"));
+    if (pair !== undefined) return this.interfaceTopPair(q, pair);
     // For scope All the walks skip the directory: a superset of the visible rates bounds the outsiders just as well.
     const walkJoin = q.folders === null ? "" : this.visible("l");
     const kParam = `$${4 + q.metrics.length}`;
@@ -129,6 +137,49 @@ export class MetricsRepository {
   }
 
   /**
+   * A two-metric sum kept in latest_pairs (throughput) by a walk down its rank index (migration 0050): the k
+   * highest ranks, each candidate's fresh rates read by the primary key and added up as the one-table ranking adds
+   * them. A rank bounds what the answer can give its interface (both stored values, negatives as 0), so an interface
+   * the walk left out gives at most the k-th rank: once the last answer beats it strictly, the answer is exact (else
+   * k grows). When in and out rank independently, a walk of each direction needed ~1,000 entries per direction.
+   */
+  private async interfaceTopPair(q: TopQuery, pair: string): Promise<InterfaceTopEntry[]> {
+    // For scope All the walk skips the directory: a superset of the visible interfaces bounds the outsiders as well.
+    const walkJoin = q.folders === null ? "" : this.visible("p");
+    const sql = `WITH c AS (
+         SELECT p.node_id, p.ifindex, p.rank FROM ${this.t("latest_pairs")} p ${walkJoin}
+          WHERE p.pair = $4 ORDER BY p.rank DESC LIMIT $6
+       ), val AS (
+         SELECT c.node_id, c.ifindex, x.value, x.latest_if_name FROM c
+          CROSS JOIN LATERAL (
+            SELECT sum(l.value) AS value, max(l.if_name) AS latest_if_name FROM ${this.t("latest")} l
+             WHERE l.node_id = c.node_id AND l.metric = ANY ($5::text[]) AND l.ifindex = c.ifindex AND l.row_key = ${NONE}
+               AND l.at >= now() - make_interval(secs => $3)
+            HAVING count(*) > 0
+          ) x
+       ), top AS (
+         SELECT val.node_id, d.name AS node_name, val.ifindex, coalesce(i.if_name, val.latest_if_name) AS if_name,
+                i.if_alias, i.if_speed_bps, val.value
+           FROM val ${this.visible("val")}
+           LEFT JOIN ${this.t("interfaces")} i ON i.node_id = val.node_id AND i.ifindex = val.ifindex
+          ORDER BY val.value DESC, d.name, val.node_id, val.ifindex
+          LIMIT $2
+       )
+       SELECT top.*, b.bound, b.exhausted
+         FROM (SELECT coalesce(min(rank), 0) AS bound, count(*) < $6 AS exhausted FROM c) b
+         LEFT JOIN top ON true
+        ORDER BY top.value DESC, top.node_name, top.node_id, top.ifindex`;
+    // A rank is the answer's value itself when both rates are fresh and not negative (the usual case), so a shallow
+    // first walk mostly suffices: 2 × limit, at least 32 (each candidate costs two primary-key probes).
+    return this.walkUntilExact(
+      `pair:${pair}`,
+      q.limit,
+      (k) => this.ctx.store.query<WalkRow>(sql, [q.folders, q.limit, q.latestMaxAgeSecs, pair, q.metrics, k]),
+      Math.max(32, q.limit * 2),
+    );
+  }
+
+  /**
    * The windowed ranking from interface_top_rollups: a walk down its rank index (the k highest), keeping the
    * interfaces with a latest rate of one of the metrics inside the window (as the raw-sample form did) and visible to
    * the caller; exact once the last answer beats the k-th value walked (else k grows, as for latest).
@@ -162,13 +213,18 @@ export class MetricsRepository {
   private readonly depth = new Map<string, number>();
 
   /**
-   * Runs a ranked walk of depth k (where the last exact one of this ranking stood; 8 × limit, at least 256, at
-   * first), × 4 until its answer is exact: the walk ran out (it saw everything), or the answer is full and its last
+   * Runs a ranked walk of depth k (where the last exact one of this ranking stood; `first`, by default 8 × limit and
+   * at least 256, at first), × 4 until its answer is exact: the walk ran out (it saw everything), or the answer is full and its last
    * value is above the bound of what the walk left out. Past 16,384 the walk has no depth (LIMIT NULL: everything),
    * so it always ends.
    */
-  private async walkUntilExact(ranking: string, limit: number, walk: (k: number | null) => Promise<{ rows: WalkRow[] }>): Promise<InterfaceTopEntry[]> {
-    for (let k: number | null = Math.max(256, limit * 8, this.depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
+  private async walkUntilExact(
+    ranking: string,
+    limit: number,
+    walk: (k: number | null) => Promise<{ rows: WalkRow[] }>,
+    first = Math.max(256, limit * 8),
+  ): Promise<InterfaceTopEntry[]> {
+    for (let k: number | null = Math.max(first, this.depth.get(ranking) ?? 0); ; k = k !== null && k < 16384 ? k * 4 : null) {
       const { rows } = await walk(k);
       const entries = rows.filter((r) => r.node_id !== null).map(topEntry);
       const { bound, exhausted } = rows[0]!;

@@ -190,9 +190,11 @@ export class SampleRepository {
 
   /** A node left the inventory: its latest values and interfaces go (history ages out with its partitions). */
   async forgetNode(nodeId: string): Promise<void> {
-    await this.ctx.store.tx(async (db) => {
-      await db.query(`DELETE FROM ${this.ctx.store.table("latest")} WHERE node_id = $1`, [nodeId]);
-      await db.query(`DELETE FROM ${this.ctx.store.table("interfaces")} WHERE node_id = $1`, [nodeId]);
-    });
+    // One statement (atomic as the transaction it replaces, one round trip on a pool connection instead of four).
+    await this.ctx.store.query(
+      `WITH latest AS (DELETE FROM ${this.ctx.store.table("latest")} WHERE node_id = $1)
+       DELETE FROM ${this.ctx.store.table("interfaces")} WHERE node_id = $1`,
+      [nodeId],
+    );
   }
 }

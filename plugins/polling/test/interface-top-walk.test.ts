@@ -128,3 +128,71 @@ describe("interface-top walks answer what ranking every interface answers", () =
     }
   });
 });
+
+describe("latest_pairs (the rank the two-metric walk goes down) follows every write to latest", () => {
+  /** latest_pairs as recomputed from latest: it must always hold exactly this. */
+  const RECOMPUTED = `
+    SELECT m.pair, l.node_id, l.ifindex, max(l.value) FILTER (WHERE m.side = 1) AS a, max(l.value) FILTER (WHERE m.side = 2) AS b
+      FROM polling.latest l JOIN polling.latest_pair_metrics m ON m.metric = l.metric
+     WHERE l.ifindex >= 0 AND l.row_key = -1 GROUP BY 1, 2, 3`;
+  const consistent = async () => {
+    const diff = await sql(
+      `SELECT 'missing' AS what, * FROM (${RECOMPUTED} EXCEPT SELECT pair, node_id, ifindex, a, b FROM polling.latest_pairs) x
+       UNION ALL SELECT 'extra', * FROM (SELECT pair, node_id, ifindex, a, b FROM polling.latest_pairs EXCEPT ${RECOMPUTED}) y`,
+    );
+    expect(diff).toEqual([]);
+  };
+  const compare = async () => {
+    for (const [metric, stored] of [
+      ["throughput", ["if_in_bps", "if_out_bps"]],
+      ["errors", ["if_in_errors_ps", "if_out_errors_ps"]],
+    ] as const) {
+      for (const limit of [1, 10, 37, 100]) {
+        expect(await top({ metric, limit }, viewer)).toEqual(rows(await sql(FULL_LATEST, [null, stored, limit])));
+        expect(await top({ metric, limit }, scoped)).toEqual(rows(await sql(FULL_LATEST, [[siteA], stored, limit])));
+      }
+    }
+  };
+
+  it("latest_pair_metrics names the pairs the repository walks (LATEST_PAIRS)", async () => {
+    const { LATEST_PAIRS } = await import("../repositories/MetricsRepository.js");
+    const table = await sql("SELECT pair, string_agg(metric, '+' ORDER BY side) AS metrics FROM polling.latest_pair_metrics GROUP BY pair ORDER BY pair");
+    expect(table.map((r) => [r.metrics, r.pair])).toEqual([...LATEST_PAIRS]);
+  });
+
+  it("the poller's upsert, a stale side, negative rates, deleted sides and nodes: the answers stay those of the whole table", async () => {
+    await consistent();
+    // The poller's statement (ON CONFLICT DO UPDATE) moving a few interfaces to the top, one of them only its out side.
+    await sql(
+      `INSERT INTO polling.latest AS l (node_id, metric, ifindex, row_key, value, at, if_name)
+       SELECT l.node_id, l.metric, l.ifindex, -1, 2e9 + l.ifindex, now(), l.if_name FROM polling.latest l
+        WHERE l.ifindex IN (3, 4) AND (l.metric = 'if_out_bps' OR l.ifindex = 3) AND l.metric <> 'if_in_errors_ps'
+       ON CONFLICT (node_id, metric, ifindex, row_key) DO UPDATE SET value = EXCLUDED.value, at = EXCLUDED.at WHERE l.at <= EXCLUDED.at`,
+    );
+    await consistent();
+    await compare();
+    // The biggest out rates go stale (the answer adds only the fresh in), some in rates turn negative, some
+    // interfaces lose one side, one node loses everything; errors gain an out side.
+    await sql(`UPDATE polling.latest SET at = now() - interval '2 hours' WHERE metric = 'if_out_bps' AND ifindex = 3`);
+    await sql(`UPDATE polling.latest SET value = -value WHERE metric = 'if_in_bps' AND ifindex = 5`);
+    await sql(`DELETE FROM polling.latest WHERE metric = 'if_in_bps' AND ifindex = 6`);
+    await sql(`DELETE FROM polling.latest WHERE node_id = (SELECT id FROM inventory.nodes WHERE name = 'n-003')`);
+    await sql(
+      `INSERT INTO polling.latest (node_id, metric, ifindex, row_key, value, at, if_name)
+       SELECT node_id, 'if_out_errors_ps', ifindex, -1, value / 2 + 7, at, if_name FROM polling.latest WHERE metric = 'if_in_errors_ps' AND ifindex % 2 = 0`,
+    );
+    await consistent();
+    await compare();
+    // Both sides of an interface gone: its pair goes.
+    await sql(`DELETE FROM polling.latest WHERE metric IN ('if_in_bps', 'if_out_bps') AND ifindex = 7`);
+    expect(await sql(`SELECT 1 FROM polling.latest_pairs WHERE pair = 'throughput' AND ifindex = 7`)).toEqual([]);
+    await consistent();
+    await compare();
+  });
+
+  it("TRUNCATE empties it too", async () => {
+    await sql("TRUNCATE polling.latest");
+    expect(await sql("SELECT count(*)::int AS n FROM polling.latest_pairs")).toEqual([{ n: 0 }]);
+    expect(await top({ metric: "throughput", limit: 10 }, viewer)).toEqual([]);
+  });
+});

@@ -356,12 +356,26 @@ describe("sample sink", () => {
     expect(kept.map((r) => r.value)).not.toContain(9009);
   });
 
-  it("forgets a deleted node's latest values and interfaces", async () => {
+  it("forgets a deleted node's latest values, interfaces and interface-top ranks", async () => {
     const gone = await post("/api/v1/nodes", { name: "short-lived", address: "10.30.0.9" });
-    await get(SampleSink).accept(batchOf([sample(gone, "reachable", 1, Date.now())]), source);
-    expect(await rawQuery(k.databaseUrl!, "SELECT 1 FROM polling.latest WHERE node_id = $1", [gone])).toHaveLength(1);
+    const now = Date.now();
+    await get(SampleSink).accept(
+      batchOf([sample(gone, "reachable", 1, now), sample(gone, "if_in_bps", 5, now, { ifindex: 2 }), sample(gone, "if_out_bps", 7, now, { ifindex: 2 })]),
+      source,
+    );
+    await rawQuery(k.databaseUrl!, "INSERT INTO polling.interfaces (node_id, ifindex, if_name) VALUES ($1, 2, 'eth2')", [gone]);
+    const rows = async () =>
+      (
+        await rawQuery<{ n: number }>(
+          k.databaseUrl!,
+          `SELECT (SELECT count(*) FROM polling.latest WHERE node_id = $1) + (SELECT count(*) FROM polling.interfaces WHERE node_id = $1)
+                + (SELECT count(*) FROM polling.latest_pairs WHERE node_id = $1 AND rank = 12) AS n`,
+          [gone],
+        )
+      )[0].n;
+    expect(Number(await rows())).toBe(5);
     expect((await k.http.delete(`/api/v1/nodes/${gone}`).set(bearer(k.adminToken))).status).toBe(204);
-    await until("latest values removed", async () => (await rawQuery(k.databaseUrl!, "SELECT 1 FROM polling.latest WHERE node_id = $1", [gone])).length === 0);
+    await until("latest values, interfaces and ranks removed", async () => Number(await rows()) === 0);
   });
 });
 

@@ -442,11 +442,13 @@ export class TopologyRepository {
 
   /** A node left inventory: what was said of it and about it goes (its links included, not marked gone: there is no node to draw). */
   async forgetNode(nodeId: string): Promise<void> {
-    await this.ctx.store.tx(async (c) => {
-      await c.query(`DELETE FROM ${this.t("node_identity")} WHERE node_id = $1`, [nodeId]);
-      await c.query(`DELETE FROM ${this.t("links")} WHERE a_node = $1 OR b_node = $1`, [nodeId]);
-      await c.query(`DELETE FROM ${this.t("unknown_neighbors")} WHERE node_id = $1`, [nodeId]);
-      await c.query(`DELETE FROM ${this.t("pins")} WHERE node_id = $1 OR parent_id = $1`, [nodeId]);
-    });
+    // One statement (atomic as the transaction it replaces, one round trip on a pool connection instead of six).
+    await this.ctx.store.query(
+      `WITH identity AS (DELETE FROM ${this.t("node_identity")} WHERE node_id = $1),
+            links AS (DELETE FROM ${this.t("links")} WHERE a_node = $1 OR b_node = $1),
+            neighbors AS (DELETE FROM ${this.t("unknown_neighbors")} WHERE node_id = $1)
+       DELETE FROM ${this.t("pins")} WHERE node_id = $1 OR parent_id = $1`,
+      [nodeId],
+    );
   }
 }
