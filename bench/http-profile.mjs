@@ -10,6 +10,9 @@
 // switched off (bench/lib/generic-json.mjs: every answer through Ts.ED's json-mapper, as before it) and measures the two
 // alternately, BENCH_ROUNDS (default 3) times per class, printing each side's median: the machine's other load then
 // weighs on both alike.
+// BENCH_BASE_ROOT=<folder> (with BENCH_AB=1) makes the second service another build instead: that folder's dist/ (an
+// earlier commit's `git archive`, built there with node_modules linked), so two commits are measured alternately on
+// one database; its answers are checked byte for byte against this build's.
 // BENCH_PROFILE=1 starts the service with `--cpu-prof` (into BENCH_PROFILE_DIR, default a temporary folder) and prints
 // the profile's top frames by self time and the inclusive share of the frames that matter here (the json-mapper,
 // JSON.stringify, ETag, pg parsing, socket writes, the auth guard).
@@ -148,15 +151,20 @@ async function main({ dataDir, database, cleanup }) {
     await db.query("ANALYZE");
     reference = await startReference(dbUrl);
     const auth = { Authorization: `Bearer ${token}` };
-    // The "before" side: the same build with the compiled mapping off, on the same database.
+    // The "before" side: the same build with the compiled mapping off, or another build (BENCH_BASE_ROOT), on the same database.
+    const baseRoot = process.env.BENCH_BASE_ROOT;
     generic = AB
-      ? await bootKernel({
-          NMS_DATA_DIR: join(dataDir, "kernel-generic"),
-          NMS_DATABASE_URL: dbUrl,
-          NMS_BOOTSTRAP_TOKEN: token,
-          ...QUIET_KERNEL_ENV,
-          NODE_OPTIONS: `--import=${join(ROOT, "bench/lib/generic-json.mjs")}`,
-        })
+      ? await bootKernel(
+          {
+            NMS_DATA_DIR: join(dataDir, "kernel-generic"),
+            NMS_DATABASE_URL: dbUrl,
+            NMS_BOOTSTRAP_TOKEN: token,
+            ...QUIET_KERNEL_ENV,
+            ...(baseRoot ? {} : { NODE_OPTIONS: `--import=${join(ROOT, "bench/lib/generic-json.mjs")}` }),
+          },
+          120000,
+          baseRoot ?? ROOT,
+        )
       : null;
     const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
     for (const [name, c] of Object.entries(CLASSES)) {
