@@ -10,6 +10,9 @@
 // switched off (bench/lib/generic-json.mjs: every answer through Ts.ED's json-mapper, as before it) and measures the two
 // alternately, BENCH_ROUNDS (default 3) times per class, printing each side's median: the machine's other load then
 // weighs on both alike.
+// BENCH_BASE_ROOT=<folder> (with BENCH_AB=1) makes the second service another build instead: that folder's dist/ (an
+// earlier commit's `git archive`, built there with node_modules linked), so two commits are measured alternately on
+// one database; its answers are checked byte for byte against this build's.
 // BENCH_PROFILE=1 starts the service with `--cpu-prof` (into BENCH_PROFILE_DIR, default a temporary folder) and prints
 // the profile's top frames by self time and the inclusive share of the frames that matter here (the json-mapper,
 // JSON.stringify, ETag, pg parsing, socket writes, the auth guard).
@@ -35,6 +38,10 @@ const CLASSES = {
   read_alert_history: { path: "/api/v1/alerts/history?limit=100", reference: true },
   read_events: { path: "/api/v1/events?limit=100", reference: false },
   read_interface_top: { path: "/api/v1/metrics/interface-top?metric=throughput&limit=10", reference: true },
+  // The other lists (not in the mix): open alerts (BENCH_ACTIVE, default 300 seeded), the latest transitions, event statistics.
+  read_active_alerts: { path: "/api/v1/alerts", reference: false },
+  read_transitions: { path: "/api/v1/alerts/transitions?limit=100", reference: false },
+  read_event_stats: { path: "/api/v1/events/stats?group_by=time&split=kind", reference: false },
 };
 const only = process.env.BENCH_CLASSES?.split(",");
 
@@ -145,18 +152,39 @@ async function main({ dataDir, database, cleanup }) {
          JOIN LATERAL (SELECT id FROM inventory.nodes OFFSET (g % 100) LIMIT 1) n ON true`,
       [EVENTS],
     );
+    // Open incidents on the first nodes: ports and node-level, some acknowledged.
+    await db.query(
+      `INSERT INTO alerts.active_alerts (incident_key, subject_kind, node_id, subject_name, check_id, metric, ifindex, if_name, row_key, row_name,
+                                         severity, state, direction, observed_value, threshold_value, title, fired_at)
+       SELECT n.id || ':bench:' || g, 'node', n.id, NULL, gen_random_uuid(), CASE WHEN g % 2 = 0 THEN 'if_in_util_pct' ELSE 'cpu_util' END,
+              CASE WHEN g % 2 = 0 THEN g % 48 END, CASE WHEN g % 2 = 0 THEN 'Gi0/' || (g % 48) END, NULL, NULL,
+              (ARRAY['info', 'warning', 'critical'])[1 + g % 3], (ARRAY['warning', 'warning', 'critical'])[1 + g % 3], 'above', 95, 90,
+              'Utilisation above 90 — ' || g, now() - g * interval '1 minute'
+         FROM generate_series(1, $1) g
+         JOIN LATERAL (SELECT id FROM inventory.nodes OFFSET (g % 500) LIMIT 1) n ON true`,
+      [Number(process.env.BENCH_ACTIVE ?? 300)],
+    );
+    await db.query(
+      `INSERT INTO alerts.acks (incident_key, severity, node_id, acked_by, note)
+       SELECT incident_key, severity, node_id, 'ops', CASE WHEN random() < 0.5 THEN 'looking' END FROM alerts.active_alerts WHERE random() < 0.3`,
+    );
     await db.query("ANALYZE");
     reference = await startReference(dbUrl);
     const auth = { Authorization: `Bearer ${token}` };
-    // The "before" side: the same build with the compiled mapping off, on the same database.
+    // The "before" side: the same build with the compiled mapping off, or another build (BENCH_BASE_ROOT), on the same database.
+    const baseRoot = process.env.BENCH_BASE_ROOT;
     generic = AB
-      ? await bootKernel({
-          NMS_DATA_DIR: join(dataDir, "kernel-generic"),
-          NMS_DATABASE_URL: dbUrl,
-          NMS_BOOTSTRAP_TOKEN: token,
-          ...QUIET_KERNEL_ENV,
-          NODE_OPTIONS: `--import=${join(ROOT, "bench/lib/generic-json.mjs")}`,
-        })
+      ? await bootKernel(
+          {
+            NMS_DATA_DIR: join(dataDir, "kernel-generic"),
+            NMS_DATABASE_URL: dbUrl,
+            NMS_BOOTSTRAP_TOKEN: token,
+            ...QUIET_KERNEL_ENV,
+            ...(baseRoot ? {} : { NODE_OPTIONS: `--import=${join(ROOT, "bench/lib/generic-json.mjs")}` }),
+          },
+          120000,
+          baseRoot ?? ROOT,
+        )
       : null;
     const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
     for (const [name, c] of Object.entries(CLASSES)) {

@@ -36,9 +36,9 @@ export const running = new Set();
  * Spawns the kernel with `env` (PATH and HOME are passed on; NMS_PORT=0 and loopback by default) and resolves
  * at its ready line with `{url, stop()}`; stop() sends SIGTERM and fails unless the kernel exits 0.
  */
-export function bootKernel(env, timeoutMs = 120000) {
-  const child = spawn(process.execPath, [`--openssl-config=${join(ROOT, "config/openssl.cnf")}`, MAIN], {
-    cwd: ROOT,
+export function bootKernel(env, timeoutMs = 120000, root = ROOT) {
+  const child = spawn(process.execPath, [`--openssl-config=${join(root, "config/openssl.cnf")}`, join(root, "dist/core/main.js")], {
+    cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NMS_PORT: "0", NMS_HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

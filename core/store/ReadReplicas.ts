@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "../logging/Logger.js";
 import { findPgError, isStoreUnreachable } from "./pgErrors.js";
-import { closePool, createPool, type ReadDb } from "./Store.js";
+import { closePool, createPool, timedSibling, type ReadDb } from "./Store.js";
 
 export interface ReadReplicaOptions {
   urls: string[];
@@ -148,28 +148,42 @@ export class ReadReplicas implements ReadDb {
     return this.route((pool) => pool.query<R>(sql, params));
   }
 
-  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.route(async (pool) => {
-      const client = await pool.connect();
-      let failed: unknown;
-      try {
-        await client.query("BEGIN READ ONLY");
-        const result = await fn(client);
-        await client.query("COMMIT");
-        return result;
-      } catch (err) {
-        failed = err;
-        // A connection that failed or hung is dropped below: no ROLLBACK to wait on.
-        if (!replicaFailure(err)) await client.query("ROLLBACK").catch(() => undefined);
-        throw err;
-      } finally {
-        try {
-          client.release(failed !== undefined && replicaFailure(failed) ? (failed as Error) : undefined);
-        } catch {
-          // the server dropped the connection and the pool destroyed the client already
-        }
-      }
+  async timedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(timeoutMs: number, sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    // The replica's (or, falling back, the primary's) timed sibling pool: one statement, cancelled by the server past the limit.
+    return this.route((pool) => {
+      const timed = timedSibling(pool, timeoutMs);
+      if (timed) return timed.query<R>(sql, params);
+      return this.txOn(pool, async (client) => {
+        await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+        return client.query<R>(sql, params);
+      });
     });
+  }
+
+  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.route((pool) => this.txOn(pool, fn));
+  }
+
+  private async txOn<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    let failed: unknown;
+    try {
+      await client.query("BEGIN READ ONLY");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      failed = err;
+      // A connection that failed or hung is dropped below: no ROLLBACK to wait on.
+      if (!replicaFailure(err)) await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      try {
+        client.release(failed !== undefined && replicaFailure(failed) ? (failed as Error) : undefined);
+      } catch {
+        // the server dropped the connection and the pool destroyed the client already
+      }
+    }
   }
 
   /** How long one check query may take before its server counts as not answering. */

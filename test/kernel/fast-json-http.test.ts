@@ -1,4 +1,5 @@
-// The hot read routes answered through the compiled JSON writer and through Ts.ED's json-mapper (the writer switched
+// The hot read routes (and the other lists that grow: open alerts, transitions, thresholds, mutes, folders, the
+// interface search, the event statistics) answered through the compiled JSON writer and through Ts.ED's json-mapper (the writer switched
 // off) on one kernel and one database: status, every header (Content-Type, Content-Length, ETag, X-Next-Cursor, …)
 // and every body byte must be the same, for pages of varied rows (nulls, unicode, escapes, JSON data, acks), a cursor
 // page, a folder-scoped caller, Accept variants, HEAD and a conditional GET (304).
@@ -6,7 +7,7 @@ import { request } from "node:http";
 import { DayPartitions } from "../../core/index.js";
 import { fastJsonStats, setFastJsonEnabled } from "../../core/http/fastJson.js";
 import { alertsPlugin } from "../../plugins/alerts/index.js";
-import { insertHistory } from "../../plugins/alerts/test/readSupport.js";
+import { insertActive, insertHistory } from "../../plugins/alerts/test/readSupport.js";
 import { eventsPlugin } from "../../plugins/events/index.js";
 import { inventoryPlugin } from "../../plugins/inventory/index.js";
 import { pollingPlugin } from "../../plugins/polling/index.js";
@@ -78,6 +79,52 @@ beforeAll(async () => {
       r.id.endsWith("0") ? null : `note ${NASTY[r.id.charCodeAt(0) % 8]}`,
     ]);
   }
+  // 60 open incidents (node and pool subjects, ports, rows, null titles), some acknowledged.
+  for (let i = 0; i < 60; i++) {
+    const node = i % 6 === 5 ? null : nodes[(i * 7) % nodes.length]!;
+    const active = await insertActive(db, {
+      node_id: node,
+      subject_name: node ? null : `pool ${NASTY[i % 8]}`,
+      metric: i % 5 === 0 ? null : i % 2 ? "if_in_util_pct" : "cpu_util",
+      ifindex: i % 2 ? i % 48 : null,
+      if_name: i % 2 ? `Gi0/${i % 48} ${NASTY[i % 8]}` : null,
+      row_key: i % 9 === 0 ? i : null,
+      row_name: i % 9 === 0 ? `row ${NASTY[i % 8]}` : null,
+      severity: ["info", "warning", "critical"][i % 3],
+      state: i % 3 === 2 && i % 4 === 0 ? "unreachable" : ["warning", "warning", "critical"][i % 3],
+      title: i % 10 === 0 ? null : `Active ${NASTY[i % 8]}`,
+      fired_at: new Date(now - i * 37_000).toISOString(),
+    });
+    if (i % 3 === 1) {
+      await rawQuery(db, "INSERT INTO alerts.acks (incident_key, severity, node_id, acked_by, note) VALUES ($1, $2, $3, $4, $5)", [
+        active.incident_key,
+        ["info", "warning", "critical"][i % 3],
+        node,
+        `ops ${NASTY[i % 8]}`,
+        i % 2 ? null : `note ${NASTY[(i + 3) % 8]}`,
+      ]);
+    }
+  }
+  // Threshold rules through the API (its normalisation), and mutes on some nodes, live and expired.
+  for (const [i, metric] of ["cpu_load_pct", "storage_used_pct", "if_in_util_pct", "mem_used_pct"].entries()) {
+    const res = await k.http
+      .post("/api/v1/thresholds")
+      .set({ Authorization: `Bearer ${k.adminToken}` })
+      .send(
+        i % 2
+          ? { metric, scope_level: "global", direction: "below", warning: 30 + i, critical: 20 + i }
+          : { metric, scope_level: "global", direction: "above", warning: 80 - i, critical: 90 - i },
+      );
+    expect([res.status, res.body]).toEqual([201, { id: expect.any(String) }]);
+  }
+  await rawQuery(
+    db,
+    `INSERT INTO alerts.mutes (node_id, metric_name, reason, until, created_by)
+     SELECT ($1::uuid[])[n], CASE WHEN n % 2 = 0 THEN 'cpu_util' ELSE 'if_in_util_pct' END, 'work ' || ($2::text[])[1 + n % 8],
+            now() + (CASE WHEN n % 5 = 0 THEN -1 ELSE n END) * interval '1 hour', 'ops ü'
+       FROM generate_series(1, 40) n`,
+    [nodes, NASTY],
+  );
   // 150 events: syslog and traps, JSON data, raw text, nullable columns.
   await new DayPartitions(k.context("events").store, "events").ensure([now - 3_600_000, now]);
   await rawQuery(
@@ -157,6 +204,18 @@ const ROUTES = [
   "/metrics/interface-top?metric=throughput&limit=10",
   "/metrics/interface-top?metric=in_bps&limit=100",
   "/metrics/interface-top?metric=errors",
+  "/alerts",
+  "/alerts/transitions?limit=100",
+  "/thresholds?limit=100",
+  "/mutes?limit=100",
+  "/mutes?limit=5",
+  "/node-groups?limit=100",
+  "/interfaces?q=gi0&limit=100",
+  "/events/stats?group_by=kind",
+  "/events/stats?group_by=source&limit=50",
+  "/events/stats?group_by=trap",
+  "/events/stats?group_by=time&split=kind",
+  "/events/stats?group_by=time",
 ];
 
 describe("hot routes: the compiled writer answers the json-mapper's bytes", () => {
@@ -179,6 +238,21 @@ describe("hot routes: the compiled writer answers the json-mapper's bytes", () =
     expect(JSON.parse((await same("GET", "/alerts/history?limit=100", auth)).body).some((r: { acked: unknown }) => r.acked)).toBe(true);
     expect(JSON.parse((await same("GET", "/events?limit=100", auth)).body).some((r: { data: unknown }) => r.data)).toBe(true);
     expect(JSON.parse((await same("GET", "/metrics/interface-top?metric=throughput&limit=10", auth)).body).entries).toHaveLength(10);
+    // The lists added later: rows in each, acks and pool subjects among the open incidents, a mutes cursor page.
+    const active = JSON.parse((await same("GET", "/alerts", auth)).body) as { acked: unknown; node: unknown }[];
+    expect(active).toHaveLength(60);
+    expect(active.some((r) => r.acked) && active.some((r) => r.node === null)).toBe(true);
+    expect(JSON.parse((await same("GET", "/alerts/transitions?limit=100", auth)).body)).toHaveLength(100);
+    expect(JSON.parse((await same("GET", "/thresholds?limit=100", auth)).body)).toHaveLength(4);
+    expect(JSON.parse((await same("GET", "/node-groups?limit=100", auth)).body)).toHaveLength(2);
+    expect(JSON.parse((await same("GET", "/interfaces?q=gi0&limit=100", auth)).body)).toHaveLength(100);
+    const mutes = await same("GET", "/mutes?limit=20", auth);
+    expect(JSON.parse(mutes.body)).toHaveLength(20);
+    const next = mutes.headers.find(([n]) => n === "x-next-cursor")?.[1];
+    expect(JSON.parse((await same("GET", `/mutes?limit=20&cursor=${encodeURIComponent(next!)}`, auth)).body)).toHaveLength(12);
+    const buckets = JSON.parse((await same("GET", "/events/stats?group_by=time&split=kind", auth)).body) as { by_kind: object }[];
+    expect(buckets.length).toBeGreaterThan(0);
+    expect(buckets.every((b) => b.by_kind && typeof b.by_kind === "object")).toBe(true);
   });
 
   it("Accept variants, HEAD and a conditional GET answer the same", async () => {

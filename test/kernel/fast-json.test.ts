@@ -5,9 +5,14 @@ import type { Type } from "@tsed/core";
 import { serialize } from "@tsed/json-mapper";
 import { CollectionOf, Groups, Name, Nullable, Optional, Required, getPropertiesStores, type JsonPropertyStore } from "@tsed/schema";
 import { compileModelWriter, writeJson } from "../../core/http/fastJson.js";
+import { ActiveAlertView } from "../../plugins/alerts/models/AlertModels.js";
 import { AlertHistoryRow, AlertTransitionView } from "../../plugins/alerts/models/HistoryModels.js";
-import { EventView } from "../../plugins/events/models/EventModels.js";
+import { MuteView } from "../../plugins/alerts/models/MuteModels.js";
+import { ThresholdView } from "../../plugins/alerts/models/ThresholdModels.js";
+import { EventView, StatsBucket } from "../../plugins/events/models/EventModels.js";
+import { FolderView } from "../../plugins/inventory/models/FolderModels.js";
 import { NodeView } from "../../plugins/inventory/models/NodeModels.js";
+import { InterfaceSearchHit } from "../../plugins/polling/models/ConsoleModels.js";
 import { InterfaceTopResult } from "../../plugins/polling/models/MetricsModels.js";
 
 /** What Ts.ED's response filter sends for a 200 of `model` (PlatformResponseFilter.serialize, then res.json). */
@@ -89,6 +94,12 @@ const MODELS: [string, Type<unknown>][] = [
   ["AlertTransitionView", AlertTransitionView],
   ["EventView", EventView],
   ["InterfaceTopResult", InterfaceTopResult],
+  ["ActiveAlertView", ActiveAlertView],
+  ["ThresholdView", ThresholdView],
+  ["MuteView", MuteView],
+  ["FolderView", FolderView],
+  ["InterfaceSearchHit", InterfaceSearchHit],
+  ["StatsBucket", StatsBucket],
 ];
 
 describe("fast JSON writer", () => {

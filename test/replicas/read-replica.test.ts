@@ -206,6 +206,15 @@ describe("read replicas", () => {
       }
       expect(await replicas.tx(async (c) => (await c.query<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro")).rows[0].ro)).toBe("on");
       expect(where).toEqual(Array(5).fill(replicaName));
+      // A time-limited read: the replica's timed sibling pool, the limit set at connect.
+      const timed = await replicas.timedQuery<{ standby: boolean; t: string }>(
+        300,
+        "SELECT pg_is_in_recovery() AS standby, current_setting('statement_timeout') AS t",
+      );
+      expect(timed.rows[0]).toEqual({ standby: true, t: "300ms" });
+      await expect(replicas.timedQuery(300, "SELECT pg_sleep(2)")).rejects.toMatchObject({ code: "57014" });
+      // Served by the replica both times; the cancelled read is an answer (503 for the routes), not rerun on the primary.
+      expect(where).toEqual(Array(6).fill(replicaName));
     } finally {
       await replicas.close();
       await primary.end();

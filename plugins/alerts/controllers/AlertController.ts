@@ -1,6 +1,6 @@
 import { Controller, Inject } from "@tsed/di";
 import { Get, Post, Returns, Summary, Description } from "@tsed/schema";
-import { Body, ErrorEnvelope, Permission, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { FastJson, Body, ErrorEnvelope, Permission, CallerScope, type Scope, Query } from "../../../core/index.js";
 import { AckRequest, AckResult, ActiveAlertView, AlertListQuery, BulkAckRequest, BulkAckResult } from "../models/AlertModels.js";
 import { AckService } from "../services/AckService.js";
 import { ActiveAlertService } from "../services/ActiveAlertService.js";
@@ -22,6 +22,7 @@ export class AlertController {
   @(Returns(200, Array).Of(ActiveAlertView))
   @Returns(400, ErrorEnvelope)
   @Returns(404, ErrorEnvelope)
+  @FastJson()
   list(@CallerScope() scope: Scope, @Query() query: AlertListQuery): Promise<ActiveAlertView[]> {
     return this.active.list(scope, query.folder_id);
   }

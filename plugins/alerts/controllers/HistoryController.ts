@@ -64,6 +64,7 @@ export class HistoryController {
   @Summary("The latest fires and resolutions (history rows with node names), newest first; no cursor")
   @(Returns(200, Array).Of(AlertTransitionView))
   @Returns(400, ErrorEnvelope)
+  @FastJson()
   transitions(@CallerScope() scope: Scope, @Query() query: TransitionsQuery): Promise<AlertTransitionView[]> {
     return this.history.transitions(query.limit, scope);
   }

@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Patch, Post, Returns, Summary } from "@tsed/schema";
-import { Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
+import { FastJson, Body, ErrorEnvelope, sendPage, Permission, ReturnsPage, CallerScope, type Scope, Query } from "../../../core/index.js";
 import { BulkMuteRequest, BulkMuteResult, MuteListQuery, MuteUpdate, MuteView } from "../models/MuteModels.js";
 import { MuteService } from "../services/MuteService.js";
 
@@ -28,6 +28,7 @@ export class MuteController {
   @Summary("Active mutes (until in the future) the caller can see, newest first; the next page via ?cursor= from the X-Next-Cursor header")
   @ReturnsPage(MuteView)
   @Returns(400, ErrorEnvelope)
+  @FastJson()
   async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: MuteListQuery): Promise<MuteView[]> {
     return sendPage(ctx, await this.mutes.list(query, scope));
   }

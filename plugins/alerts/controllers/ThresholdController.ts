@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams } from "@tsed/platform-params";
 import { Delete, Description, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported, Query } from "../../../core/index.js";
+import { FastJson, Body, CreatedId, ErrorEnvelope, sendPage, Permission, ReturnsPage, ScopeUnsupported, Query } from "../../../core/index.js";
 import { ThresholdBody, ThresholdListQuery, ThresholdView } from "../models/ThresholdModels.js";
 import { ThresholdService } from "../services/ThresholdService.js";
 
@@ -26,6 +26,7 @@ export class ThresholdController {
   @Summary("List threshold rules, oldest first (keyset pagination)")
   @ReturnsPage(ThresholdView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (limit, metric), invalid_cursor"))
+  @FastJson()
   async list(@Context() ctx: PlatformContext, @Query() query: ThresholdListQuery): Promise<ThresholdView[]> {
     return sendPage(ctx, await this.thresholds.list(query.limit, query.cursor, query.metric));
   }

@@ -2,13 +2,73 @@ import { Inject, Injectable } from "@tsed/di";
 import { isoTimestamp, type Queryable } from "../../../core/index.js";
 import { NODE_DIRECTORY_VIEW } from "../../inventory/contract.js";
 import type { AlertHistoryRow, AlertNodeCount, AlertTransitionView, CalendarBucket, HistoryFilter } from "../models/HistoryModels.js";
-import { ACK_COLUMNS, causeColumns, withAck, withSymptom, type AckColumns, type CauseColumns } from "./ActiveAlertRepository.js";
+import { ACK_COLUMNS, ackOf, causeColumns, symptomOf, type AckColumns, type CauseColumns } from "./ActiveAlertRepository.js";
 import { ALERTS_CONTEXT, type AlertsContext } from "../context.js";
 
 /** The spec's row, from history `h` and acks `a`. at_unix_ms is bigint: read as a double (exact below 2^53). */
 const ROW_COLUMNS = `h.id, ${isoTimestamp("h.recorded_at")} AS recorded_at, h.at_unix_ms::float8 AS at_unix_ms, h.check_id AS "check", h.direction,
   h.ifindex, h.if_name, h.metric, h.node_id AS node, h.observed_value, h.threshold_value, h.resolved, h.row_key AS "row", h.row_name,
   h.severity, h.state, h.subject_kind, h.subject_name, h.title, ${ACK_COLUMNS}, ${causeColumns("h")}`;
+
+type SelectedRow = Omit<AlertHistoryRow, "acked" | "symptom_of"> & AckColumns & CauseColumns;
+
+/**
+ * The answer row from a selected one, built once as one literal (ackOf): keys in ROW_COLUMNS' order, then acked and
+ * symptom_of, the order the earlier rest-spread copies gave.
+ */
+function historyRow(r: SelectedRow): AlertHistoryRow {
+  return {
+    id: r.id,
+    recorded_at: r.recorded_at,
+    at_unix_ms: r.at_unix_ms,
+    check: r.check,
+    direction: r.direction,
+    ifindex: r.ifindex,
+    if_name: r.if_name,
+    metric: r.metric,
+    node: r.node,
+    observed_value: r.observed_value,
+    threshold_value: r.threshold_value,
+    resolved: r.resolved,
+    row: r.row,
+    row_name: r.row_name,
+    severity: r.severity,
+    state: r.state,
+    subject_kind: r.subject_kind,
+    subject_name: r.subject_name,
+    title: r.title,
+    acked: ackOf(r),
+    symptom_of: symptomOf(r),
+  };
+}
+
+/** historyRow with the node's name after title (where the spread copies left it). */
+function transitionRow(r: SelectedRow & { node_name: string | null }): AlertTransitionView {
+  return {
+    id: r.id,
+    recorded_at: r.recorded_at,
+    at_unix_ms: r.at_unix_ms,
+    check: r.check,
+    direction: r.direction,
+    ifindex: r.ifindex,
+    if_name: r.if_name,
+    metric: r.metric,
+    node: r.node,
+    observed_value: r.observed_value,
+    threshold_value: r.threshold_value,
+    resolved: r.resolved,
+    row: r.row,
+    row_name: r.row_name,
+    severity: r.severity,
+    state: r.state,
+    subject_kind: r.subject_kind,
+    subject_name: r.subject_name,
+    title: r.title,
+    node_name: r.node_name,
+    acked: ackOf(r),
+    symptom_of: symptomOf(r),
+  };
+}
 
 const ACK_JOIN = "LEFT JOIN alerts.acks a ON a.incident_key = h.incident_key AND a.severity = h.severity";
 
@@ -65,14 +125,14 @@ export class HistoryRepository {
     if (filter.metric !== null) where.push(`strpos(lower(h.metric), lower(${p(filter.metric)})) > 0`);
     if (filter.nodeId !== null) where.push(`h.node_id = ${p(filter.nodeId)}::uuid`);
     if (nodes !== null) where.push(`h.node_id = ANY (${p(nodes)}::uuid[])`);
-    const { rows } = await db.query<Omit<AlertHistoryRow, "acked" | "symptom_of"> & AckColumns & CauseColumns>(
+    const { rows } = await db.query<SelectedRow>(
       `SELECT ${ROW_COLUMNS} FROM alerts.history h ${ACK_JOIN}
         ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
         ORDER BY h.recorded_at DESC, h.id DESC
         LIMIT ${p(filter.limit)}`,
       params,
     );
-    return rows.map((r) => withSymptom(withAck(r)));
+    return rows.map(historyRow);
   }
 
   /** Fires (resolved = false) of the last `days` days by UTC weekday (0 = Sunday) and hour; non-empty cells only. */
@@ -108,7 +168,7 @@ export class HistoryRepository {
 
   /** The latest fires and clears with the node's current name. */
   async transitions(limit: number, nodes: string[] | null, db: Queryable = this.ctx.store.read): Promise<AlertTransitionView[]> {
-    const { rows } = await db.query<Omit<AlertTransitionView, "acked" | "symptom_of"> & AckColumns & CauseColumns>(
+    const { rows } = await db.query<SelectedRow & { node_name: string | null }>(
       `SELECT ${ROW_COLUMNS}, d.name AS node_name
          FROM (SELECT * FROM alerts.history h
                 WHERE $2::uuid[] IS NULL OR h.node_id = ANY ($2::uuid[])
@@ -118,6 +178,6 @@ export class HistoryRepository {
         ORDER BY h.recorded_at DESC, h.id DESC`,
       [limit, nodes],
     );
-    return rows.map((r) => withSymptom(withAck(r)));
+    return rows.map(transitionRow);
   }
 }

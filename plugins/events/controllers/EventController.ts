@@ -95,6 +95,7 @@ export class EventController {
     "validation_failed: malformed range bound, unknown kind, group_by outside kind/action/trap/source/time, bad limit, bucket_secs or split; invalid_regex",
   ))
   @(Returns(503, ErrorEnvelope).Description("query_timeout: narrow the range; store_unavailable: no node-name resolution (skeleton mode)"))
+  @FastJson()
   stats(
     @QueryParams() q: EventQuery & { group_by?: string; limit?: string; bucket_secs?: string; split?: string },
     @CallerScope() scope: Scope,

@@ -46,6 +46,7 @@ const FLOW_MINUTES_UP_TO_MS = 2 * 86_400_000;
 
 /** Longest a read of the events may run (a costly regex over a long range is stopped, not left to load the store). */
 const READ_TIMEOUT = "20s";
+const READ_TIMEOUT_MS = 20_000;
 
 /**
  * SQL of events.events (daily partitions). Writes are one COPY per batch;
@@ -117,16 +118,14 @@ export class EventRepository {
   }
 
   /**
-   * Runs a read with a time limit, in its own transaction; over the limit it answers 503 query_timeout. The list and
+   * Runs a read with a time limit (the store's timed pool: one statement, no transaction around it); over the limit it
+   * answers 503 query_timeout. The list and
    * statistics routes read through `ctx.store.read` (a read replica when configured: events arrive asynchronously
    * anyway, so a few seconds of staleness is within what a caller can observe).
    */
   private async read<R extends object>(sql: string, params: unknown[]): Promise<R[]> {
     try {
-      return await this.ctx.store.read.tx(async (db) => {
-        await db.query(`SET LOCAL statement_timeout = '${READ_TIMEOUT}'`);
-        return (await db.query<R & Record<string, unknown>>(sql, params)).rows;
-      });
+      return (await this.ctx.store.read.timedQuery<R & Record<string, unknown>>(READ_TIMEOUT_MS, sql, params)).rows;
     } catch (err) {
       if (isPgError(err, PG_ERROR.queryCanceled))
         throw new ApiError(503, "query_timeout", `The query took longer than ${READ_TIMEOUT}: narrow the time range or the filters.`);

@@ -4,9 +4,11 @@
  * event list and stats, HTTP ingest sources, GET /listeners, and every permission and scope rule.
  */
 import { spawnSync } from "node:child_process";
+import pg from "pg";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expectError } from "../../../test/support/assertions.js";
+import { rawQuery } from "../../../test/support/db.js";
 import { sendUdp } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
@@ -373,6 +375,39 @@ describe("GET /events/stats", () => {
 });
 
 describe("the event list", () => {
+  it("a page is one statement (no BEGIN, SET LOCAL around it); a read the server cancels answers 503 query_timeout", async () => {
+    // A lock holds the page's statement in the server; its backend shows it, then a cancel ends it with 57014, the
+    // SQLSTATE the 20-s statement_timeout raises (test/kernel/pool.test.ts checks the limit on the read pool's connections).
+    const holder = new pg.Client({ connectionString: k.databaseUrl! });
+    await holder.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("LOCK TABLE events.events IN ACCESS EXCLUSIVE MODE");
+      const pending = k.request("GET", "/events?limit=5");
+      const waiting = await until(
+        "the page waiting on the lock",
+        async () =>
+          (
+            await rawQuery<{ pid: number; query: string; one_statement: boolean }>(
+              k.databaseUrl!,
+              `SELECT pid, query, xact_start = query_start AS one_statement FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%events%'`,
+            )
+          )[0] ?? null,
+        10_000,
+      );
+      // The transaction began with this statement: nothing ran before it on that connection's transaction.
+      expect(waiting.one_statement).toBe(true);
+      expect(waiting.query).toMatch(/^SELECT e\.id/);
+      await rawQuery(k.databaseUrl!, "SELECT pg_cancel_backend($1)", [waiting.pid]);
+      expectError(await pending, 503, "query_timeout");
+    } finally {
+      await holder.query("ROLLBACK").catch(() => undefined);
+      await holder.end();
+    }
+    expect((await k.request("GET", "/events?limit=5")).status).toBe(200);
+  });
+
   it("walks newest first with a keyset cursor and loses no row", async () => {
     for (let i = 0; i < 25; i++) await sendUdp(udpPort, `<14>page walk ${i}`);
     await until("25 rows", async () => (await flush(), (await events("?q=page%20walk&limit=1000")).length === 25));

@@ -2,7 +2,19 @@ import { Controller, Inject } from "@tsed/di";
 import { Context, PathParams } from "@tsed/platform-params";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Delete, Format, Get, Post, Put, Returns, Summary, Status } from "@tsed/schema";
-import { Body, CreatedId, ErrorEnvelope, MutationOk, sendPage, Permission, ReturnsPage, CallerScope, Query, type Scope } from "../../../core/index.js";
+import {
+  FastJson,
+  Body,
+  CreatedId,
+  ErrorEnvelope,
+  MutationOk,
+  sendPage,
+  Permission,
+  ReturnsPage,
+  CallerScope,
+  Query,
+  type Scope,
+} from "../../../core/index.js";
 import { FolderListQuery, FolderPoolUpdate, FolderTreeNode, FolderView, FolderWrite } from "../models/FolderModels.js";
 import { FolderService } from "../services/FolderService.js";
 
@@ -17,6 +29,7 @@ export class FolderController {
   @ReturnsPage(FolderView)
   @(Returns(400, ErrorEnvelope).Description("validation_failed or invalid_cursor"))
   @(Returns(400, ErrorEnvelope).Description("unknown_reference: parent_id names no folder the caller may see"))
+  @FastJson()
   async list(@CallerScope() scope: Scope, @Context() ctx: PlatformContext, @Query() query: FolderListQuery): Promise<FolderView[]> {
     return sendPage(ctx, await this.folders.list(query, scope));
   }

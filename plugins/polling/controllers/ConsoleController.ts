@@ -2,7 +2,7 @@ import { Controller, Inject } from "@tsed/di";
 import type { PlatformContext } from "@tsed/platform-http";
 import { Context, PathParams } from "@tsed/platform-params";
 import { Description, Format, Get, Post, Returns, Summary } from "@tsed/schema";
-import { Body, CallerScope, ErrorEnvelope, Permission, Query, ReturnsPage, ScopeUnsupported, sendPage, type Scope } from "../../../core/index.js";
+import { FastJson, Body, CallerScope, ErrorEnvelope, Permission, Query, ReturnsPage, ScopeUnsupported, sendPage, type Scope } from "../../../core/index.js";
 import { AgentHealthQuery, AgentHealthView, InterfaceSearchHit, InterfaceSearchQuery, SnmpProbeBody, SnmpProbeResult } from "../models/ConsoleModels.js";
 import { ConsoleService } from "../services/ConsoleService.js";
 
@@ -63,6 +63,7 @@ export class ConsoleController {
   )
   @ReturnsPage(InterfaceSearchHit)
   @(Returns(400, ErrorEnvelope).Description("validation_failed (q missing or blank, limit), invalid_cursor"))
+  @FastJson()
   @Returns(404, ErrorEnvelope)
   async interfaces(@Context() ctx: PlatformContext, @CallerScope() scope: Scope, @Query() query: InterfaceSearchQuery): Promise<InterfaceSearchHit[]> {
     return sendPage(ctx, await this.console.searchInterfaces(query.q, query.group_id, query.limit, query.cursor, scope));
