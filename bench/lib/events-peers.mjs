@@ -626,6 +626,8 @@ export async function startEventsKernel(root, overrides = {}, { forwarding = fal
         events: {
           syslog: { udp: 0, tcp: 0, tls: 0, bindAddress: "127.0.0.1" },
           traps: { udp: 0, bindAddress: "127.0.0.1", communities: ["public"] },
+          // BENCH_PARSER_NICE: the ingest parser threads' niceness (ingest.parserNice) for a comparison run.
+          ...(process.env.BENCH_PARSER_NICE ? { ingest: { parserNice: Number(process.env.BENCH_PARSER_NICE) } } : {}),
           ...overrides,
         },
         ...(forwarding ? { flows: { udp: null }, forwarding: forwardingConfig } : {}),

@@ -66,6 +66,11 @@ export const eventsConfigSchema = {
          * threads and the store get them first and the parsers fall behind into the journal, which they drain later.
          */
         parserNice: { type: "integer", minimum: 0, maximum: 19, default: 5 },
+        /**
+         * UDP sockets each worker binds on the syslog UDP port (SO_REUSEPORT), each read by a thread of its own: the kernel
+         * spreads senders over all of them, so a burst from one sender fills one socket's buffer and not the others'.
+         */
+        udpSocketsPerWorker: { type: "integer", minimum: 1, maximum: 16, default: 1 },
         journal: journalConfigSchema,
       },
     },

@@ -19,6 +19,8 @@ export interface IngestListenerConfig {
   idleTimeoutMs: number;
   maxConnectionsPerAddress: number;
   maxConnections: number;
+  /** UDP sockets each worker binds on the port (each with a reader thread). */
+  udpSockets: number;
 }
 
 export interface IngestJournalConfig {

@@ -202,6 +202,7 @@ async function bind(ports: { udp: number | null; tcp: number | null; tls: number
     onMessage: () => false,
     onFrame,
     reusePort: true,
+    udpSockets: l.udpSockets,
     log: { warn },
   };
   const off = { udp: null, tcp: null, tls: null };

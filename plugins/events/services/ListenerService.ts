@@ -80,6 +80,7 @@ export class ListenerService {
           idleTimeoutMs: s.idleTimeoutMs,
           maxConnectionsPerAddress: s.maxConnectionsPerAddress,
           maxConnections: s.maxConnections,
+          udpSockets: cfg.ingest.udpSocketsPerWorker,
         },
         batchSize: cfg.batchSize,
         maxInFlight: Math.max(1000, Math.floor(cfg.ingest.maxInFlight / workers)),

@@ -8,7 +8,7 @@
  */
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
-import { startUdpReader, type UdpReader } from "../../../core/worker.js";
+import { startUdpReader, type MirrorCount, type UdpReader } from "../../../core/worker.js";
 import type { BoundListener, Inbound, ListenerCounters, Transport } from "../lib/types.js";
 import { SyslogFrameDecoder, type FrameSink } from "./framing.js";
 import { parseSyslog, rawText } from "./parse.js";
@@ -43,6 +43,8 @@ export interface SyslogListenerOptions {
    * address and port always to the same one): the ingest workers each bind every listener this way.
    */
   reusePort?: boolean;
+  /** With reusePort: UDP sockets (each read by a thread of its own) this listener binds on its port. Default 1. */
+  udpSockets?: number;
   /**
    * Takes each message's bytes as received instead of parsing it here (onMessage is then not called): the ingest
    * workers journal them first. `truncated`: a stream frame cut short (the connection ended inside it). Returns false
@@ -233,12 +235,12 @@ function bindError(protocol: string, host: string, port: number, err: unknown): 
  * main thread has not taken yet, up to 64 MiB, and counts what it drops past that.
  */
 async function startUdp(host: string, port: number, core: ListenerCore, opts: SyslogListenerOptions): Promise<BoundListener> {
-  let reader: UdpReader;
-  try {
-    reader = await startUdpReader({
+  const readers: UdpReader[] = [];
+  const one = (p: number) =>
+    startUdpReader({
       type: host.includes(":") ? "udp6" : "udp4",
       host,
-      port,
+      port: p,
       reusePort: opts.reusePort,
       recvBufferSize: UDP_RECV_BUFFER,
       onDatagram: (msg, address) => onDatagram(core, msg, address),
@@ -249,7 +251,14 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
         core.warn("syslog udp datagrams dropped: the pipeline is behind", { dropped: n });
       },
     });
+  try {
+    readers.push(await one(port));
+    // More sockets on the same port (SO_REUSEPORT): the kernel spreads senders over them, each with a buffer and a reader
+    // thread of its own, so one sender's burst fills one buffer and the others keep theirs.
+    const more = opts.reusePort ? Math.max(1, opts.udpSockets ?? 1) - 1 : 0;
+    for (let i = 0; i < more; i++) readers.push(await one(readers[0].port));
   } catch (err) {
+    await Promise.allSettled(readers.map((r) => r.close()));
     throw bindError("udp", host, port, err);
   }
   return {
@@ -257,11 +266,24 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
     stream: "syslog",
     protocol: "udp",
     address: host,
-    port: reader.port,
+    port: readers[0].port,
     counters: core.counters,
-    mirror: (targets) => reader.mirror(targets),
-    mirrorCounts: () => reader.mirrorCounts(),
-    close: () => reader.close(),
+    mirror: (targets) => {
+      for (const r of readers) r.mirror(targets);
+    },
+    mirrorCounts: () => {
+      // Per target id, summed over the sockets.
+      const sum = new Map<string, MirrorCount>();
+      for (const r of readers)
+        for (const [id, c] of r.mirrorCounts()) {
+          const t = sum.get(id) ?? { sent: 0, errors: 0 };
+          sum.set(id, { sent: t.sent + c.sent, errors: t.errors + c.errors });
+        }
+      return sum;
+    },
+    close: async () => {
+      await Promise.all(readers.map((r) => r.close()));
+    },
   };
 }
 

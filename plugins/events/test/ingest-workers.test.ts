@@ -155,9 +155,23 @@ describe("the store not taking writes", () => {
   let k: TestKernel;
   beforeAll(async () => {
     // Few messages in flight per worker: the rest waits in the journal (else the main thread's memory holds a burst).
-    k = await startKernel({ ingest: { workers: 2, maxInFlight: 1000, journal: { maxMB: 16, segmentMB: 1 } } });
+    // Two UDP sockets per worker: the journal tests below run over four sockets (and the first test counts them).
+    k = await startKernel({ ingest: { workers: 2, maxInFlight: 1000, udpSocketsPerWorker: 2, journal: { maxMB: 16, segmentMB: 1 } } });
   });
   afterAll(() => k?.stop());
+
+  it("binds udpSocketsPerWorker sockets per worker on the syslog UDP port", async () => {
+    const udp = await portOf(k, "syslog.udp");
+    // /proc/net/udp: one line per socket, the local address as hex "ADDR:PORT" in the second column.
+    const lines = readFileSync("/proc/net/udp", "utf8").split("\n").slice(1);
+    const onPort = lines.filter((l) =>
+      l
+        .trim()
+        .split(/\s+/)[1]
+        ?.endsWith(`:${udp.toString(16).toUpperCase().padStart(4, "0")}`),
+    );
+    expect(onPort).toHaveLength(4);
+  });
 
   /** Holds a lock on events.events that lets reads through and no write, until the returned function is called. */
   async function blockWrites(): Promise<() => Promise<void>> {
