@@ -627,7 +627,15 @@ export async function startEventsKernel(root, overrides = {}, { forwarding = fal
           syslog: { udp: 0, tcp: 0, tls: 0, bindAddress: "127.0.0.1" },
           traps: { udp: 0, bindAddress: "127.0.0.1", communities: ["public"] },
           // BENCH_PARSER_NICE: the ingest parser threads' niceness (ingest.parserNice) for a comparison run.
-          ...(process.env.BENCH_PARSER_NICE ? { ingest: { parserNice: Number(process.env.BENCH_PARSER_NICE) } } : {}),
+          // BENCH_UDP_SOCKETS: UDP sockets per ingest worker (ingest.udpSocketsPerWorker).
+          ...(process.env.BENCH_PARSER_NICE || process.env.BENCH_UDP_SOCKETS
+            ? {
+                ingest: {
+                  ...(process.env.BENCH_PARSER_NICE ? { parserNice: Number(process.env.BENCH_PARSER_NICE) } : {}),
+                  ...(process.env.BENCH_UDP_SOCKETS ? { udpSocketsPerWorker: Number(process.env.BENCH_UDP_SOCKETS) } : {}),
+                },
+              }
+            : {}),
           ...overrides,
         },
         ...(forwarding ? { flows: { udp: null }, forwarding: forwardingConfig } : {}),

@@ -69,8 +69,9 @@ export const eventsConfigSchema = {
         /**
          * UDP sockets each worker binds on the syslog UDP port (SO_REUSEPORT), each read by a thread of its own: the kernel
          * spreads senders over all of them, so a burst from one sender fills one socket's buffer and not the others'.
+         * null = enough for 8 sockets in all (4 per worker on 2 cores, 1 from 8 cores up).
          */
-        udpSocketsPerWorker: { type: "integer", minimum: 1, maximum: 16, default: 1 },
+        udpSocketsPerWorker: { type: ["integer", "null"], minimum: 1, maximum: 16, default: null },
         journal: journalConfigSchema,
       },
     },

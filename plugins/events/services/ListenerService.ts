@@ -80,7 +80,7 @@ export class ListenerService {
           idleTimeoutMs: s.idleTimeoutMs,
           maxConnectionsPerAddress: s.maxConnectionsPerAddress,
           maxConnections: s.maxConnections,
-          udpSockets: cfg.ingest.udpSocketsPerWorker,
+          udpSockets: cfg.ingest.udpSocketsPerWorker ?? Math.ceil(8 / workers),
         },
         batchSize: cfg.batchSize,
         maxInFlight: Math.max(1000, Math.floor(cfg.ingest.maxInFlight / workers)),
