@@ -32,10 +32,10 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { spawn } from "node:child_process";
-import { benchStore, bootKernel, load, MAIN, print, QUIET_KERNEL_ENV, ROOT } from "./lib/kernel.mjs";
+import { benchStore, bootKernel, load, MAIN, print, QUIET_KERNEL_ENV } from "./lib/kernel.mjs";
 import { seedHttpLoad } from "./lib/http-seed.mjs";
 import { descendants, procCpuSecs, rssMb, sleep } from "./lib/flows-peers.mjs";
+import { startReference } from "./lib/http-reference-process.mjs";
 
 const NODES = Number(process.env.BENCH_NODES ?? 3000);
 const HISTORY = Number(process.env.BENCH_HISTORY_ROWS ?? 200_000);
@@ -64,23 +64,6 @@ function postgresPids() {
   });
 }
 const pgRssMb = () => postgresPids().reduce((s, p) => s + (rssMb(p) ?? 0), 0);
-
-/** Starts the reference server (bench/lib/http-reference.mjs) on `dbUrl` as a child process: `{url, child, stop()}`. */
-function startReference(dbUrl) {
-  const child = spawn(process.execPath, [join(ROOT, "bench/lib/http-reference.mjs")], {
-    env: { PATH: process.env.PATH, REF_DATABASE_URL: dbUrl },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.once("exit", (code) => reject(new Error(`reference server exited (${code})`)));
-    child.stdout.on("data", (c) => {
-      out += c;
-      const m = /reference ready at (\S+)/.exec(out);
-      if (m) resolve({ url: m[1], child, stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))) });
-    });
-  });
-}
 
 /** Median of `n` sequential requests (ms). */
 async function unloadedMedian(url, headers, n = 21) {

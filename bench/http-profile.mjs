@@ -21,11 +21,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
 import pg from "pg";
 import { benchStore, bootKernel, load, print, QUIET_KERNEL_ENV, ROOT } from "./lib/kernel.mjs";
 import { seedHttpLoad } from "./lib/http-seed.mjs";
 import { procCpuSecs } from "./lib/flows-peers.mjs";
+import { startReference } from "./lib/http-reference-process.mjs";
 
 const SECS = Number(process.env.BENCH_CLASS_SECS ?? 15);
 const CONNS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -46,21 +46,6 @@ const CLASSES = {
 const only = process.env.BENCH_CLASSES?.split(",");
 
 const token = randomBytes(24).toString("hex");
-
-function startReference(dbUrl) {
-  const child = spawn(process.execPath, [join(ROOT, "bench/lib/http-reference.mjs")], {
-    env: { PATH: process.env.PATH, REF_DATABASE_URL: dbUrl },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.once("exit", (code) => reject(new Error(`reference server exited (${code})`)));
-    child.stdout.on("data", (c) => {
-      const m = /reference ready at (\S+)/.exec((out += c));
-      if (m) resolve({ url: m[1], child, stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))) });
-    });
-  });
-}
 
 const cannon = (url, path, headers, connections, duration) =>
   new Promise((resolve, reject) => {
