@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { IngestWorkers, type IngestBatch, type IngestJournalStats } from "../ingest/IngestWorkers.js";
 import type { IngestState } from "../ingest/protocol.js";
 import { bindHint, bindReceivers, tlsPair } from "../lib/receivers.js";
+import { sumMirrorCounts } from "../lib/mirrorCounts.js";
 import { sealTrapUsers, type TrapUserWire } from "../lib/trapUsers.js";
 import type { BoundListener, Inbound } from "../lib/types.js";
 import type { TrapListener, TrapUser } from "../traps/receiver.js";
@@ -126,14 +127,7 @@ export class ListenerService {
 
   /** Per mirror target id: what the UDP syslog listeners relayed (summed over them). */
   syslogUdpMirrorCounts(): Map<string, MirrorCount> {
-    const out = new Map<string, MirrorCount>();
-    for (const l of this.bound) {
-      for (const [id, c] of l.mirrorCounts?.() ?? []) {
-        const t = out.get(id) ?? { sent: 0, errors: 0 };
-        out.set(id, { sent: t.sent + c.sent, errors: t.errors + c.errors });
-      }
-    }
-    return out;
+    return sumMirrorCounts(this.bound.map((l) => l.mirrorCounts?.() ?? new Map<string, MirrorCount>()));
   }
 
   /**

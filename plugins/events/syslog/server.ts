@@ -8,7 +8,8 @@
  */
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
-import { startUdpReader, type MirrorCount, type UdpReader } from "../../../core/worker.js";
+import { startUdpReader, type UdpReader } from "../../../core/worker.js";
+import { sumMirrorCounts } from "../lib/mirrorCounts.js";
 import type { BoundListener, Inbound, ListenerCounters, Transport } from "../lib/types.js";
 import { SyslogFrameDecoder, type FrameSink } from "./framing.js";
 import { parseSyslog, rawText } from "./parse.js";
@@ -271,16 +272,7 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
     mirror: (targets) => {
       for (const r of readers) r.mirror(targets);
     },
-    mirrorCounts: () => {
-      // Per target id, summed over the sockets.
-      const sum = new Map<string, MirrorCount>();
-      for (const r of readers)
-        for (const [id, c] of r.mirrorCounts()) {
-          const t = sum.get(id) ?? { sent: 0, errors: 0 };
-          sum.set(id, { sent: t.sent + c.sent, errors: t.errors + c.errors });
-        }
-      return sum;
-    },
+    mirrorCounts: () => sumMirrorCounts(readers.map((r) => r.mirrorCounts())),
     close: async () => {
       await Promise.all(readers.map((r) => r.close()));
     },
