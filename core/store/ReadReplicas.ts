@@ -34,6 +34,10 @@ const REPLICA_CONNECT_TIMEOUT_MS = 1000;
  */
 const REPLICA_QUERY_TIMEOUT_MS = 60_000;
 
+/** How long start() waits for the standbys that answer to replay the primary's position, and how often it looks. */
+const START_CATCH_UP_MS = 3000;
+const START_RECHECK_MS = 50;
+
 /** pg_lsn text (`16/B374D848`) as a number that compares. */
 function lsn(text: string): bigint {
   const [hi, lo] = text.split("/");
@@ -114,9 +118,18 @@ export class ReadReplicas implements ReadDb {
     });
   }
 
-  /** Checks once (so a healthy replica serves from the first read), then every checkIntervalMs. */
+  /**
+   * Checks until every standby that answers has replayed the primary's position (so a healthy replica serves from
+   * the first read), for at most START_CATCH_UP_MS, then every checkIntervalMs. Replication is asynchronous: a
+   * standby a few milliseconds behind at the first sample is healthy, and is waited for rather than left out.
+   */
   async start(): Promise<void> {
+    const until = Date.now() + Math.min(START_CATCH_UP_MS, this.options.maxLagSecs * 1000);
     await this.check();
+    while (!this.closed && Date.now() < until && this.replicas.some((r) => r.standby && !this.qualifies(r, Date.now()))) {
+      await new Promise((resolve) => setTimeout(resolve, START_RECHECK_MS));
+      await this.check();
+    }
     const tick = () => {
       this.timer = setTimeout(() => {
         this.checking = this.check().finally(() => {

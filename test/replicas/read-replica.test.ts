@@ -185,8 +185,14 @@ describe("read replicas", () => {
       { urls: [primaryDb, replicaDb, down.toString()], maxLagSecs: 5, checkIntervalMs: 200 },
       new JsonLogger("warn", "test", (l) => lines.push(l)),
     );
+    // The primary writes all along, as a live one does: the replica replays a moment behind every sample start() takes.
+    let writing = true;
+    const writer = (async () => {
+      while (writing) await primary.query("SELECT txid_current()");
+    })();
     try {
-      await replicas.start();
+      await replicas.start().finally(() => (writing = false));
+      await writer;
       const status = replicas.status();
       expect(status.map((r) => [r.name, r.serving])).toEqual([
         [`127.0.0.1:${new URL(primaryDb).port}${new URL(primaryDb).pathname}`, false],
