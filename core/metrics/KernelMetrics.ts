@@ -2,6 +2,7 @@ import promClient from "prom-client";
 import type pg from "pg";
 import type { Logger } from "../logging/Logger.js";
 import type { ReadReplicas } from "../store/ReadReplicas.js";
+import { poolFamily } from "../store/Store.js";
 import type { MetricCounter, MetricDefinition, MetricGauge, MetricHistogram, MetricLabels, PluginMetrics } from "./PluginMetrics.js";
 
 const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient;
@@ -122,32 +123,51 @@ export class KernelMetrics {
     );
   }
 
-  /** The pool's connections, read on scrape. */
+  /**
+   * The pool's connections, read on scrape: with its timed siblings (one per statement timeout in use, each as large,
+   * made on first use), so the figures are every connection the kernel holds against the primary.
+   */
   pool(pool: pg.Pool): void {
-    const max = (pool as unknown as { options?: { max?: number } }).options?.max ?? 0;
+    const maxOf = (p: pg.Pool) => (p as unknown as { options?: { max?: number } }).options?.max ?? 0;
+    const sum = (f: (p: pg.Pool) => number) => poolFamily(pool).reduce((s, p) => s + f(p), 0);
     this.core(
       new Gauge({
         name: "nms_db_pool_connections",
-        help: "Connections of the kernel's PostgreSQL pool by state (idle, in_use); their sum is the pool's total.",
+        help: "Connections of the kernel's PostgreSQL pool (with its statement-timeout siblings) by state (idle, in_use); their sum is the pool's total.",
         labelNames: ["state"],
         registers: [],
         collect() {
-          this.set({ state: "idle" }, pool.idleCount);
-          this.set({ state: "in_use" }, pool.totalCount - pool.idleCount);
+          this.set(
+            { state: "idle" },
+            sum((p) => p.idleCount),
+          );
+          this.set(
+            { state: "in_use" },
+            sum((p) => p.totalCount - p.idleCount),
+          );
         },
       }),
     );
     this.core(
       new Gauge({
         name: "nms_db_pool_waiting_requests",
-        help: "Queries waiting for a free connection of the kernel's PostgreSQL pool.",
+        help: "Queries waiting for a free connection of the kernel's PostgreSQL pool (with its statement-timeout siblings).",
         registers: [],
         collect() {
-          this.set(pool.waitingCount);
+          this.set(sum((p) => p.waitingCount));
         },
       }),
     );
-    this.core(new Gauge({ name: "nms_db_pool_max_connections", help: "The pool's size limit.", registers: [] })).set(max);
+    this.core(
+      new Gauge({
+        name: "nms_db_pool_max_connections",
+        help: "The size limit of the kernel's PostgreSQL pool, with its statement-timeout siblings made so far.",
+        registers: [],
+        collect() {
+          this.set(sum(maxOf));
+        },
+      }),
+    );
   }
 
   /** The read replicas (DATABASE_READ_URL): each one's staleness and whether it serves, and where reads went. */

@@ -278,6 +278,11 @@ export function timedSibling(pool: pg.Pool, ms: number): pg.Pool | null {
   return timed;
 }
 
+/** A createPool pool and the timed siblings made of it so far: every connection it holds against the server. */
+export function poolFamily(pool: pg.Pool): pg.Pool[] {
+  return [pool, ...(poolMakers.get(pool)?.timed.values() ?? [])];
+}
+
 /**
  * Ends a pool and waits (up to `ms`) until its connections are really closed: `pool.end()` resolves once each client
  * was asked to end, and a server stopped right then would end the rest itself, each an error in the log.

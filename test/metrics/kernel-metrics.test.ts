@@ -191,6 +191,19 @@ describe("GET /metrics", () => {
     expect(idle + inUse).toBeLessThanOrEqual(sampleValue(f, "nms_db_pool_max_connections")!);
     expect(sampleValue(f, "nms_db_pool_waiting_requests")).toBe(0);
   });
+
+  it("counts the connections of the pool's statement-timeout siblings too", async () => {
+    const before = await scrape(k.url);
+    const max = sampleValue(before, "nms_db_pool_max_connections")!;
+    // A time limit no query of the kernel uses: a sibling pool made now, as large as the pool, one connection open.
+    const timed = probeCtx.store.timedQuery(4321, "SELECT pg_sleep(1)");
+    const during = await until("the sibling's connection in use", async () => {
+      const f = await scrape(k.url);
+      return sampleValue(f, "nms_db_pool_max_connections") === 2 * max ? f : null;
+    });
+    expect(sampleValue(during, "nms_db_pool_connections", { state: "in_use" })).toBeGreaterThanOrEqual(1);
+    await timed;
+  });
 });
 
 describe("a plugin's metrics (ctx.metrics)", () => {
