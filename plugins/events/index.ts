@@ -83,7 +83,7 @@ async function start(ctx: PluginContext<EventsConfig>): Promise<void> {
   }, PRUNE_RANGES_MS);
   prune.unref();
   undo.set(ctx, [
-    book.onReload(() => pipeline.bookReloaded()),
+    book.onReload((changed) => pipeline.bookReloaded(changed)),
     // The workers copy every message for the feed only while somebody (the forwarding tee) listens to it.
     ctx.bus.watchListeners("events.received", (n) => listeners.ingest?.setFlags(n > 0, true)),
     () => clearInterval(prune),

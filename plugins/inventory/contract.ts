@@ -54,10 +54,13 @@ export abstract class NodeAddresses {
   /** The node at `address`; with `pool` (the receiving poller's), a node of that pool first, else the first by name. */
   abstract byIp(address: string, pool?: string): AttributedNode | null;
   abstract node(id: string): AttributedNode | null;
-  /** Every address with the node byIp(address, pool) gives (a worker thread holds a copy); re-read it when onReload calls back. */
+  /** Every address with the node byIp(address, pool) gives (a worker thread holds a copy); keep it current with onReload. */
   abstract entries(pool: string): [string, AttributedNode][];
-  /** Calls `fn` after every read of the directory; returns the unsubscribe. */
-  abstract onReload(fn: () => void): () => void;
+  /**
+   * Calls `fn` after every read of the directory with the address keys (canonicalIp) whose byIp answer may have
+   * changed, for any pool (empty: nothing changed); returns the unsubscribe.
+   */
+  abstract onReload(fn: (changed: readonly string[]) => void): () => void;
   /** Re-reads the directory now; concurrent calls share one read. */
   abstract reload(): Promise<void>;
 }

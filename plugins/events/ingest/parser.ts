@@ -202,6 +202,10 @@ parent.on("message", (m: ToParser) => {
         rules = compiled;
       }
       if (m.book) book = new Map(m.book);
+      for (const [address, node] of m.bookPatch ?? []) {
+        if (node) book.set(address, node);
+        else book.delete(address);
+      }
       if (m.sources) {
         sourceByNode = new Map(m.sources.byNode);
         builtin = m.sources.builtin;

@@ -66,6 +66,8 @@ export interface IngestState {
   rules?: unknown[];
   /** Address → node, for the embedded poller's pool (a node of that pool first, as NodeAddressBook.byIp does). */
   book?: [string, BookNode][];
+  /** Changes to apply to the book (after `book` when both come): an address's node now, or null for none. */
+  bookPatch?: [string, BookNode | null][];
   sources?: { byNode: [string, SourceEntry][]; builtin: SourceEntry };
 }
 

@@ -5,7 +5,7 @@ import { NodeAddresses, type AttributedNode } from "../../inventory/contract.js"
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import type { IngestBatch } from "../ingest/IngestWorkers.js";
-import { unpackHits, type IngestState } from "../ingest/protocol.js";
+import { unpackHits, type BookNode, type IngestState } from "../ingest/protocol.js";
 import { toRow } from "../lib/row.js";
 import type { Inbound } from "../lib/types.js";
 import type { EventView } from "../models/EventModels.js";
@@ -46,6 +46,8 @@ interface ForwardedHits {
 const DAYS_AHEAD = 2;
 /** How often rule edits made on another replica are looked for. */
 const RULE_POLL_MS = 5000;
+/** Past this many changed addresses the parsers get a whole new copy of the book rather than a patch. */
+const BOOK_PATCH_MAX = 2000;
 /** Batches written at the same time (each on a connection of its own). */
 const WRITE_LANES = 2;
 /** A failed batch of events that are in no journal (HTTP ingest, traps, forwarded) is retried this many times before it is given up (logged). */
@@ -253,9 +255,21 @@ export class EventPipeline {
     return { rules: this.ruleRows, book: this.bookEntries(), sources: this.sourceCache.syslog() };
   }
 
-  /** The node address book changed: the workers get the new copy. */
-  bookReloaded(): void {
-    this.listeners.ingest?.setState({ book: this.bookEntries() });
+  /**
+   * The node address book was read again: the parsers get the addresses whose node changed (nothing when none did),
+   * or a whole new copy when most did.
+   */
+  bookReloaded(changed: readonly string[]): void {
+    if (changed.length === 0 || !this.listeners.ingest) return;
+    if (changed.length > BOOK_PATCH_MAX) {
+      this.listeners.ingest.setState({ book: this.bookEntries() });
+      return;
+    }
+    const patch = changed.map((address): [string, BookNode | null] => {
+      const n = this.addresses.byIp(address, EMBEDDED_POOL);
+      return [address, n && { id: n.id, folder_path: n.folder_path }];
+    });
+    this.listeners.ingest.setState({ bookPatch: patch });
   }
 
   private bookEntries(): IngestState["book"] {

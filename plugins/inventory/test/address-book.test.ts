@@ -107,3 +107,34 @@ it("a node's change re-reads that node only, and the maps equal a full re-read a
     spy.mockRestore();
   }
 });
+
+it("onReload names the addresses whose node changed: a patch the ones it touched, a full re-read what differs", async () => {
+  const book = k.context("inventory").get(NodeAddressBook);
+  await book.reload();
+  const told: string[][] = [];
+  const off = book.onReload((changed) => told.push([...changed].sort()));
+  try {
+    await book.reload();
+    expect(told).toEqual([[]]);
+    const made = (await k.request("POST", "/nodes", { body: { name: "told-one", address: "203.0.113.1" } })).body as { id: string };
+    await until("the patch", async () => told.length === 2);
+    expect(told[1]).toEqual(["203.0.113.1"]);
+    // Changed behind the bus's back (another replica): the periodic full re-read finds the old and the new address.
+    await k.context("inventory").store.query("UPDATE inventory.nodes SET address = '203.0.113.2' WHERE id = $1", [made.id]);
+    await book.reload();
+    expect(told[2]).toEqual(["203.0.113.1", "203.0.113.2"]);
+    // A folder moved: the path of the node in it changed, its address did not.
+    const top = (await k.request("POST", "/node-groups", { body: { name: "told top" } })).body as { id: string };
+    const sub = (await k.request("POST", "/node-groups", { body: { name: "told sub" } })).body as { id: string };
+    expect((await k.request("PUT", `/nodes/${made.id}`, { body: { name: "told-one", address: "203.0.113.2", group_id: sub.id } })).status).toBe(200);
+    await until("the node in its folder", async () => book.byIp("203.0.113.2")?.folder_path.length === 1);
+    const before = told.length;
+    await k.context("inventory").store.query("UPDATE inventory.node_groups SET parent_id = $1 WHERE id = $2", [top.id, sub.id]);
+    await book.reload();
+    expect(told.length).toBe(before + 1);
+    expect(told[before]).toEqual(["203.0.113.2"]);
+    expect(book.byIp("203.0.113.2")?.folder_path).toEqual([top.id, sub.id]);
+  } finally {
+    off();
+  }
+});
