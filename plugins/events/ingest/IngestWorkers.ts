@@ -103,6 +103,8 @@ interface WorkerHandle {
   cause: Partial<Record<Thread, string>>;
   /** The next restart delay, and since when the pair runs whole. */
   backoffMs: number;
+  /** The delay a death just logged, for the restart to wait (null: the next step of the backoff). */
+  nextDelay: number | null;
   wholeSince: number;
 }
 
@@ -175,6 +177,7 @@ export class IngestWorkers {
         recovering: null,
         cause: {},
         backoffMs: RESTART_FIRST_MS,
+        nextDelay: null,
         wholeSince: Date.now(),
       };
     else Object.assign(h, { worker, parser, up: { worker: true, parser: true } });
@@ -278,9 +281,9 @@ export class IngestWorkers {
       if (h.up.parser) this.retire(h);
     }
     this.restartCounts[thread]++;
-    const delay = this.backoff(h);
+    const delay = (h.nextDelay = this.backoff(h));
     this.o.log.error(`events: syslog ingest ${thread} thread died, restarting it`, { worker: h.index, thread, cause, restart_in_ms: delay });
-    h.recovering ??= this.recover(h, delay).finally(() => {
+    h.recovering ??= this.recover(h).finally(() => {
       h.recovering = null;
     });
   }
@@ -320,9 +323,10 @@ export class IngestWorkers {
   }
 
   /** Restarts what of `h` died until the pair runs whole again, or the service closes. */
-  private async recover(h: WorkerHandle, firstDelay: number): Promise<void> {
-    let delay = firstDelay;
+  private async recover(h: WorkerHandle): Promise<void> {
     while (!this.closing && !(h.up.worker && h.up.parser)) {
+      const delay = h.nextDelay ?? this.backoff(h);
+      h.nextDelay = null;
       await this.sleep(delay);
       if (this.closing) return;
       try {
@@ -330,9 +334,10 @@ export class IngestWorkers {
         else await this.respawnParser(h);
         if (h.up.worker && h.up.parser) h.wholeSince = Date.now();
       } catch (err) {
-        if (!this.closing) this.o.log.warn("events: syslog ingest thread restart failed, retrying", { worker: h.index, error: String(err) });
+        // A thread that died meanwhile said so itself (exited()); anything else is told here.
+        if (!this.closing && h.nextDelay === null)
+          this.o.log.warn("events: syslog ingest thread restart failed, retrying", { worker: h.index, error: String(err) });
       }
-      delay = this.backoff(h);
     }
   }
 

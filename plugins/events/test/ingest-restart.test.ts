@@ -2,12 +2,14 @@
  * A syslog ingest thread that dies is restarted (plugins/events/ingest/IngestWorkers.ts): a parser thread killed
  * while the main thread still held its batches unstored, or in the middle of a TCP burst, comes back and every
  * message is stored exactly once; a worker thread killed comes back with its journal and its sockets on the same
- * ports (while it is down the other worker's sockets take the datagrams); drain() waits for a restart under way;
+ * ports (while it is down the other worker's sockets take the datagrams); a thread that throws is restarted as one
+ * that is ended; drain() waits for a restart under way;
  * close() during a restart's delay resolves and restarts nothing. The restarts are counted (metric, one log line each).
  */
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
+import type { Worker } from "node:worker_threads";
 import pg from "pg";
 import { rawQuery } from "../../../test/support/db.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
@@ -87,6 +89,9 @@ function socketsOn(table: "udp" | "tcp", port: number): number {
     .filter((f) => f[1]?.endsWith(hex) && (table === "udp" || f[3] === "0A")).length;
 }
 
+/** Resolves when the thread has ended (events.once would reject with the error that ended it). */
+const exitOf = (w: Worker) => new Promise<void>((resolve) => w.once("exit", () => resolve()));
+
 const restartLines = (k: TestKernel, thread: string) => k.logs.filter((l) => l.includes(`syslog ingest ${thread} thread died, restarting it`));
 
 describe("a syslog ingest thread that dies", () => {
@@ -115,7 +120,10 @@ describe("a syslog ingest thread that dies", () => {
     let w = 0;
     try {
       await sendTcp(tcp, 8, (i) => `<14>1 - h app - - - held ${i}`, n);
-      await until("journaled", async () => (ingest.journalStats().backlog >= n ? true : null));
+      // Every batch in the main thread's hands, none stored.
+      const accepted = k.context("events").get(EventPipeline).stats().accepted;
+      await until("handed over", async () => (k.context("events").get(EventPipeline).stats().accepted - accepted >= n ? true : null));
+      await until("journaled, not stored", async () => (ingest.journalStats().backlog === n ? true : null));
       // The parser of the worker that took the most of the connections (so it has batches in the main thread).
       const tcpPerWorker = ingest.receivedPerWorker("syslog.tcp");
       w = tcpPerWorker[1] > tcpPerWorker[0] ? 1 : 0;
@@ -123,7 +131,7 @@ describe("a syslog ingest thread that dies", () => {
       await before.terminate();
       await new Promise((r) => setTimeout(r, 300));
       // The restart waits for the batches the main thread holds: no new parser yet.
-      expect(ingest.threads(w).parser).toBe(before);
+      expect(ingest.threads(w).parser === before).toBe(true);
     } finally {
       await c.query("ROLLBACK");
       await c.end();
@@ -216,17 +224,21 @@ describe("a syslog ingest thread that dies", () => {
     expect(metrics).toMatch(/nms_events_ingest_restarts_total\{thread="worker"\} 1\b/);
   }, 90_000);
 
-  it("drain() while a parser is down resolves once it is back, with what was sent before it stored", async () => {
+  it("a parser that throws is restarted too; drain() while it is down resolves once it is back", async () => {
     const before = ingest.threads(0).parser;
     const restarts = ingest.restarts().parser;
     const socks = await senders(8);
-    await before.terminate();
+    // A state message it cannot read: the parser's handler throws (an uncaught exception ends the thread).
+    const exited = exitOf(before);
+    before.postMessage({ t: "state", rules: [null] });
+    await exited;
     for (let i = 0; i < 8; i++) await sendFrom(socks[i], udp, `<14>1 - h app - - - drained ${i}`);
     await ingest.drain();
     expect(ingest.restarts().parser).toBe(restarts + 1);
     expect(ingest.threads(0).parser).not.toBe(before);
     await flush();
     await until("stored", async () => ((await stored(k, "drained %")).n === 8 ? true : null));
+    expect(restartLines(k, "parser").at(-1)).toContain("TypeError");
     for (const s of socks) s.close();
   }, 30_000);
 });
@@ -237,7 +249,10 @@ describe("close() while a thread is down", () => {
     const ingest = k.context("events").get(ListenerService).ingest!;
     const parser = ingest.threads(1).parser;
     const worker = ingest.threads(0).worker;
-    await Promise.all([parser.terminate(), worker.terminate()]);
+    // The worker throws (a message for a journal it does not have), the parser is ended.
+    const exited = exitOf(worker);
+    worker.postMessage({ t: "resume", partition: 99, ranges: [] });
+    await Promise.all([parser.terminate(), exited]);
     // Both within their 100 ms restart delay: stopping the service ends it.
     const started = Date.now();
     await k.stop();
