@@ -34,9 +34,18 @@ export interface FlowIngestOptions {
 interface Thread<S> {
   index: number;
   worker: Worker;
+  /** False from its exit until a replacement runs. */
+  up: boolean;
   stats: S | null;
   waiters: Map<string, ((m: { t: string }) => void)[]>;
+  /** Why it failed (its 'error' event), told when it exits. */
+  cause?: string;
 }
+
+/** Restart delays of a reader thread that died: doubling from the first to the most, back to the first after it ran a while. */
+const RESTART_FIRST_MS = 100;
+const RESTART_MOST_MS = 5000;
+const RESTART_RESET_AFTER_MS = 30_000;
 
 export interface IngestTotals {
   received: number;
@@ -56,6 +65,17 @@ export class FlowIngest {
   private dropsThisMinute = 0;
   private dropTimer: NodeJS.Timeout | null = null;
   private feedOn = false;
+  private started = false;
+  /** Set by stopReceiving() and exit(): a thread that ends then is not restarted. */
+  private closing = false;
+  private readerRestarts = 0;
+  /** What readers that died had counted (their last stats), so the totals never go back. */
+  private deadReaders = { received: 0, dropped: 0 };
+  private readonly recovering = new Set<Promise<void>>();
+  private readonly sleepers = new Set<() => void>();
+  private readonly backoff = new Map<number, { ms: number; since: number }>();
+  private readonly readerUrl = compiledModuleUrl("./reader.js", import.meta.url);
+  private listen = { port: 0 };
 
   constructor(private readonly o: FlowIngestOptions) {}
 
@@ -123,13 +143,16 @@ export class FlowIngest {
       address = bound.address;
     }
     this.decoders.forEach((d, i) => d.worker.postMessage({ t: "ports", ports: toDecoder[i] } satisfies ToDecoder, toDecoder[i]));
+    this.listen = { port };
+    this.started = true;
     this.dropTimer = setInterval(() => this.reportDrops(), 60_000);
     this.dropTimer.unref();
     return { address, port };
   }
 
-  private thread<S>(index: number, worker: Worker, kind: "decoder" | "reader"): Thread<S> {
-    const t: Thread<S> = { index, worker, stats: null, waiters: new Map() };
+  private thread<S>(index: number, worker: Worker, kind: "decoder" | "reader", into?: Thread<S>): Thread<S> {
+    const t: Thread<S> = into ?? { index, worker, up: true, stats: null, waiters: new Map() };
+    Object.assign(t, { worker, up: true });
     worker.unref();
     worker.on("message", (m: { t: string }) => {
       const waiting = t.waiters.get(m.t);
@@ -141,8 +164,107 @@ export class FlowIngest {
       else if (kind === "decoder") this.fromDecoder(m as FromDecoder);
       else if (m.t === "error") this.o.log.warn("flows: socket error", { error: (m as unknown as { message: string }).message });
     });
-    worker.on("error", (err) => this.o.log.error(`flows: ingest ${kind} thread failed`, { thread: index, error: err }));
+    worker.on("error", (err) => {
+      t.cause = String(err.stack ?? err);
+    });
+    worker.on("exit", (code) => this.exited(t, worker, kind, code));
     return t;
+  }
+
+  /**
+   * A thread ended. Unless the ingest is stopping (or not started), it died: a reader (it holds nothing but its
+   * socket) is started again after a delay, on the same port (SO_REUSEPORT), with new channels to the decoders; a
+   * decoder is not (its aggregates and templates in hand, its journal: the next start of the service replays it).
+   */
+  private exited<S>(t: Thread<S>, w: Worker, kind: "decoder" | "reader", code: number): void {
+    if (w !== t.worker) return;
+    t.up = false;
+    const failed = t.cause !== undefined;
+    const cause = t.cause ?? `exit code ${code}`;
+    delete t.cause;
+    if (!this.started || this.closing) {
+      if (failed) this.o.log.error(`flows: ingest ${kind} thread failed`, { thread: t.index, error: cause });
+      return;
+    }
+    if (kind === "decoder") {
+      this.o.log.error("flows: ingest decoder thread died; not restarted: restart the service (its journal is replayed then)", {
+        thread: t.index,
+        cause,
+      });
+      return;
+    }
+    const r = t as unknown as Thread<Extract<FromReader, { t: "stats" }>>;
+    this.deadReaders.received += r.stats?.received ?? 0;
+    this.deadReaders.dropped += r.stats?.dropped ?? 0;
+    r.stats = null;
+    this.readerRestarts++;
+    const b = this.backoff.get(t.index) ?? { ms: RESTART_FIRST_MS, since: 0 };
+    if (Date.now() - b.since > RESTART_RESET_AFTER_MS) b.ms = RESTART_FIRST_MS;
+    const delay = b.ms;
+    b.ms = Math.min(b.ms * 2, RESTART_MOST_MS);
+    this.backoff.set(t.index, b);
+    this.o.log.error("flows: ingest reader thread died, restarting it", { thread: t.index, cause, restart_in_ms: delay });
+    const p = this.restartReader(r, delay).finally(() => this.recovering.delete(p));
+    this.recovering.add(p);
+  }
+
+  /** A new reader in place of `r` (which died): its socket on the port the others hold, a channel to every decoder. */
+  private async restartReader(r: Thread<Extract<FromReader, { t: "stats" }>>, delay: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, delay);
+      timer.unref();
+      this.sleepers.add(done);
+    });
+    if (this.closing) return;
+    const ends: MessagePort[] = [];
+    const others: MessagePort[] = [];
+    for (let i = 0; i < this.decoders.length; i++) {
+      const ch = new MessageChannel();
+      ends.push(ch.port1);
+      others.push(ch.port2);
+    }
+    const data: ReaderData = { ...this.o.listen, index: r.index, port: this.listen.port, decoders: ends };
+    const worker = new Worker(this.readerUrl, { workerData: data, transferList: ends });
+    this.thread(r.index, worker, "reader", r);
+    // Its batches go to the decoders that run (one that died reads nothing more).
+    this.decoders.forEach((d, i) => {
+      if (d.up) d.worker.postMessage({ t: "ports", ports: [others[i]] } satisfies ToDecoder, [others[i]]);
+    });
+    if (this.feedOn) worker.postMessage({ t: "feed", on: true });
+    const bound = await new Promise<FromReader>((resolve) => {
+      const on = (m: FromReader) => {
+        if (m.t !== "bound" && m.t !== "bind-error") return;
+        worker.off("message", on);
+        resolve(m);
+      };
+      worker.on("message", on);
+      worker.once("exit", () => resolve({ t: "bind-error", message: "exited" } as FromReader));
+    });
+    if (bound.t === "bind-error") this.o.log.warn("flows: a restarted ingest reader could not bind the port again", { thread: r.index, error: bound.message });
+    else {
+      const b = this.backoff.get(r.index);
+      if (b) b.since = Date.now();
+    }
+  }
+
+  /** Reader threads restarted after they died, since start. */
+  restarts(): { reader: number } {
+    return { reader: this.readerRestarts };
+  }
+
+  /** The reader threads running now (diagnostics, and tests that end one). */
+  readerThreads(): Worker[] {
+    return this.readers.map((r) => r.worker);
+  }
+
+  private stopRestarts(): void {
+    this.closing = true;
+    for (const wake of [...this.sleepers]) wake();
   }
 
   private fromDecoder(m: FromDecoder): void {
@@ -182,12 +304,15 @@ export class FlowIngest {
 
   /** Sends `m` to every decoder and resolves with each one's `reply`. */
   private askAll(m: ToDecoder, reply: FromDecoder["t"]): Promise<FromDecoder[]> {
+    // A decoder that died answers nothing (its journal waits for the next start).
     return Promise.all(
-      this.decoders.map((d) => {
-        const done = this.next(d, reply) as Promise<FromDecoder>;
-        d.worker.postMessage(m);
-        return done;
-      }),
+      this.decoders
+        .filter((d) => d.up)
+        .map((d) => {
+          const done = this.next(d, reply) as Promise<FromDecoder>;
+          d.worker.postMessage(m);
+          return done;
+        }),
     );
   }
 
@@ -222,7 +347,14 @@ export class FlowIngest {
   }
 
   totals(): IngestTotals {
-    const t: IngestTotals = { received: 0, dropped: this.journalDrops, malformed: 0, records: 0, droppedRecords: 0, templates: 0 };
+    const t: IngestTotals = {
+      received: this.deadReaders.received,
+      dropped: this.journalDrops + this.deadReaders.dropped,
+      malformed: 0,
+      records: 0,
+      droppedRecords: 0,
+      templates: 0,
+    };
     for (const r of this.readers) {
       t.received += r.stats?.received ?? 0;
       t.dropped += r.stats?.dropped ?? 0;
@@ -255,8 +387,11 @@ export class FlowIngest {
 
   /** Stops receiving: the readers close their sockets (what they held goes to the decoders first). */
   async stopReceiving(): Promise<void> {
+    this.stopRestarts();
+    await Promise.all(this.recovering);
     await Promise.all(
       this.readers.map(async (r) => {
+        if (!r.up) return;
         const done = this.next(r, "closed").catch(() => undefined);
         r.worker.postMessage({ t: "close" });
         await done;
@@ -269,10 +404,13 @@ export class FlowIngest {
   /** After the last take is stored: journals closed (checkpoints written), threads ended. */
   async exit(): Promise<void> {
     if (this.dropTimer) clearInterval(this.dropTimer);
+    this.stopRestarts();
+    await Promise.all(this.recovering);
     for (const r of this.readers) await r.worker.terminate();
     this.readers = [];
     await Promise.all(
       this.decoders.map(async (d) => {
+        if (!d.up) return;
         const done = this.next(d, "closed").catch(() => undefined);
         d.worker.postMessage({ t: "close" } satisfies ToDecoder);
         let timer: NodeJS.Timeout | undefined;

@@ -77,6 +77,12 @@ export class FlowCollector {
   private addresses: NodeAddresses;
 
   private ingest: FlowIngest | null = null;
+
+  /** The ingest threads, while they run (diagnostics and tests). */
+  get ingestThreads(): FlowIngest | null {
+    return this.ingest;
+  }
+
   /** A flush the store refused: retried before anything new is taken (the decoders meanwhile fill up to maxKeys, then their journals hold). */
   private unstored: Flush | null = null;
   private storedFlushes = 0;
@@ -275,6 +281,14 @@ export class FlowCollector {
       name: "journal_dropped_total",
       help: "Datagrams the flows ingest journals dropped undecoded or unstored, past their size or age bound.",
       collect: (r) => r({}, this.ingest?.journalDropped() ?? 0),
+    });
+    m.counter({
+      name: "ingest_restarts_total",
+      help: "Flows ingest reader threads restarted after they died.",
+      labelNames: ["thread"],
+      collect: (r) => {
+        if (this.ingest) r({ thread: "reader" }, this.ingest.restarts().reader);
+      },
     });
     m.gauge({
       name: "journal_bytes",

@@ -1,11 +1,11 @@
 /**
  * The flows ingest threads on a real kernel with two decoders: one exporter's datagrams (one source port, so one
  * socket) are decoded on both, with the templates and the options data (the sampling rate) reaching each; a store
- * that takes no writes costs journal, not flows; and after SIGKILL of a running service the restarted one replays
+ * that takes no writes costs journal, not flows; a reader thread that dies is restarted on the same port; and after SIGKILL of a running service the restarted one replays
  * its journals and counts every journaled datagram exactly once.
  */
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -125,7 +125,43 @@ describe("two decoders", () => {
     await collector().flush();
     expect(await totals(k.databaseUrl!, 22)).toMatchObject({ rows: messages * per, flows: messages * per, maxFlows: 1 });
   }, 60_000);
+
+  it("restarts a reader thread that dies, on the same port; what is sent after it is counted once", async () => {
+    const ingest = collector().ingestThreads!;
+    const old = ingest.readerThreads()[0];
+    const received = collector().counters.received;
+    await old.terminate();
+    await until("restarted", async () => (ingest.restarts().reader === 1 && ingest.readerThreads()[0] !== old && readersOn(port) === 2 ? true : null));
+    // Eight exporters (source ports): the kernel spreads them over both sockets, the new one's included.
+    const socks = await Promise.all(Array.from({ length: 8 }, () => socket()));
+    const per = 4;
+    for (const [e, s] of socks.entries()) {
+      await send(s, port, templates(30 + e));
+      for (let m = 0; m < 10; m++) await send(s, port, data(30 + e, 23, e * 10 + m, per));
+    }
+    const t = await until("every record stored", async () => {
+      await collector().flush();
+      const x = await totals(k.databaseUrl!, 23);
+      return x.flows >= 8 * 10 * per ? x : null;
+    });
+    expect(t).toMatchObject({ rows: 8 * 10 * per, flows: 8 * 10 * per, maxFlows: 1 });
+    // The dead reader's count is kept.
+    await until("counted", async () => collector().counters.received >= received + 88);
+    for (const s of socks) s.close();
+    expect(k.logs.filter((l) => l.includes("flows: ingest reader thread died, restarting it"))).toHaveLength(1);
+    const metrics = await (await fetch(`${k.url}/metrics`)).text();
+    expect(metrics).toMatch(/nms_flows_ingest_restarts_total\{thread="reader"\} 1\b/);
+  }, 60_000);
 });
+
+/** UDP sockets bound to `port` (/proc/net/udp). */
+function readersOn(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/udp", "utf8")
+    .split("\n")
+    .slice(1)
+    .filter((l) => l.trim().split(/\s+/)[1]?.endsWith(hex)).length;
+}
 
 describe("a crash", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "nms-flows-crash-"));
