@@ -175,6 +175,7 @@ export class FlowCollector {
       overrides: this.overrides,
       templates: this.templates.export(),
       storedRanges: (id, from) => this.repo.storedRanges(id, from),
+      currentTemplates: () => this.repo.templates(),
       onLookup: (exporter) => this.lookForTemplates(exporter, Date.now()),
       onFeed: (items) => {
         for (const i of items) received.push({ exporter: i.exporter, received_at_ms: i.received_at_ms, bytes: Buffer.from(i.bytes), records: i.records });
@@ -284,10 +285,13 @@ export class FlowCollector {
     });
     m.counter({
       name: "ingest_restarts_total",
-      help: "Flows ingest reader threads restarted after they died.",
+      help: "Flows ingest threads restarted after they died, by thread: reader or decoder.",
       labelNames: ["thread"],
       collect: (r) => {
-        if (this.ingest) r({ thread: "reader" }, this.ingest.restarts().reader);
+        if (!this.ingest) return;
+        const n = this.ingest.restarts();
+        r({ thread: "reader" }, n.reader);
+        r({ thread: "decoder" }, n.decoder);
       },
     });
     m.gauge({
