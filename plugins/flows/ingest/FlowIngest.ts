@@ -44,7 +44,7 @@ interface Thread<S> {
   cause?: string;
 }
 
-/** Restart delays of a reader thread that died: doubling from the first to the most, back to the first after it ran a while. */
+/** Restart delays of a thread that died: doubling from the first to the most, back to the first after it ran a while. */
 const RESTART_FIRST_MS = 100;
 const RESTART_MOST_MS = 5000;
 const RESTART_RESET_AFTER_MS = 30_000;
@@ -184,9 +184,9 @@ export class FlowIngest {
   }
 
   /**
-   * A thread ended. Unless the ingest is stopping (or not started), it died: a reader (it holds nothing but its
-   * socket) is started again after a delay, on the same port (SO_REUSEPORT), with new channels to the decoders; a
-   * decoder is not (its aggregates and templates in hand, its journal: the next start of the service replays it).
+   * A thread ended. Unless the ingest is stopping (or not started), it died and is started again after a delay: a
+   * reader (it holds nothing but its socket) on the same port (SO_REUSEPORT) with new channels to the decoders; a
+   * decoder once its takes are stored, replaying its journal (restartDecoder). The readers skip a decoder while it is down.
    */
   private exited<S>(t: Thread<S>, w: Worker, kind: "decoder" | "reader", code: number): void {
     if (w !== t.worker) return;
