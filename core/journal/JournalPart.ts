@@ -51,6 +51,22 @@ export class JournalPart {
     this.reader = this.journal.reader(this.journal.committed);
   }
 
+  /**
+   * Reads again from the committed offset what was handed over and not stored (its reader thread died with it): the
+   * ranges already done (stored, or with nothing to store) are skipped as PostgreSQL's are at resume, so nothing is
+   * handed over twice. Call once nothing handed over is on its way to being stored any more.
+   */
+  rewind(): void {
+    if (!this.reader) return;
+    const skip = this.skip.slice(this.skipAt);
+    for (const h of this.handed) if (h.done) skip.push([h.first, h.end]);
+    skip.sort((a, b) => a[0] - b[0]);
+    this.reader.close();
+    this.handed = [];
+    this.inFlight = 0;
+    this.resume(skip);
+  }
+
   /** Whether PostgreSQL already holds the record at `offset` (offsets asked in ascending order). */
   isStored(offset: number): boolean {
     const s = this.skip;

@@ -75,6 +75,8 @@ export type ToWorker =
   | { t: "bind"; udp: number | null; tcp: number | null; tls: number | null }
   | { t: "resume"; partition: number; ranges: [number, number][] }
   | { t: "ack"; partition: number; first: number; end: number }
+  /** The channel to a new parser thread (the last one died): hand over again what was not stored, from the journal. */
+  | { t: "parser"; port: MessagePort }
   | { t: "mirror"; targets: { id: string; address: string; port: number }[] }
   | { t: "drain" }
   | { t: "close" }

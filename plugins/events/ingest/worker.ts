@@ -24,7 +24,8 @@ import {
 
 const o = workerData as IngestWorkerData;
 const parent = parentPort!;
-const parser = o.port as MessagePort;
+/** The channel to the parser thread (a new one when the main thread replaced a parser that died). */
+let parser = o.port as MessagePort;
 const post = (m: FromWorker) => parent.postMessage(m);
 const toParser = (m: ReceiverToParser, transfer?: ArrayBuffer[]) => parser.postMessage(m, transfer);
 
@@ -160,7 +161,7 @@ function handOverAppended(p: JournalPart, first: number, buf: Buffer, byteLength
   if (at !== byteLength) throw new Error("journal batch layout mismatch");
 }
 
-parser.on("message", (m: ParserToReceiver) => {
+function fromParser(m: ParserToReceiver): void {
   if (m.t === "drained") {
     stats();
     post({ t: "worker-drained" });
@@ -178,7 +179,8 @@ parser.on("message", (m: ParserToReceiver) => {
     if (l) l.counters.malformed += n;
   }
   pump();
-});
+}
+parser.on("message", fromParser);
 
 const listenerOf = (transport: Transport) => bound.find((l) => l.protocol === transport);
 
@@ -266,6 +268,16 @@ parent.on("message", (m: ToWorker) => {
       pump();
       return;
     }
+    case "parser":
+      // A new parser in place of one that died (the main thread waited until what the old one handed it was stored):
+      // what the old one was handed and did not finish is read again from the journal, the done ranges skipped.
+      parser.off("message", fromParser);
+      parser.close();
+      parser = m.port;
+      parser.on("message", fromParser);
+      for (const p of parts) p.rewind();
+      pump();
+      return;
     case "mirror":
       mirrorTargets = m.targets;
       for (const b of bound) b.mirror?.(m.targets);

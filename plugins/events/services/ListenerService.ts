@@ -40,6 +40,11 @@ export class ListenerService {
     return this.workers?.journalStats() ?? null;
   }
 
+  /** Ingest threads restarted after they died, by kind (null without ingest workers). */
+  ingestRestarts(): Readonly<Record<"worker" | "parser", number>> | null {
+    return this.workers?.restarts() ?? null;
+  }
+
   /**
    * Binds the receivers: with `ingest` (the core, full mode) the syslog listeners run in the ingest workers, which
    * journal and parse and hand `ingest.onBatch` batches ready to store; the trap listener (and, without `ingest`, the

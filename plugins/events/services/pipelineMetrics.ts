@@ -119,4 +119,15 @@ function registerJournalMetrics(m: PluginMetrics, listeners: ListenerService, r:
     help: "Received events the ingest journals dropped unstored (past their size or age bound: pluginConfig.events.ingest.journal).",
     collect: (report) => report({}, (listeners.journalStats()?.dropped ?? 0) + (r.queueJournalStats()?.dropped ?? 0)),
   });
+  m.counter({
+    name: "ingest_restarts_total",
+    help: "Syslog ingest threads restarted after they died, by thread: worker (receives and journals) or parser.",
+    labelNames: ["thread"],
+    collect: (report) => {
+      const n = listeners.ingestRestarts();
+      if (!n) return;
+      report({ thread: "worker" }, n.worker);
+      report({ thread: "parser" }, n.parser);
+    },
+  });
 }

@@ -56,6 +56,9 @@ export type FromReader =
 export type ReaderBatch = { t: "batch"; buf: ArrayBuffer; bytes: number; count: number };
 export type DecoderAck = { t: "ack"; bytes: number };
 
+/** The main thread to a reader: the feed on or off, stop, or decoder `index` replaced (null: down, send it nothing). */
+export type ToReader = { t: "close" } | { t: "feed"; on: boolean } | { t: "decoder"; index: number; port: MessagePort | null };
+
 export interface JournalConfig {
   maxBytes: number;
   maxAgeMs: number;

@@ -11,7 +11,7 @@ import dgram from "node:dgram";
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { RECORD_HEADER_BYTES } from "../../../core/worker.js";
 import { TemplateSpread } from "./classify.js";
-import { FLAG_LEARN_ONLY, metaBytes, writeMeta, type DecoderAck, type FromReader, type ReaderBatch, type ReaderData } from "./protocol.js";
+import { FLAG_LEARN_ONLY, metaBytes, writeMeta, type DecoderAck, type FromReader, type ReaderBatch, type ReaderData, type ToReader } from "./protocol.js";
 
 const o = workerData as ReaderData;
 const parent = parentPort!;
@@ -22,17 +22,28 @@ const COALESCE_MS = 1;
 const MAX_DOMAINS = 100_000;
 
 interface Target {
-  port: MessagePort;
+  /** Null while the decoder is down (it died; the main thread starts another). */
+  port: MessagePort | null;
   /** Bytes sent and not yet journaled. */
   inHand: number;
 }
 const targets: Target[] = o.decoders.map((port) => ({ port, inHand: 0 }));
 let backlog = 0;
-for (const t of targets) {
-  t.port.on("message", (m: DecoderAck) => {
+const listen = (t: Target) =>
+  t.port?.on("message", (m: DecoderAck) => {
     t.inHand -= m.bytes;
     backlog -= m.bytes;
   });
+for (const t of targets) listen(t);
+
+/** Decoder `index` died (port null) or was replaced: what it held is forgotten (its journal keeps what it had appended). */
+function replaceDecoder(index: number, port: MessagePort | null): void {
+  const old = targets[index];
+  backlog -= old.inHand;
+  old.port?.close();
+  const t: Target = { port, inHand: 0 };
+  targets[index] = t;
+  listen(t);
 }
 
 const buf = new Uint8Array(CHUNK);
@@ -65,18 +76,30 @@ let turn = 0;
  */
 let feed = false;
 /** The decoder with the least in hand; among equals, each in turn. */
-function leastLoaded(): Target {
-  if (feed) return targets[o.index % targets.length];
+function leastLoaded(): Target | null {
+  if (feed) {
+    // Its own decoder, or while that one is down the next that runs.
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(o.index + k) % targets.length];
+      if (t.port) return t;
+    }
+    return null;
+  }
   turn = (turn + 1) % targets.length;
-  let best = targets[turn];
-  for (let k = 1; k < targets.length; k++) {
+  let best: Target | null = null;
+  for (let k = 0; k < targets.length; k++) {
     const t = targets[(turn + k) % targets.length];
-    if (t.inHand < best.inHand) best = t;
+    if (t.port && (best === null || t.inHand < best.inHand)) best = t;
   }
   return best;
 }
 
-function send(t: Target, b: Uint8Array, bytes: number, n: number): void {
+function send(t: Target | null, b: Uint8Array, bytes: number, n: number): void {
+  if (!t?.port) {
+    // Every decoder down: lost, counted.
+    dropped += n;
+    return;
+  }
   // An exact-size copy, transferred: the scratch buffer is reused.
   const out = b.buffer.slice(0, bytes) as ArrayBuffer;
   t.inHand += bytes;
@@ -125,9 +148,11 @@ socket.on("message", (msg, rinfo) => {
     const oneView = new DataView(one.buffer);
     const whole = leastLoaded();
     for (const t of targets) {
+      if (!t.port || !whole) continue;
       frame(one, oneView, 0, msg, exporter, t === whole ? 0 : FLAG_LEARN_ONLY);
       send(t, one, need, 1);
     }
+    if (!whole) dropped++;
     return;
   }
   if (off + need > CHUNK) flush();
@@ -137,7 +162,12 @@ socket.on("message", (msg, rinfo) => {
 });
 
 const statsTimer = setInterval(() => post({ t: "stats", received, dropped }), 250);
-parent.on("message", (m: { t: "close" } | { t: "feed"; on: boolean }) => {
+parent.on("message", (m: ToReader) => {
+  if (m.t === "decoder") {
+    flush();
+    replaceDecoder(m.index, m.port);
+    return;
+  }
   if (m.t === "feed") {
     flush();
     feed = m.on;

@@ -77,6 +77,12 @@ export class FlowCollector {
   private addresses: NodeAddresses;
 
   private ingest: FlowIngest | null = null;
+
+  /** The ingest threads, while they run (diagnostics and tests). */
+  get ingestThreads(): FlowIngest | null {
+    return this.ingest;
+  }
+
   /** A flush the store refused: retried before anything new is taken (the decoders meanwhile fill up to maxKeys, then their journals hold). */
   private unstored: Flush | null = null;
   private storedFlushes = 0;
@@ -169,6 +175,7 @@ export class FlowCollector {
       overrides: this.overrides,
       templates: this.templates.export(),
       storedRanges: (id, from) => this.repo.storedRanges(id, from),
+      currentTemplates: () => this.repo.templates(),
       onLookup: (exporter) => this.lookForTemplates(exporter, Date.now()),
       onFeed: (items) => {
         for (const i of items) received.push({ exporter: i.exporter, received_at_ms: i.received_at_ms, bytes: Buffer.from(i.bytes), records: i.records });
@@ -275,6 +282,17 @@ export class FlowCollector {
       name: "journal_dropped_total",
       help: "Datagrams the flows ingest journals dropped undecoded or unstored, past their size or age bound.",
       collect: (r) => r({}, this.ingest?.journalDropped() ?? 0),
+    });
+    m.counter({
+      name: "ingest_restarts_total",
+      help: "Flows ingest threads restarted after they died, by thread: reader or decoder.",
+      labelNames: ["thread"],
+      collect: (r) => {
+        if (!this.ingest) return;
+        const n = this.ingest.restarts();
+        r({ thread: "reader" }, n.reader);
+        r({ thread: "decoder" }, n.decoder);
+      },
     });
     m.gauge({
       name: "journal_bytes",

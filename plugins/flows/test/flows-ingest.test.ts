@@ -1,11 +1,11 @@
 /**
  * The flows ingest threads on a real kernel with two decoders: one exporter's datagrams (one source port, so one
  * socket) are decoded on both, with the templates and the options data (the sampling rate) reaching each; a store
- * that takes no writes costs journal, not flows; and after SIGKILL of a running service the restarted one replays
+ * that takes no writes costs journal, not flows; a reader thread that dies is restarted on the same port, a decoder with its journal (exactly once); and after SIGKILL of a running service the restarted one replays
  * its journals and counts every journaled datagram exactly once.
  */
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -125,7 +125,108 @@ describe("two decoders", () => {
     await collector().flush();
     expect(await totals(k.databaseUrl!, 22)).toMatchObject({ rows: messages * per, flows: messages * per, maxFlows: 1 });
   }, 60_000);
+
+  it("restarts a reader thread that dies, on the same port; what is sent after it is counted once", async () => {
+    const ingest = collector().ingestThreads!;
+    const old = ingest.readerThreads()[0];
+    const received = collector().counters.received;
+    await old.terminate();
+    await until("restarted", async () => (ingest.restarts().reader === 1 && ingest.readerThreads()[0] !== old && readersOn(port) === 2 ? true : null));
+    // Eight exporters (source ports): the kernel spreads them over both sockets, the new one's included.
+    const socks = await Promise.all(Array.from({ length: 8 }, () => socket()));
+    const per = 4;
+    for (const [e, s] of socks.entries()) {
+      await send(s, port, templates(30 + e));
+      for (let m = 0; m < 10; m++) await send(s, port, data(30 + e, 23, e * 10 + m, per));
+    }
+    const t = await until("every record stored", async () => {
+      await collector().flush();
+      const x = await totals(k.databaseUrl!, 23);
+      return x.flows >= 8 * 10 * per ? x : null;
+    });
+    expect(t).toMatchObject({ rows: 8 * 10 * per, flows: 8 * 10 * per, maxFlows: 1 });
+    // The dead reader's count is kept.
+    await until("counted", async () => collector().counters.received >= received + 88);
+    for (const s of socks) s.close();
+    expect(k.logs.filter((l) => l.includes("flows: ingest reader thread died, restarting it"))).toHaveLength(1);
+    const metrics = await (await fetch(`${k.url}/metrics`)).text();
+    expect(metrics).toMatch(/nms_flows_ingest_restarts_total\{thread="reader"\} 1\b/);
+  }, 60_000);
 });
+
+describe("a decoder thread that dies", () => {
+  let k: TestKernel;
+  let port: number;
+  const collector = () => k.context("flows").get(FlowCollector);
+  beforeAll(async () => {
+    k = await startTestKernel({
+      plugins: [inventoryPlugin, pollingPlugin, flowsPlugin],
+      overrides: { pluginConfig: { polling: { embeddedPoller: false }, flows: { udp: 0, bindAddress: "127.0.0.1", flushMs: 200, ingest: { workers: 2 } } } },
+    });
+    port = ((await k.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === "flows.udp")!.port as number;
+  });
+  afterAll(() => k?.stop());
+
+  it("is restarted once its take in the store's hands is stored, and replays its journal: every record once", async () => {
+    const ingest = collector().ingestThreads!;
+    const c = new pg.Client({ connectionString: k.databaseUrl! });
+    await c.connect();
+    await c.query("BEGIN");
+    await c.query("LOCK TABLE flows.rollup_1m IN SHARE MODE");
+    const s = await socket();
+    const messages = 100;
+    const per = 4;
+    const old = ingest.decoderThreads()[0];
+    try {
+      await send(s, port, templates(24));
+      for (let m = 0; m < messages; m++) await send(s, port, data(24, 24, m, per));
+      await until("decoded", async () => collector().stats().records >= messages * per);
+      // A flush waits for the store with both decoders' takes; decoder 0 dies with what it aggregated since.
+      await new Promise((r) => setTimeout(r, 600));
+      await old.terminate();
+      await new Promise((r) => setTimeout(r, 300));
+      // Its replacement waits for that take to be stored (its journal ranges then in PostgreSQL).
+      expect(ingest.decoderThreads()[0] === old).toBe(true);
+      expect((await totals(k.databaseUrl!, 24)).flows).toBe(0);
+    } finally {
+      await c.query("ROLLBACK");
+      await c.end();
+    }
+    await until("restarted", async () => ingest.restarts().decoder === 1 && ingest.decoderThreads()[0] !== old);
+    await until("all stored", async () => {
+      await collector().flush();
+      return (await totals(k.databaseUrl!, 24)).flows >= messages * per;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    await collector().flush();
+    expect(await totals(k.databaseUrl!, 24)).toMatchObject({ rows: messages * per, flows: messages * per, maxFlows: 1 });
+    // After: eight exporters over both readers and both decoders, each record once.
+    const socks = await Promise.all(Array.from({ length: 8 }, () => socket()));
+    for (const [e, x] of socks.entries()) {
+      await send(x, port, templates(40 + e));
+      for (let m = 0; m < 10; m++) await send(x, port, data(40 + e, 25, e * 10 + m, per));
+    }
+    const t = await until("after stored", async () => {
+      await collector().flush();
+      const x = await totals(k.databaseUrl!, 25);
+      return x.flows >= 8 * 10 * per ? x : null;
+    });
+    expect(t).toMatchObject({ rows: 8 * 10 * per, flows: 8 * 10 * per, maxFlows: 1 });
+    for (const x of [s, ...socks]) x.close();
+    expect(k.logs.filter((l) => l.includes("flows: ingest decoder thread died, restarting it"))).toHaveLength(1);
+    const metrics = await (await fetch(`${k.url}/metrics`)).text();
+    expect(metrics).toMatch(/nms_flows_ingest_restarts_total\{thread="decoder"\} 1\b/);
+  }, 60_000);
+});
+
+/** UDP sockets bound to `port` (/proc/net/udp). */
+function readersOn(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/udp", "utf8")
+    .split("\n")
+    .slice(1)
+    .filter((l) => l.trim().split(/\s+/)[1]?.endsWith(hex)).length;
+}
 
 describe("a crash", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "nms-flows-crash-"));
