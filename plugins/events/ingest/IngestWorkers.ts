@@ -12,6 +12,7 @@ import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { compiledModuleUrl, journalDirs, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
 import type { BoundListener, ListenerCounters } from "../lib/types.js";
 import type {
+  BookNode,
   FromParser,
   FromWorker,
   IngestJournalConfig,
@@ -115,8 +116,9 @@ export class IngestWorkers {
   private listeners: BoundListener[] = [];
   /** As the parser starts (it copies no feed, samples the live channel) until setFlags says otherwise. */
   private flags = { feed: false, live: true };
-  /** Everything setState gave, merged: what a restarted parser gets. */
-  private state: IngestState = {};
+  /** The rules and sources setState gave last, and the book with every patch applied: what a restarted parser gets. */
+  private state: Pick<IngestState, "rules" | "sources"> = {};
+  private book = new Map<string, BookNode>();
   private mirrorTargets: { id: string; address: string; port: number }[] = [];
   private dropsThisMinute = 0;
   private dropTimer: NodeJS.Timeout | null = null;
@@ -137,7 +139,9 @@ export class IngestWorkers {
   async start(state: IngestState): Promise<BoundListener[]> {
     const n = Math.max(1, this.o.workers);
     mkdirSync(this.o.journalRoot, { recursive: true, mode: 0o700 });
-    this.state = { ...state };
+    this.state = { rules: state.rules, sources: state.sources };
+    this.book = new Map(state.book);
+    for (const [address, node] of state.bookPatch ?? []) this.patchBook(address, node);
     for (let i = 0; i < n; i++) this.handles.push(this.spawn(null, i));
     // Each worker reports its journals first; then it gets the state and what PostgreSQL already holds, and starts reading.
     await Promise.all(this.handles.map((h) => this.resume(h)));
@@ -206,7 +210,7 @@ export class IngestWorkers {
   /** Gives the parser what attribution and the rules read, and the flags; resolves once it holds them. */
   private async greet(h: WorkerHandle): Promise<void> {
     const ready = this.next(h, "ready");
-    h.parser.postMessage({ t: "state", hello: true, ...this.state } satisfies ToParser);
+    h.parser.postMessage({ t: "state", hello: true, ...this.state, book: [...this.book] } satisfies ToParser);
     h.parser.postMessage({ t: "flags", ...this.flags } satisfies ToParser);
     await ready;
   }
@@ -512,9 +516,15 @@ export class IngestWorkers {
   /** New rules, node addresses or sources for the workers (only the parts given). */
   setState(state: IngestState): void {
     if (state.rules) this.state.rules = state.rules;
-    if (state.book) this.state.book = state.book;
+    if (state.book) this.book = new Map(state.book);
+    for (const [address, node] of state.bookPatch ?? []) this.patchBook(address, node);
     if (state.sources) this.state.sources = state.sources;
     for (const h of this.handles) if (h.up.parser) h.parser.postMessage({ t: "state", ...state } satisfies ToParser);
+  }
+
+  private patchBook(address: string, node: BookNode | null): void {
+    if (node) this.book.set(address, node);
+    else this.book.delete(address);
   }
 
   /** Whether the workers copy every message for the events.received feed, and a sample for the live channel. */

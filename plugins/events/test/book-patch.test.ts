@@ -21,7 +21,11 @@ let port = 0;
 beforeAll(async () => {
   k = await startTestKernel({
     plugins: [inventoryPlugin, pollingPlugin, alertsPlugin, eventsPlugin],
-    overrides: { pluginConfig: { events: { syslog: { udp: 0, tcp: null, tls: null, bindAddress: "127.0.0.1" }, traps: { udp: null }, flushMs: 50 } } },
+    overrides: {
+      pluginConfig: {
+        events: { syslog: { udp: 0, tcp: null, tls: null, bindAddress: "127.0.0.1" }, traps: { udp: null }, flushMs: 50, ingest: { workers: 2 } },
+      },
+    },
   });
   const listeners = ((await k.request("GET", "/listeners")).body as { listeners: { name: string; port: number }[] }).listeners;
   port = listeners.find((l) => l.name === "syslog.udp")!.port;
@@ -70,6 +74,16 @@ it("sends the parsers the changed addresses only, and attribution follows the no
     // A full re-read that finds nothing changed sends nothing.
     await book.reload();
     expect(sent).toHaveLength(2);
+
+    // A parser that dies comes back with the book as patched, not as it was at start.
+    const restarts = ingest.restarts().parser;
+    const parsers = [0, 1].map((i) => ingest.threads(i).parser);
+    await Promise.all(parsers.map((p) => p.terminate()));
+    await until("the parsers restarted", async () => ingest.restarts().parser === restarts + 2);
+    await sendUdp(port, "<13>after the parsers restarted", "127.0.0.4");
+    await sendUdp(port, "<13>old address after the restart", "127.0.0.3");
+    expect(await attributedTo("after the parsers restarted")).toBe(node);
+    expect(await attributedTo("old address after the restart")).toBeNull();
 
     expect((await k.request("DELETE", `/nodes/${node}`)).status).toBe(204);
     await until("the node gone from the book", async () => book.byIp("127.0.0.4") === null);
