@@ -1,6 +1,10 @@
 import type { Readiness } from "../config/KernelRuntime.js";
 import type { ListenerStatus } from "../pluginhost/manifest.js";
 import type { Store } from "../store/Store.js";
+import { within } from "../util/within.js";
+
+/** How long the health report waits for the store's `SELECT 1` before it says the store is down. */
+export const HEALTH_STORE_TIMEOUT_MS = 2000;
 
 export interface HealthReportData {
   /** ok: ready and the store answers; degraded: the store is down; starting / stopping: not taking API requests. */
@@ -52,8 +56,9 @@ export class HealthService {
     let status: "ok" | "down" | "absent" = "absent";
     if (this.store.available) {
       try {
-        await this.store.query("SELECT 1");
-        status = "ok";
+        // A balancer's probe gets its answer in time: a store that has not answered within the bound counts as down
+        // (while PostgreSQL restarts, a query can wait the pool's 5-s connect timeout, and more on a loaded machine).
+        status = (await within(this.store.query("SELECT 1"), HEALTH_STORE_TIMEOUT_MS)) ? "ok" : "down";
       } catch {
         status = "down";
       }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "../logging/Logger.js";
 import { findPgError, isStoreUnreachable } from "./pgErrors.js";
+import { within } from "../util/within.js";
 import { closePool, createPool, timedSibling, type ReadDb } from "./Store.js";
 
 export interface ReadReplicaOptions {
@@ -42,17 +43,6 @@ const START_RECHECK_MS = 50;
 function lsn(text: string): bigint {
   const [hi, lo] = text.split("/");
   return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);
-}
-
-/** `p`'s value, or undefined when it takes longer than `ms` (it is left to settle on its own; a rejection after that is ignored). */
-async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  p.catch(() => undefined);
-  try {
-    return await Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A replica's reads that should go to the primary instead: it is unreachable, stopping, or cancelled the query for replay. */

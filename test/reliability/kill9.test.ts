@@ -15,6 +15,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { JsonLogger } from "../../core/logging/Logger.js";
 import { EmbeddedServer } from "../../core/store/EmbeddedServer.js";
+import { HEALTH_STORE_TIMEOUT_MS } from "../../core/health/HealthService.js";
 import { spawnKernel, type SpawnedKernel } from "../support/spawnKernel.js";
 
 const BOOTSTRAP = "kill9-test-bootstrap-token-0123456789";
@@ -431,6 +432,43 @@ describe("kill -9 of the embedded PostgreSQL under a running service", () => {
     expect(Date.now() - stopStarted).toBeLessThan(15000);
     // ~25 s alone on two cores; the margin is for a loaded machine.
   }, 120000);
+});
+
+describe("a frozen embedded PostgreSQL (it hangs rather than refuses)", () => {
+  it("answers the health routes in time, the store down, and ok again once it thaws", async () => {
+    const dataDir = newDataDir();
+    const { k } = await start(dataDir);
+    const health = (path: string) => fetch(`${k.url}/api/v1${path}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    expect((await health("/health")).status).toBe(200);
+    const frozen = serverProcesses(dataDir);
+    expect(frozen.length).toBeGreaterThan(0);
+    for (const pid of frozen) process.kill(pid, "SIGSTOP");
+    try {
+      for (const path of ["/health", "/health/ready"]) {
+        const t0 = Date.now();
+        const res = await health(path);
+        const took = Date.now() - t0;
+        expect(res.status).toBe(503);
+        const body = (await res.json()) as { status: string; ready: boolean; store?: { status: string } };
+        expect(body).toMatchObject({ status: "degraded", ready: false });
+        if (path === "/health") expect(body.store).toEqual({ kind: "embedded", status: "down" });
+        // The probe's bound, with room for a loaded machine: a query sent to a frozen server never answers by itself.
+        expect(took).toBeGreaterThanOrEqual(HEALTH_STORE_TIMEOUT_MS - 50);
+        expect(took).toBeLessThan(HEALTH_STORE_TIMEOUT_MS + 3000);
+      }
+      // Liveness asks nothing of the store.
+      expect((await health("/health/live")).status).toBe(200);
+    } finally {
+      for (const pid of frozen) process.kill(pid, "SIGCONT");
+    }
+    const back = Date.now();
+    while ((await health("/health")).status !== 200) {
+      expect(Date.now() - back).toBeLessThan(30000);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    k.child.kill("SIGTERM");
+    expect(await k.exited).toBe(0);
+  }, 90000);
 });
 
 // ---------------------------------------------------------------- 3. an external PostgreSQL (DATABASE_URL) killed
