@@ -72,6 +72,7 @@ export type { JournalRange } from "./store/journalCommits.js";
 export type { CopyColumn, CopyType, CopyValueTypes, CopySpec, CopyWithDeadLettersOptions, CopyOutcome } from "./store/copyWriter.js";
 export type { PgErrorCode } from "./store/pgErrors.js";
 export { UUID_PATTERN, isUuid } from "./util/uuid.js";
+export { WakeableSleeps } from "./util/sleeps.js";
 export * from "./worker.js";
 export { POOL_NAME_PATTERN, isPoolName, assertPoolName, invalidPool } from "./util/pools.js";
 export { ADDRESS_BITS, parseIp, canonicalIp, isIpAddress, ipFamily, ipv4Number, formatIp, parseCidr, prefixContains } from "./util/net.js";

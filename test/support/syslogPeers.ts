@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { freeUdpPort, LOOPBACK } from "./snmpAgents.js";
+import type { TestKernel } from "./testKernel.js";
 
 export { freeUdpPort, LOOPBACK };
 const run = promisify(execFile);
@@ -42,6 +43,17 @@ export async function udpSender(from = LOOPBACK): Promise<{ send(port: number, d
     send: (port, data) => new Promise((resolve, reject) => s.send(data, port, LOOPBACK, (err) => (err ? reject(err) : resolve()))),
     close: () => s.close(),
   };
+}
+
+/** `n` senders, each its own socket and so its own source port (the kernel spreads them over the ingest workers' sockets). */
+export function udpSenders(n: number, from = LOOPBACK): Promise<Awaited<ReturnType<typeof udpSender>>[]> {
+  return Promise.all(Array.from({ length: n }, () => udpSender(from)));
+}
+
+/** The port a kernel's listener (`syslog.udp`, `syslog.tcp`, …) is bound to, from GET /listeners. */
+export async function listenerPort(k: TestKernel, name: string): Promise<number> {
+  const { listeners } = (await k.request("GET", "/listeners")).body as { listeners: { name: string; port: number }[] };
+  return listeners.find((l) => l.name === name)!.port;
 }
 
 /** A free TCP port on loopback. */

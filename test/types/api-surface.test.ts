@@ -25,7 +25,7 @@ describe("the nms-core package's exported values", () => {
         ...["InvalidBundleRow", "bundleField", "existingIds", "importRows", "keysetRows", "pruneRows", "sqlBundleTable"],
         ...["copyRows", "copyWithDeadLetters", "copyLinesWithDeadLetters", "encodeCopyText", "isRowDataError", "pruneDeadLetters", "copyText"],
         ...["Journal", "JournalReader", "RECORD_HEADER_BYTES", "compiledModuleUrl", "journalConfigSchema", "workerJournalOptions"],
-        ...["insertJournalRanges", "storedJournalRanges", "pruneJournalRanges", "JournalPart", "journalDirs"],
+        ...["insertJournalRanges", "storedJournalRanges", "pruneJournalRanges", "JournalPart", "journalDirs", "WakeableSleeps"],
       ].sort(),
     );
   });

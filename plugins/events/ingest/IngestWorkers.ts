@@ -9,7 +9,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
-import { compiledModuleUrl, journalDirs, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
+import { compiledModuleUrl, journalDirs, WakeableSleeps, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
 import type { BoundListener, ListenerCounters } from "../lib/types.js";
 import type {
   BookNode,
@@ -129,7 +129,7 @@ export class IngestWorkers {
   /** Threads ended on purpose (the parser of a worker that died): their exit restarts nothing. */
   private readonly retired = new WeakSet<Worker>();
   /** Restart delays under way, woken by close(). */
-  private readonly sleepers = new Set<() => void>();
+  private readonly sleeps = new WakeableSleeps();
   private readonly workerUrl = compiledModuleUrl("./worker.js", import.meta.url);
   private readonly parserUrl = compiledModuleUrl("./parser.js", import.meta.url);
 
@@ -331,7 +331,7 @@ export class IngestWorkers {
     while (!this.closing && !(h.up.worker && h.up.parser)) {
       const delay = h.nextDelay ?? this.backoff(h);
       h.nextDelay = null;
-      await this.sleep(delay);
+      await this.sleeps.sleep(delay);
       if (this.closing) return;
       try {
         if (!h.up.worker) await this.respawnPair(h);
@@ -401,19 +401,6 @@ export class IngestWorkers {
   private whenIdle(h: WorkerHandle): Promise<void> {
     if (h.outstanding === 0 || this.closing) return Promise.resolve();
     return new Promise((resolve) => h.idle.push(resolve));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.sleepers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.sleepers.add(done);
-    });
   }
 
   /** Restarts per thread kind since start (the workers' and the parsers' that died). */
@@ -613,7 +600,7 @@ export class IngestWorkers {
 
   private stopRestarts(): void {
     this.closing = true;
-    for (const wake of [...this.sleepers]) wake();
+    this.sleeps.wakeAll();
     for (const h of this.handles) for (const w of h.idle.splice(0)) w();
   }
 

@@ -6,12 +6,12 @@
  * that is ended; drain() waits for a restart under way;
  * close() during a restart's delay resolves and restarts nothing. The restarts are counted (metric, one log line each).
  */
-import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import type { Worker } from "node:worker_threads";
 import pg from "pg";
 import { rawQuery } from "../../../test/support/db.js";
+import { listenerPort, udpSenders } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
@@ -21,8 +21,6 @@ import type { IngestWorkers } from "../ingest/IngestWorkers.js";
 import { eventsPlugin } from "../index.js";
 import { EventPipeline } from "../services/EventPipeline.js";
 import { ListenerService } from "../services/ListenerService.js";
-
-type Row = Record<string, unknown>;
 
 async function startKernel(): Promise<TestKernel> {
   return startTestKernel({
@@ -40,20 +38,6 @@ async function startKernel(): Promise<TestKernel> {
     },
   });
 }
-
-const portOf = async (k: TestKernel, name: string) =>
-  ((await k.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === name)!.port as number;
-
-async function senders(n: number): Promise<UdpSocket[]> {
-  return Promise.all(
-    Array.from({ length: n }, () => {
-      const s = createSocket("udp4");
-      return new Promise<UdpSocket>((resolve) => s.bind(0, "127.0.0.1", () => resolve(s)));
-    }),
-  );
-}
-const sendFrom = (s: UdpSocket, port: number, text: string) =>
-  new Promise<void>((resolve, reject) => s.send(text, port, "127.0.0.1", (err) => (err ? reject(err) : resolve())));
 
 /** Sends `lines` over `connections` TCP connections (line i on connection i % connections) and closes them. */
 async function sendTcp(port: number, connections: number, lines: (i: number) => string, n: number): Promise<void> {
@@ -102,8 +86,8 @@ describe("a syslog ingest thread that dies", () => {
   beforeAll(async () => {
     k = await startKernel();
     ingest = k.context("events").get(ListenerService).ingest!;
-    udp = await portOf(k, "syslog.udp");
-    tcp = await portOf(k, "syslog.tcp");
+    udp = await listenerPort(k, "syslog.udp");
+    tcp = await listenerPort(k, "syslog.tcp");
   });
   afterAll(() => k?.stop());
 
@@ -142,8 +126,8 @@ describe("a syslog ingest thread that dies", () => {
     await flush();
     expect(await stored(k, "held %")).toEqual({ n, distinct: n });
     // After the restart: UDP from many source ports (so both workers) and TCP reach the store.
-    const socks = await senders(16);
-    for (let i = 0; i < 16; i++) await sendFrom(socks[i], udp, `<14>1 - h app - - - after-parser udp ${i}`);
+    const socks = await udpSenders(16);
+    for (let i = 0; i < 16; i++) await socks[i].send(udp, `<14>1 - h app - - - after-parser udp ${i}`);
     await sendTcp(tcp, 4, (i) => `<14>1 - h app - - - after-parser tcp ${i}`, 400);
     await flush();
     await until("after stored", async () => ((await stored(k, "after-parser %")).n >= 416 ? true : null));
@@ -191,8 +175,8 @@ describe("a syslog ingest thread that dies", () => {
     // Worker 1's sockets went with it: the reuseport group is worker 0's alone until the restart (100 ms later).
     expect(socketsOn("udp", udp)).toBe(1);
     const atDeath = received();
-    const socks = await senders(16);
-    for (let i = 0; i < 16; i++) await sendFrom(socks[i], udp, `<14>1 - h app - - - while-down ${i}`);
+    const socks = await udpSenders(16);
+    for (let i = 0; i < 16; i++) await socks[i].send(udp, `<14>1 - h app - - - while-down ${i}`);
     await sending;
     await until("restarted", async () => (ingest.restarts().worker === 1 && socketsOn("udp", udp) === 2 && socketsOn("tcp", tcp) === 2 ? true : null));
     const t = ingest.threads(1);
@@ -210,7 +194,7 @@ describe("a syslog ingest thread that dies", () => {
     expect(burst.n).toBeGreaterThan(0);
     // The new worker 1 receives: sixteen more source ports land on both workers (2^-15 odds of one taking all).
     const before = received();
-    for (let i = 0; i < 16; i++) await sendFrom(socks[i], udp, `<14>1 - h app - - - after-worker ${i}`);
+    for (let i = 0; i < 16; i++) await socks[i].send(udp, `<14>1 - h app - - - after-worker ${i}`);
     await sendTcp(tcp, 4, (i) => `<14>1 - h app - - - after-worker tcp ${i}`, 400);
     await flush();
     await until("after stored", async () => ((await stored(k, "after-worker %")).n >= 416 ? true : null));
@@ -227,12 +211,12 @@ describe("a syslog ingest thread that dies", () => {
   it("a parser that throws is restarted too; drain() while it is down resolves once it is back", async () => {
     const before = ingest.threads(0).parser;
     const restarts = ingest.restarts().parser;
-    const socks = await senders(8);
+    const socks = await udpSenders(8);
     // A state message it cannot read: the parser's handler throws (an uncaught exception ends the thread).
     const exited = exitOf(before);
     before.postMessage({ t: "state", rules: [null] });
     await exited;
-    for (let i = 0; i < 8; i++) await sendFrom(socks[i], udp, `<14>1 - h app - - - drained ${i}`);
+    for (let i = 0; i < 8; i++) await socks[i].send(udp, `<14>1 - h app - - - drained ${i}`);
     await ingest.drain();
     expect(ingest.restarts().parser).toBe(restarts + 1);
     expect(ingest.threads(0).parser).not.toBe(before);

@@ -6,7 +6,7 @@
  * it and the service goes on; a service killed with SIGKILL in the middle of TCP ingest stores, after its restart,
  * every message its journal held exactly once; an event PostgreSQL refuses is dead-lettered and the rest stored.
  */
-import { createSocket, type Socket as UdpSocket } from "node:dgram";
+import { createSocket } from "node:dgram";
 import { connect } from "node:net";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +14,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { createTestDatabase, rawQuery } from "../../../test/support/db.js";
 import { spawnKernel } from "../../../test/support/spawnKernel.js";
+import { listenerPort, udpSenders } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { alertsPlugin } from "../../alerts/index.js";
@@ -37,21 +38,6 @@ async function startKernel(events: Record<string, unknown> = {}): Promise<TestKe
   });
 }
 
-const portOf = async (k: TestKernel, name: string) =>
-  ((await k.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === name)!.port as number;
-
-/** UDP sockets bound to distinct source ports (the kernel spreads senders over the workers' sockets by address and port). */
-async function senders(n: number): Promise<UdpSocket[]> {
-  return Promise.all(
-    Array.from({ length: n }, () => {
-      const s = createSocket("udp4");
-      return new Promise<UdpSocket>((resolve) => s.bind(0, "127.0.0.1", () => resolve(s)));
-    }),
-  );
-}
-const sendFrom = (s: UdpSocket, port: number, text: string) =>
-  new Promise<void>((resolve, reject) => s.send(text, port, "127.0.0.1", (err) => (err ? reject(err) : resolve())));
-
 async function storedMessages(k: TestKernel, like: string): Promise<string[]> {
   const rows = await rawQuery<{ message: string }>(k.databaseUrl!, "SELECT message FROM events.events WHERE message LIKE $1", [like]);
   return rows.map((r) => r.message);
@@ -63,7 +49,7 @@ describe("two workers", () => {
   let node: string;
   beforeAll(async () => {
     k = await startKernel();
-    udp = await portOf(k, "syslog.udp");
+    udp = await listenerPort(k, "syslog.udp");
     node = ((await k.request("POST", "/nodes", { body: { name: "spread", address: "127.0.0.1" } })).body as Row).id as string;
     await k.context("inventory").get(NodeAddresses).reload();
   });
@@ -72,8 +58,8 @@ describe("two workers", () => {
   const perWorker = () => k.context("events").get(ListenerService).ingest!.receivedPerWorker("syslog.udp");
 
   it("receives on every worker and stores each message once", async () => {
-    const socks = await senders(16);
-    for (let i = 0; i < 16; i++) for (let j = 0; j < 10; j++) await sendFrom(socks[i], udp, `<14>1 - h app - - - spread ${i}-${j}`);
+    const socks = await udpSenders(16);
+    for (let i = 0; i < 16; i++) for (let j = 0; j < 10; j++) await socks[i].send(udp, `<14>1 - h app - - - spread ${i}-${j}`);
     await k.context("events").get(EventPipeline).flush();
     await until("160 stored", async () => (await storedMessages(k, "spread %")).length === 160);
     await until("the workers' counts", async () => perWorker().reduce((a, b) => a + b, 0) >= 160);
@@ -101,9 +87,9 @@ describe("two workers", () => {
     });
     expect(rule.status).toBe(201);
     await k.context("events").get(EventPipeline).reloadRules();
-    const socks = await senders(6);
+    const socks = await udpSenders(6);
     const before = perWorker();
-    for (const s of socks) await sendFrom(s, udp, "<12>1 - h app - - - link flap on ge-0/0/1");
+    for (const s of socks) await s.send(udp, "<12>1 - h app - - - link flap on ge-0/0/1");
     await k.context("events").get(EventPipeline).flush();
     const after = perWorker();
     // The six landed on more than one worker (else this test would prove nothing; 2^-5 odds: resend from new ports).
@@ -134,8 +120,8 @@ describe("two workers", () => {
     listeners.mirrorSyslogUdp([{ id: "sink", address: "127.0.0.1", port: sink.address().port }]);
     await new Promise((r) => setTimeout(r, 200));
     const before = perWorker();
-    const socks = await senders(12);
-    for (const s of socks) for (let j = 0; j < 5; j++) await sendFrom(s, udp, `<14>relayed ${j}`);
+    const socks = await udpSenders(12);
+    for (const s of socks) for (let j = 0; j < 5; j++) await s.send(udp, `<14>relayed ${j}`);
     await until("60 relayed", async () => got === 60);
     await until("the counts", async () => listeners.syslogUdpMirrorCounts().get("sink")?.sent === 60);
     expect(listeners.syslogUdpMirrorCounts().get("sink")).toEqual({ sent: 60, errors: 0 });
@@ -143,7 +129,7 @@ describe("two workers", () => {
     expect(after.filter((c, i) => c > before[i]).length).toBe(2);
     listeners.mirrorSyslogUdp([]);
     await new Promise((r) => setTimeout(r, 100));
-    for (const s of socks) await sendFrom(s, udp, "<14>not relayed");
+    for (const s of socks) await s.send(udp, "<14>not relayed");
     await k.context("events").get(EventPipeline).flush();
     await new Promise((r) => setTimeout(r, 200));
     expect(got).toBe(60);
@@ -161,7 +147,7 @@ describe("the store not taking writes", () => {
   afterAll(() => k?.stop());
 
   it("binds udpSocketsPerWorker sockets per worker on the syslog UDP port", async () => {
-    const udp = await portOf(k, "syslog.udp");
+    const udp = await listenerPort(k, "syslog.udp");
     // /proc/net/udp: one line per socket, the local address as hex "ADDR:PORT" in the second column.
     const lines = readFileSync("/proc/net/udp", "utf8").split("\n").slice(1);
     const onPort = lines.filter((l) =>
@@ -186,7 +172,7 @@ describe("the store not taking writes", () => {
   }
 
   it("holds what arrives in the journal and stores all of it once the store is back", async () => {
-    const tcp = await portOf(k, "syslog.tcp");
+    const tcp = await listenerPort(k, "syslog.tcp");
     const release = await blockWrites();
     const n = 3000;
     const ingest = k.context("events").get(ListenerService);
@@ -209,15 +195,15 @@ describe("the store not taking writes", () => {
   }, 90_000);
 
   it("past its size the journal drops the oldest unstored messages, counts them, and the service goes on", async () => {
-    const udp = await portOf(k, "syslog.udp");
+    const udp = await listenerPort(k, "syslog.udp");
     const release = await blockWrites();
-    const socks = await senders(4);
+    const socks = await udpSenders(4);
     const ingest = k.context("events").get(ListenerService);
     try {
       // 16 MiB over two workers, 1 MiB segments: ~30 MiB of 1 KiB messages overflows it.
       const body = "x".repeat(1000);
       for (let i = 0; i < 30_000; i++) {
-        await sendFrom(socks[i % 4], udp, `<14>1 - h app - - - full ${i} ${body}`);
+        await socks[i % 4].send(udp, `<14>1 - h app - - - full ${i} ${body}`);
         if (i % 500 === 499) await new Promise((r) => setTimeout(r, 5));
       }
       const dropped = await until("drops counted", async () => ingest.journalStats()?.dropped || null, 30000);
@@ -259,14 +245,14 @@ describe("a refused event", () => {
   afterAll(() => k?.stop());
 
   it("is kept in the dead-letter table with PostgreSQL's reason, and the rest of its batch is stored", async () => {
-    const udp = await portOf(k, "syslog.udp");
+    const udp = await listenerPort(k, "syslog.udp");
     // Nothing the receivers let through is refused by the table as it ships (NULs are escaped, text is valid UTF-8):
     // a constraint an operator added stands in for whatever PostgreSQL may refuse one day.
     await rawQuery(k.databaseUrl!, "ALTER TABLE events.events ADD CONSTRAINT no_refused CHECK (message NOT LIKE 'refused%')");
-    const [s] = await senders(1);
-    await sendFrom(s, udp, "<14>1 - h app - - - before refused");
-    await sendFrom(s, udp, "<14>1 - h app - - - refused one");
-    await sendFrom(s, udp, "<14>1 - h app - - - after refused");
+    const [s] = await udpSenders(1);
+    await s.send(udp, "<14>1 - h app - - - before refused");
+    await s.send(udp, "<14>1 - h app - - - refused one");
+    await s.send(udp, "<14>1 - h app - - - after refused");
     await k.context("events").get(EventPipeline).flush();
     await until("the two stored", async () => (await storedMessages(k, "% refused")).length === 2);
     const dead = await rawQuery<{ target: string; sqlstate: string; payload: Row }>(

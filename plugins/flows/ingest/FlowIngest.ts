@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
-import { compiledModuleUrl, journalDirs } from "../../../core/index.js";
+import { compiledModuleUrl, journalDirs, WakeableSleeps } from "../../../core/index.js";
 import type { TemplateJson } from "../decode/types.js";
 import type { DecoderCounters, DecoderData, FromDecoder, FromReader, JournalConfig, JournalState, ReaderData, ToDecoder, ToReader } from "./protocol.js";
 
@@ -80,7 +80,7 @@ export class FlowIngest {
   private readonly takesStored = new Map<number, (() => void)[]>();
   private readonly decoderUrl = compiledModuleUrl("./worker.js", import.meta.url);
   private readonly recovering = new Set<Promise<void>>();
-  private readonly sleepers = new Set<() => void>();
+  private readonly sleeps = new WakeableSleeps();
   private readonly backoff = new Map<string, { ms: number; since: number }>();
   private readonly readerUrl = compiledModuleUrl("./reader.js", import.meta.url);
   private listen = { port: 0 };
@@ -234,26 +234,13 @@ export class FlowIngest {
     this.recovering.add(p);
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.sleepers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.sleepers.add(done);
-    });
-  }
-
   /**
    * A new decoder in place of `d` (which died). First the takes it handed over are stored (their journal ranges then in
    * PostgreSQL); then it opens its journals and replays them past what PostgreSQL holds, as after a crash of the
    * service (exactly once), with the templates the store holds, and every reader gets a channel to it.
    */
   private async restartDecoder(d: Thread<Extract<FromDecoder, { t: "stats" }>>, delay: number): Promise<void> {
-    await this.sleep(delay);
+    await this.sleeps.sleep(delay);
     if (this.closing) return;
     const pending = this.pendingTakes.get(d.index);
     if (pending?.size) await new Promise<void>((resolve) => this.takesStored.set(d.index, [...(this.takesStored.get(d.index) ?? []), resolve]));
@@ -292,7 +279,7 @@ export class FlowIngest {
 
   /** A new reader in place of `r` (which died): its socket on the port the others hold, a channel to every decoder. */
   private async restartReader(r: Thread<Extract<FromReader, { t: "stats" }>>, delay: number): Promise<void> {
-    await this.sleep(delay);
+    await this.sleeps.sleep(delay);
     if (this.closing) return;
     const ends: MessagePort[] = [];
     const others: MessagePort[] = [];
@@ -346,7 +333,7 @@ export class FlowIngest {
 
   private stopRestarts(): void {
     this.closing = true;
-    for (const wake of [...this.sleepers]) wake();
+    this.sleeps.wakeAll();
     for (const list of this.takesStored.values()) for (const w of list) w();
     this.takesStored.clear();
   }

@@ -57,6 +57,32 @@ async function totals(databaseUrl: string, tag: number): Promise<{ rows: number;
   return { rows: Number(r.rows), flows: Number(r.flows ?? 0), bytes: Number(r.bytes ?? 0), maxFlows: Number(r.max ?? 0) };
 }
 
+/**
+ * Eight exporters (eight source ports: the kernel spreads them over every reader's socket), each its templates and ten
+ * data messages of `per` records tagged `tag`; every record is stored once. The senders are returned (close them).
+ */
+async function eightExportersStoredOnce(
+  port: number,
+  domain: number,
+  tag: number,
+  per: number,
+  flush: () => Promise<void>,
+  databaseUrl: string,
+): Promise<UdpSocket[]> {
+  const socks = await Promise.all(Array.from({ length: 8 }, () => socket()));
+  for (const [e, s] of socks.entries()) {
+    await send(s, port, templates(domain + e));
+    for (let m = 0; m < 10; m++) await send(s, port, data(domain + e, tag, e * 10 + m, per));
+  }
+  const t = await until(`the records tagged ${tag} stored`, async () => {
+    await flush();
+    const x = await totals(databaseUrl, tag);
+    return x.flows >= 8 * 10 * per ? x : null;
+  });
+  expect(t).toMatchObject({ rows: 8 * 10 * per, flows: 8 * 10 * per, maxFlows: 1 });
+  return socks;
+}
+
 describe("two decoders", () => {
   let k: TestKernel;
   let port: number;
@@ -133,18 +159,8 @@ describe("two decoders", () => {
     await old.terminate();
     await until("restarted", async () => (ingest.restarts().reader === 1 && ingest.readerThreads()[0] !== old && readersOn(port) === 2 ? true : null));
     // Eight exporters (source ports): the kernel spreads them over both sockets, the new one's included.
-    const socks = await Promise.all(Array.from({ length: 8 }, () => socket()));
     const per = 4;
-    for (const [e, s] of socks.entries()) {
-      await send(s, port, templates(30 + e));
-      for (let m = 0; m < 10; m++) await send(s, port, data(30 + e, 23, e * 10 + m, per));
-    }
-    const t = await until("every record stored", async () => {
-      await collector().flush();
-      const x = await totals(k.databaseUrl!, 23);
-      return x.flows >= 8 * 10 * per ? x : null;
-    });
-    expect(t).toMatchObject({ rows: 8 * 10 * per, flows: 8 * 10 * per, maxFlows: 1 });
+    const socks = await eightExportersStoredOnce(port, 30, 23, per, () => collector().flush(), k.databaseUrl!);
     // The dead reader's count is kept.
     await until("counted", async () => collector().counters.received >= received + 88);
     for (const s of socks) s.close();
@@ -201,17 +217,7 @@ describe("a decoder thread that dies", () => {
     await collector().flush();
     expect(await totals(k.databaseUrl!, 24)).toMatchObject({ rows: messages * per, flows: messages * per, maxFlows: 1 });
     // After: eight exporters over both readers and both decoders, each record once.
-    const socks = await Promise.all(Array.from({ length: 8 }, () => socket()));
-    for (const [e, x] of socks.entries()) {
-      await send(x, port, templates(40 + e));
-      for (let m = 0; m < 10; m++) await send(x, port, data(40 + e, 25, e * 10 + m, per));
-    }
-    const t = await until("after stored", async () => {
-      await collector().flush();
-      const x = await totals(k.databaseUrl!, 25);
-      return x.flows >= 8 * 10 * per ? x : null;
-    });
-    expect(t).toMatchObject({ rows: 8 * 10 * per, flows: 8 * 10 * per, maxFlows: 1 });
+    const socks = await eightExportersStoredOnce(port, 40, 25, per, () => collector().flush(), k.databaseUrl!);
     for (const x of [s, ...socks]) x.close();
     expect(k.logs.filter((l) => l.includes("flows: ingest decoder thread died, restarting it"))).toHaveLength(1);
     const metrics = await (await fetch(`${k.url}/metrics`)).text();
