@@ -12,6 +12,7 @@ import pg from "pg";
 import { createTestDatabase, rawQuery } from "../../../test/support/db.js";
 import { dataSet, ip4, IPV4_FLOW_FIELDS, ipfixMessage, optionsTemplateSet, templateSet, u } from "../../../test/support/flowPeers.js";
 import { spawnKernel } from "../../../test/support/spawnKernel.js";
+import { listenerPort } from "../../../test/support/syslogPeers.js";
 import { startTestKernel, type TestKernel } from "../../../test/support/testKernel.js";
 import { until } from "../../../test/support/wait.js";
 import { inventoryPlugin, NodeAddresses } from "../../inventory/index.js";
@@ -83,16 +84,21 @@ async function eightExportersStoredOnce(
   return socks;
 }
 
+/** A kernel whose flows listener (on a free port) runs two ingest readers and two decoders. */
+async function twoDecoderKernel(): Promise<{ k: TestKernel; port: number }> {
+  const k = await startTestKernel({
+    plugins: [inventoryPlugin, pollingPlugin, flowsPlugin],
+    overrides: { pluginConfig: { polling: { embeddedPoller: false }, flows: { udp: 0, bindAddress: "127.0.0.1", flushMs: 200, ingest: { workers: 2 } } } },
+  });
+  return { k, port: await listenerPort(k, "flows.udp") };
+}
+
 describe("two decoders", () => {
   let k: TestKernel;
   let port: number;
   const collector = () => k.context("flows").get(FlowCollector);
   beforeAll(async () => {
-    k = await startTestKernel({
-      plugins: [inventoryPlugin, pollingPlugin, flowsPlugin],
-      overrides: { pluginConfig: { polling: { embeddedPoller: false }, flows: { udp: 0, bindAddress: "127.0.0.1", flushMs: 200, ingest: { workers: 2 } } } },
-    });
-    port = ((await k.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === "flows.udp")!.port as number;
+    ({ k, port } = await twoDecoderKernel());
     await k.request("POST", "/nodes", { body: { name: "exporter", address: "127.0.0.1" } });
     await k.context("inventory").get(NodeAddresses).reload();
   });
@@ -175,11 +181,7 @@ describe("a decoder thread that dies", () => {
   let port: number;
   const collector = () => k.context("flows").get(FlowCollector);
   beforeAll(async () => {
-    k = await startTestKernel({
-      plugins: [inventoryPlugin, pollingPlugin, flowsPlugin],
-      overrides: { pluginConfig: { polling: { embeddedPoller: false }, flows: { udp: 0, bindAddress: "127.0.0.1", flushMs: 200, ingest: { workers: 2 } } } },
-    });
-    port = ((await k.request("GET", "/listeners")).body as { listeners: Row[] }).listeners.find((l) => l.name === "flows.udp")!.port as number;
+    ({ k, port } = await twoDecoderKernel());
   });
   afterAll(() => k?.stop());
 

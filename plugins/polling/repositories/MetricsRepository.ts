@@ -114,23 +114,13 @@ export class MetricsRepository {
               WHERE NOT EXISTS (SELECT 1 FROM c${j} WHERE c${j}.node_id = c${i}.node_id AND c${j}.ifindex = c${i}.ifindex)`,
       ),
     ]);
+    const boundSelect = `${bounds.map((b) => `coalesce(greatest(${b}, 0), 0)`).join(" + ")} AS bound, ${bounds.map((b) => `${b} IS NULL`).join(" AND ")} AS exhausted`;
     const sql = `WITH ${walks.join(", ")},
        val AS (
          SELECT node_id, ifindex, sum(value) AS value, max(if_name) AS latest_if_name
            FROM (${parts.filter(Boolean).join(" UNION ALL ")}) x
           GROUP BY node_id, ifindex
-       ), top AS (
-         SELECT val.node_id, d.name AS node_name, val.ifindex, coalesce(i.if_name, val.latest_if_name) AS if_name,
-                i.if_alias, i.if_speed_bps, val.value
-           FROM val ${this.visible("val")}
-           LEFT JOIN ${this.t("interfaces")} i ON i.node_id = val.node_id AND i.ifindex = val.ifindex
-          ORDER BY val.value DESC, d.name, val.node_id, val.ifindex
-          LIMIT $2
-       )
-       SELECT top.*, b.bound, b.exhausted
-         FROM (SELECT ${bounds.map((b) => `coalesce(greatest(${b}, 0), 0)`).join(" + ")} AS bound, ${bounds.map((b) => `${b} IS NULL`).join(" AND ")} AS exhausted) b
-         LEFT JOIN top ON true
-        ORDER BY top.value DESC, top.node_name, top.node_id, top.ifindex`;
+       ), ${this.topOfVal(boundSelect)}`;
     return this.walkUntilExact(`latest:${q.metrics.join("+")}`, q.limit, (k) =>
       this.ctx.store.query<WalkRow>(sql, [q.folders, q.limit, q.latestMaxAgeSecs, ...q.metrics, k]),
     );
@@ -157,18 +147,7 @@ export class MetricsRepository {
                AND l.at >= now() - make_interval(secs => $3)
             HAVING count(*) > 0
           ) x
-       ), top AS (
-         SELECT val.node_id, d.name AS node_name, val.ifindex, coalesce(i.if_name, val.latest_if_name) AS if_name,
-                i.if_alias, i.if_speed_bps, val.value
-           FROM val ${this.visible("val")}
-           LEFT JOIN ${this.t("interfaces")} i ON i.node_id = val.node_id AND i.ifindex = val.ifindex
-          ORDER BY val.value DESC, d.name, val.node_id, val.ifindex
-          LIMIT $2
-       )
-       SELECT top.*, b.bound, b.exhausted
-         FROM (SELECT coalesce(min(rank), 0) AS bound, count(*) < $6 AS exhausted FROM c) b
-         LEFT JOIN top ON true
-        ORDER BY top.value DESC, top.node_name, top.node_id, top.ifindex`;
+       ), ${this.topOfVal("coalesce(min(rank), 0) AS bound, count(*) < $6 AS exhausted FROM c")}`;
     // A rank is the answer's value itself when both rates are fresh and not negative (the usual case), so a shallow
     // first walk mostly suffices: 2 × limit, at least 32 (each candidate costs two primary-key probes).
     return this.walkUntilExact(
@@ -177,6 +156,25 @@ export class MetricsRepository {
       (k) => this.ctx.store.query<WalkRow>(sql, [q.folders, q.limit, q.latestMaxAgeSecs, pair, q.metrics, k]),
       Math.max(32, q.limit * 2),
     );
+  }
+
+  /**
+   * The end of a walk's ranking query, after a `val` CTE (node_id, ifindex, value, latest_if_name): the visible top
+   * $2 with their names, and beside them the walk's `bound` and `exhausted` as `boundSelect` computes them.
+   */
+  private topOfVal(boundSelect: string): string {
+    return `top AS (
+         SELECT val.node_id, d.name AS node_name, val.ifindex, coalesce(i.if_name, val.latest_if_name) AS if_name,
+                i.if_alias, i.if_speed_bps, val.value
+           FROM val ${this.visible("val")}
+           LEFT JOIN ${this.t("interfaces")} i ON i.node_id = val.node_id AND i.ifindex = val.ifindex
+          ORDER BY val.value DESC, d.name, val.node_id, val.ifindex
+          LIMIT $2
+       )
+       SELECT top.*, b.bound, b.exhausted
+         FROM (SELECT ${boundSelect}) b
+         LEFT JOIN top ON true
+        ORDER BY top.value DESC, top.node_name, top.node_id, top.ifindex`;
   }
 
   /**
