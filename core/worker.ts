@@ -10,6 +10,8 @@ export { compileSafeRegex, regexUnsafeReason, REGEX_MAX_COUNT, REGEX_MAX_GROUP_R
 export { startUdpReader } from "./util/udpReader.js";
 export type { UdpReader, UdpReaderOptions, MirrorTarget, MirrorCount } from "./util/udpReader.js";
 export { compiledModuleUrl } from "./util/workerModule.js";
+export { batchedUdpAvailable, bindDatagramSocket } from "./util/datagramSocket.js";
+export type { DatagramSocket, DatagramSocketOptions, Relay } from "./util/datagramSocket.js";
 export { copyText } from "./store/copyText.js";
 export { ipv4Number } from "./util/net.js";
 export { JournalPart, journalDirs } from "./journal/JournalPart.js";

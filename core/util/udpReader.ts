@@ -2,11 +2,13 @@
  * A UDP socket read by a worker thread. A receiver that parses, evaluates and writes on the main thread stalls it now
  * and then (a batch written to PostgreSQL, a garbage collection, a burst of HTTP requests); a socket read on that
  * thread then overflows its kernel buffer and datagrams are lost although the process has CPU to spare. Here the
- * worker does nothing but read: it copies datagrams into one buffer and hands them over (one exact-size buffer,
- * transferred) once per turn of its own event loop, or under a flood at most every millisecond, and holds up to `maxBacklogBytes` the main thread has not taken yet; past
- * that it drops and counts. The main thread gets each datagram as a Buffer view into the batch (no copy).
+ * worker does nothing but read (with recvmmsg where it can, see datagramSocket.ts): it copies datagrams into one buffer
+ * and hands them over (one exact-size buffer, transferred) once per turn of its own event loop, or under a flood at most
+ * every millisecond, and holds up to `maxBacklogBytes` the main thread has not taken yet; past that it drops and counts.
+ * The main thread gets each datagram as a Buffer view into the batch (no copy).
  */
 import { Worker } from "node:worker_threads";
+import { compiledModuleUrl } from "./workerModule.js";
 
 export interface UdpReaderOptions {
   type: "udp4" | "udp6";
@@ -21,6 +23,8 @@ export interface UdpReaderOptions {
   recvBufferSize?: number;
   /** Bytes read but not yet taken by the main thread that the worker may hold; past it datagrams are dropped (counted). Default 64 MiB. */
   maxBacklogBytes?: number;
+  /** `false`: read with `dgram` even where the batched (recvmmsg) socket is available (see datagramSocket.ts). */
+  batched?: boolean;
   /** Called on the main thread for every datagram, in order. `data` is a view into a batch: copy it to keep it past the batch's life. */
   onDatagram(data: Buffer, address: string, port: number): void;
   /** A socket error after the bind (logged by the caller; the socket stays open). */
@@ -45,6 +49,8 @@ export interface MirrorCount {
 export interface UdpReader {
   address: string;
   port: number;
+  /** True when the worker reads with recvmmsg and relays with sendmmsg (datagramSocket.ts), false on `dgram`. */
+  batched: boolean;
   /** Datagrams the worker dropped because the main thread was behind by more than maxBacklogBytes. */
   backlogDrops(): number;
   /**
@@ -66,11 +72,10 @@ export interface UdpReader {
 /** The worker: plain JavaScript (run with eval, so it works from the TypeScript sources under test and from dist). */
 const WORKER_SOURCE = `
 const { parentPort, workerData: o } = require("node:worker_threads");
-const dgram = require("node:dgram");
 const CHUNK = 1 << 20;
-const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only === true, reusePort: o.reusePort === true });
 let buf = new ArrayBuffer(CHUNK), view = new DataView(buf), bytes = new Uint8Array(buf), off = 0, count = 0;
 let addrs = [], addrIndex = new Map(), inFlight = 0, dropped = 0, reported = 0, scheduled = false, lastFlush = 0;
+let sock = null;
 // A batch goes out at the end of the turn, or, when the previous one left less than COALESCE_MS ago, that much later:
 // a trickle is handed over at once, a flood in batches of hundreds (each hand-over costs both threads a message).
 const COALESCE_MS = 1;
@@ -97,41 +102,42 @@ function flush() {
   off = 0; count = 0;
   addrs = []; addrIndex = new Map();
 }
-// Mirrors: every datagram relayed as read, counted per target id. Each target gets a socket of its own connected to it: a
-// connected send skips the address handling of every datagram (~2 µs of the ~20 a relayed datagram costs this thread), and
-// the ICMP answer of a closed port comes back to it (ECONNREFUSED), counted as an error. Until that socket is connected (a
-// moment after the target is set) the target's datagrams leave from a shared unconnected socket of its family.
-let mirrors = [], sender4 = null, sender6 = null, mirrorTimer = null, links = new Map();
-const counts = new Map();
-function sendTo(m, msg) {
-  m.c.sent++;
-  if (m.link.connected) m.link.s.send(msg, m.onSent);
-  else (m.v6 ? (sender6 ??= dgram.createSocket("udp6")) : (sender4 ??= dgram.createSocket("udp4"))).send(msg, m.port, m.address, m.onSent);
-}
-function connectTo(t, c) {
-  const l = { s: dgram.createSocket(t.address.includes(":") ? "udp6" : "udp4"), connected: false };
-  l.s.on("error", () => { c.errors++; });
-  l.s.connect(t.port, t.address, () => { l.connected = true; });
-  return l;
+// Mirrors: every datagram relayed as read, by the socket (one connected relay socket per target: no address handling per
+// datagram, and a closed port's ICMP answer comes back as an error), counted per target id across list changes.
+let links = new Map(), mirrorTimer = null;
+const retired = new Map();
+function mirrorCounts() {
+  const m = new Map(retired);
+  for (const l of links.values()) {
+    const c = m.get(l.id) ?? [0, 0];
+    m.set(l.id, [c[0] + l.relay.sent, c[1] + l.relay.errors]);
+  }
+  return [...m].map(([id, c]) => [id, c[0], c[1]]);
 }
 function setMirrors(targets) {
   const next = new Map();
-  mirrors = targets.map((t) => {
-    let c = counts.get(t.id);
-    if (!c) { c = { sent: 0, errors: 0 }; counts.set(t.id, c); }
+  for (const t of targets) {
     const key = t.id + " " + t.address + " " + t.port;
-    const link = next.get(key) ?? links.get(key) ?? connectTo(t, c);
-    next.set(key, link);
-    return { port: t.port, address: t.address, v6: t.address.includes(":"), c, link, onSent: (err) => { if (err) c.errors++; } };
-  });
-  for (const [key, l] of links) if (!next.has(key)) l.s.close();
+    let l = next.get(key) ?? links.get(key);
+    if (!l) {
+      try { l = { id: t.id, relay: sock.relay(t.address, t.port) }; }
+      catch (err) { parentPort.postMessage({ t: "error", code: err.code, message: "mirror to " + t.address + ": " + err.message }); continue; }
+    }
+    next.set(key, l);
+  }
+  for (const [key, l] of links) {
+    if (next.has(key)) continue;
+    const c = retired.get(l.id) ?? [0, 0];
+    retired.set(l.id, [c[0] + l.relay.sent, c[1] + l.relay.errors]);
+    l.relay.close();
+  }
   links = next;
-  if (mirrors.length > 0 && !mirrorTimer) {
-    mirrorTimer = setInterval(() => parentPort.postMessage({ t: "mirrored", counts: [...counts].map(([id, c]) => [id, c.sent, c.errors]) }), 250);
+  sock.setRelays([...next.values()].map((l) => l.relay));
+  if (next.size > 0 && !mirrorTimer) {
+    mirrorTimer = setInterval(() => parentPort.postMessage({ t: "mirrored", counts: mirrorCounts() }), 250);
   }
 }
-socket.on("message", (msg, rinfo) => {
-  for (let i = 0; i < mirrors.length; i++) sendTo(mirrors[i], msg);
+function onMessage(msg, address, port) {
   const need = 8 + msg.length;
   if (inFlight + off + need > o.maxBacklogBytes || need > CHUNK) {
     dropped++;
@@ -139,41 +145,42 @@ socket.on("message", (msg, rinfo) => {
     return;
   }
   if (off + need > CHUNK || addrs.length >= 65535) flush();
-  let a = addrIndex.get(rinfo.address);
-  if (a === undefined) { a = addrs.length; addrs.push(rinfo.address); addrIndex.set(rinfo.address, a); }
-  view.setUint32(off, msg.length); view.setUint16(off + 4, a); view.setUint16(off + 6, rinfo.port);
+  let a = addrIndex.get(address);
+  if (a === undefined) { a = addrs.length; addrs.push(address); addrIndex.set(address, a); }
+  view.setUint32(off, msg.length); view.setUint16(off + 4, a); view.setUint16(off + 6, port);
   bytes.set(msg, off + 8);
   off += need; count++;
   schedule();
-});
+}
 parentPort.on("message", (m) => {
   if (m.t === "ack") inFlight -= m.bytes;
   else if (m.t === "mirror") setMirrors(m.targets);
-  else if (m.t === "send") {
-    socket.send(new Uint8Array(m.buf), m.port, m.address, (err) => {
-      if (err) parentPort.postMessage({ t: "error", code: err.code, message: "send to " + m.address + ": " + err.message });
-    });
-  }
+  else if (m.t === "send") sock.send(new Uint8Array(m.buf), m.port, m.address);
   else if (m.t === "close") {
     if (mirrorTimer) clearInterval(mirrorTimer);
-    parentPort.postMessage({ t: "mirrored", counts: [...counts].map(([id, c]) => [id, c.sent, c.errors]) });
-    for (const s of [sender4, sender6]) if (s) s.close();
-    for (const l of links.values()) l.s.close();
-    socket.close(() => parentPort.postMessage({ t: "closed" }));
+    parentPort.postMessage({ t: "mirrored", counts: mirrorCounts() });
+    for (const l of links.values()) l.relay.close();
+    sock.close().then(() => parentPort.postMessage({ t: "closed" }));
   }
 });
-socket.once("error", (err) => parentPort.postMessage({ t: "bind-error", code: err.code, message: err.message }));
-socket.bind(o.port, o.host, () => {
-  socket.removeAllListeners("error");
-  socket.on("error", (err) => parentPort.postMessage({ t: "error", code: err.code, message: err.message }));
-  if (o.recvBufferSize) { try { socket.setRecvBufferSize(o.recvBufferSize); } catch {} }
-  const a = socket.address();
-  parentPort.postMessage({ t: "bound", address: a.address, port: a.port });
+import(o.socketModule).then(async ({ bindDatagramSocket }) => {
+  try {
+    sock = await bindDatagramSocket({
+      type: o.type, host: o.host, port: o.port, ipv6Only: o.ipv6Only === true, reusePort: o.reusePort === true,
+      recvBufferSize: o.recvBufferSize, batched: o.batched, onMessage,
+      onError: (err) => parentPort.postMessage({ t: "error", code: err.code, message: err.message }),
+    });
+  } catch (err) {
+    parentPort.postMessage({ t: "bind-error", code: err.code, message: err.message });
+    return;
+  }
+  const a = sock.address();
+  parentPort.postMessage({ t: "bound", address: a.address, port: a.port, batched: sock.batched });
 });
 `;
 
 type FromWorker =
-  | { t: "bound"; address: string; port: number }
+  | { t: "bound"; address: string; port: number; batched: boolean }
   | { t: "bind-error" | "error"; code?: string; message: string }
   | { t: "batch"; buf: ArrayBuffer; off: number; count: number; addrs: string[]; dropped: number }
   | { t: "drops"; dropped: number }
@@ -191,6 +198,8 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
       ipv6Only: o.ipv6Only,
       reusePort: o.reusePort,
       recvBufferSize: o.recvBufferSize,
+      batched: o.batched,
+      socketModule: compiledModuleUrl("./datagramSocket.js", import.meta.url).href,
       maxBacklogBytes: o.maxBacklogBytes ?? 64 << 20,
     },
   });
@@ -237,6 +246,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
           return resolve({
             address: m.address,
             port: m.port,
+            batched: m.batched,
             backlogDrops: () => dropped,
             mirror: (targets) => worker.postMessage({ t: "mirror", targets: targets.map((t) => ({ id: t.id, address: t.address, port: t.port })) }),
             mirrorCounts: () => mirrored,

@@ -2,14 +2,14 @@
  * The core's UDP reader (core/util/udpReader.ts): a socket read by a worker thread. Datagrams arrive in order with
  * their sender; answers leave from the listening socket; a bind failure keeps its errno code; while the main thread is blocked the worker keeps reading (a
  * socket read on the main thread, given the same buffer, loses most of the same burst); past its backlog it drops and
- * counts; close() ends it.
+ * counts; close() ends it. Each of it read with recvmmsg (the batched socket) and with dgram.
  */
 import { fork } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startUdpReader } from "../../core/util/udpReader.js";
+import { startUdpReader, type UdpReaderOptions } from "../../core/util/udpReader.js";
 
 const dir = mkdtempSync(join(tmpdir(), "nms-udp-reader-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,141 +55,147 @@ function kernelDrops(port: number): number {
   return drops;
 }
 
-it("delivers datagrams in order with the sender's address and port", async () => {
-  const got: [string, string, number][] = [];
-  const r = await startUdpReader({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: (d, a, p) => got.push([d.toString(), a, p]) });
-  const s = createSocket("udp4");
-  await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
-  for (let i = 0; i < 100; i++) await new Promise<void>((res) => s.send(`m${i}`, r.port, "127.0.0.1", () => res()));
-  await settle();
-  expect(got.map(([d]) => d)).toEqual(Array.from({ length: 100 }, (_, i) => `m${i}`));
-  expect(new Set(got.map(([, a, p]) => `${a}:${p}`))).toEqual(new Set([`127.0.0.1:${s.address().port}`]));
-  s.close();
-  await r.close();
-});
+// Both ways of reading: recvmmsg through koffi (this machine kind has its prebuilt binary) and Node's dgram.
+describe.each([true, false])("batched %s", (batched) => {
+  const start = (o: UdpReaderOptions) => startUdpReader({ ...o, batched });
 
-it("answers from the listening socket itself (the port the sender wrote to), with the bytes as they were when sent", async () => {
-  const r = await startUdpReader({
-    type: "udp4",
-    host: "127.0.0.1",
-    port: 0,
-    onDatagram: (d, a, p) => {
-      const answer = Buffer.from(`ack ${d.toString()}`);
-      r.send(answer, p, a);
-      answer.fill(0); // the reader took a copy
-    },
+  it("delivers datagrams in order with the sender's address and port", async () => {
+    const got: [string, string, number][] = [];
+    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: (d, a, p) => got.push([d.toString(), a, p]) });
+    const s = createSocket("udp4");
+    await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
+    for (let i = 0; i < 100; i++) await new Promise<void>((res) => s.send(`m${i}`, r.port, "127.0.0.1", () => res()));
+    await settle();
+    expect(got.map(([d]) => d)).toEqual(Array.from({ length: 100 }, (_, i) => `m${i}`));
+    expect(new Set(got.map(([, a, p]) => `${a}:${p}`))).toEqual(new Set([`127.0.0.1:${s.address().port}`]));
+    expect(r.batched).toBe(batched);
+    s.close();
+    await r.close();
   });
-  const s = createSocket("udp4");
-  await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
-  const answers: [string, number][] = [];
-  s.on("message", (m, rinfo) => answers.push([m.toString(), rinfo.port]));
-  for (const m of ["one", "two"]) s.send(m, r.port, "127.0.0.1");
-  await settle();
-  expect(answers).toEqual([
-    ["ack one", r.port],
-    ["ack two", r.port],
-  ]);
-  s.close();
-  await r.close();
-});
 
-it("reports a failed answer through onError", async () => {
-  const errors: Error[] = [];
-  const r = await startUdpReader({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => undefined, onError: (e) => errors.push(e) });
-  r.send(Buffer.alloc(70_000), 9, "127.0.0.1"); // over the largest UDP payload
-  await settle();
-  expect(errors.map((e) => (e as Error & { code?: string }).code)).toEqual(["EMSGSIZE"]);
-  await r.close();
-});
-
-it("mirrors every datagram as read to each target, counts them, and counts a closed port's refusals as errors", async () => {
-  const sink = createSocket("udp4");
-  await new Promise<void>((res) => sink.bind(0, "127.0.0.1", () => res()));
-  const relayed: string[] = [];
-  sink.on("message", (m) => relayed.push(m.toString()));
-  // A port nobody listens on: bound, then closed.
-  const gone = createSocket("udp4");
-  await new Promise<void>((res) => gone.bind(0, "127.0.0.1", () => res()));
-  const closedPort = gone.address().port;
-  gone.close();
-
-  const r = await startUdpReader({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => undefined });
-  r.mirror([
-    { id: "live", address: "127.0.0.1", port: sink.address().port },
-    { id: "dead", address: "127.0.0.1", port: closedPort },
-  ]);
-  const s = createSocket("udp4");
-  for (let i = 0; i < 50; i++) {
-    await new Promise<void>((res) => s.send(`m${i}`, r.port, "127.0.0.1", () => res()));
-    await new Promise((res) => setTimeout(res, 2));
-  }
-  await settle();
-  expect(relayed).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`));
-  expect(r.mirrorCounts().get("live")).toEqual({ sent: 50, errors: 0 });
-  expect(r.mirrorCounts().get("dead")?.sent).toBe(50);
-  expect(r.mirrorCounts().get("dead")?.errors).toBeGreaterThan(0);
-
-  // A target taken off the list gets nothing more.
-  r.mirror([{ id: "dead", address: "127.0.0.1", port: closedPort }]);
-  await new Promise<void>((res) => s.send("after", r.port, "127.0.0.1", () => res()));
-  await settle();
-  expect(relayed).toHaveLength(50);
-  expect(r.mirrorCounts().get("dead")?.sent).toBe(51);
-  s.close();
-  sink.close();
-  await r.close();
-});
-
-it("rejects a port in use with its errno code", async () => {
-  const s = createSocket("udp4");
-  await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
-  await expect(startUdpReader({ type: "udp4", host: "127.0.0.1", port: s.address().port, onDatagram: () => undefined })).rejects.toMatchObject({
-    code: "EADDRINUSE",
+  it("answers from the listening socket itself (the port the sender wrote to), with the bytes as they were when sent", async () => {
+    const r = await start({
+      type: "udp4",
+      host: "127.0.0.1",
+      port: 0,
+      onDatagram: (d, a, p) => {
+        const answer = Buffer.from(`ack ${d.toString()}`);
+        r.send(answer, p, a);
+        answer.fill(0); // the reader took a copy
+      },
+    });
+    const s = createSocket("udp4");
+    await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
+    const answers: [string, number][] = [];
+    s.on("message", (m, rinfo) => answers.push([m.toString(), rinfo.port]));
+    for (const m of ["one", "two"]) s.send(m, r.port, "127.0.0.1");
+    await settle();
+    expect(answers).toEqual([
+      ["ack one", r.port],
+      ["ack two", r.port],
+    ]);
+    s.close();
+    await r.close();
   });
-  s.close();
-});
 
-it("keeps reading while the main thread is blocked; a main-thread socket with the same buffer loses the burst", async () => {
-  const count = 10_000;
-  const rcvbuf = 512 << 10; // the kernel doubles it: about 1 MiB, some 800 datagrams of this size
-  let viaWorker = 0;
-  const r = await startUdpReader({ type: "udp4", host: "127.0.0.1", port: 0, recvBufferSize: rcvbuf, onDatagram: () => void viaWorker++ });
-  await burstWhileBlocked(r.port, count, 10_000, 1500);
-  await settle();
-  await r.close();
-
-  let onMain = 0;
-  const s = createSocket("udp4");
-  await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
-  s.setRecvBufferSize(rcvbuf);
-  s.on("message", () => void onMain++);
-  await burstWhileBlocked(s.address().port, count, 10_000, 1500);
-  await settle();
-  s.close();
-
-  expect(viaWorker).toBe(count);
-  expect(onMain).toBeLessThan(count * 0.5);
-}, 30_000);
-
-it("past its backlog the worker drops and counts, and close() ends it", async () => {
-  let received = 0;
-  let dropped = 0;
-  const r = await startUdpReader({
-    type: "udp4",
-    host: "127.0.0.1",
-    port: 0,
-    maxBacklogBytes: 64 << 10,
-    onDatagram: () => void received++,
-    onBacklogDrops: (n) => void (dropped += n),
+  it("reports a failed answer through onError", async () => {
+    const errors: Error[] = [];
+    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => undefined, onError: (e) => errors.push(e) });
+    r.send(Buffer.alloc(70_000), 9, "127.0.0.1"); // over the largest UDP payload
+    await settle();
+    expect(errors.map((e) => (e as Error & { code?: string }).code)).toEqual(["EMSGSIZE"]);
+    await r.close();
   });
-  await burstWhileBlocked(r.port, 5000, 10_000, 1000);
-  await settle();
-  expect({ dropped: dropped > 0, kernel: kernelDrops(r.port) }).toEqual({ dropped: true, kernel: 0 });
-  expect(received + dropped).toBe(5000);
-  expect(r.backlogDrops()).toBe(dropped);
-  await r.close();
-  // Closed: the port is free again.
-  const again = createSocket("udp4");
-  await new Promise<void>((res, rej) => (again.once("error", rej), again.bind(r.port, "127.0.0.1", () => res())));
-  again.close();
-}, 30_000);
+
+  it("mirrors every datagram as read to each target, counts them, and counts a closed port's refusals as errors", async () => {
+    const sink = createSocket("udp4");
+    await new Promise<void>((res) => sink.bind(0, "127.0.0.1", () => res()));
+    const relayed: string[] = [];
+    sink.on("message", (m) => relayed.push(m.toString()));
+    // A port nobody listens on: bound, then closed.
+    const gone = createSocket("udp4");
+    await new Promise<void>((res) => gone.bind(0, "127.0.0.1", () => res()));
+    const closedPort = gone.address().port;
+    gone.close();
+
+    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => undefined });
+    r.mirror([
+      { id: "live", address: "127.0.0.1", port: sink.address().port },
+      { id: "dead", address: "127.0.0.1", port: closedPort },
+    ]);
+    const s = createSocket("udp4");
+    for (let i = 0; i < 50; i++) {
+      await new Promise<void>((res) => s.send(`m${i}`, r.port, "127.0.0.1", () => res()));
+      await new Promise((res) => setTimeout(res, 2));
+    }
+    await settle();
+    expect(relayed).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`));
+    expect(r.mirrorCounts().get("live")).toEqual({ sent: 50, errors: 0 });
+    expect(r.mirrorCounts().get("dead")?.sent).toBe(50);
+    expect(r.mirrorCounts().get("dead")?.errors).toBeGreaterThan(0);
+
+    // A target taken off the list gets nothing more.
+    r.mirror([{ id: "dead", address: "127.0.0.1", port: closedPort }]);
+    await new Promise<void>((res) => s.send("after", r.port, "127.0.0.1", () => res()));
+    await settle();
+    expect(relayed).toHaveLength(50);
+    expect(r.mirrorCounts().get("dead")?.sent).toBe(51);
+    s.close();
+    sink.close();
+    await r.close();
+  });
+
+  it("rejects a port in use with its errno code", async () => {
+    const s = createSocket("udp4");
+    await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
+    await expect(start({ type: "udp4", host: "127.0.0.1", port: s.address().port, onDatagram: () => undefined })).rejects.toMatchObject({
+      code: "EADDRINUSE",
+    });
+    s.close();
+  });
+
+  it("keeps reading while the main thread is blocked; a main-thread socket with the same buffer loses the burst", async () => {
+    const count = 10_000;
+    const rcvbuf = 512 << 10; // the kernel doubles it: about 1 MiB, some 800 datagrams of this size
+    let viaWorker = 0;
+    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, recvBufferSize: rcvbuf, onDatagram: () => void viaWorker++ });
+    await burstWhileBlocked(r.port, count, 10_000, 1500);
+    await settle();
+    await r.close();
+
+    let onMain = 0;
+    const s = createSocket("udp4");
+    await new Promise<void>((res) => s.bind(0, "127.0.0.1", () => res()));
+    s.setRecvBufferSize(rcvbuf);
+    s.on("message", () => void onMain++);
+    await burstWhileBlocked(s.address().port, count, 10_000, 1500);
+    await settle();
+    s.close();
+
+    expect(viaWorker).toBe(count);
+    expect(onMain).toBeLessThan(count * 0.5);
+  }, 30_000);
+
+  it("past its backlog the worker drops and counts, and close() ends it", async () => {
+    let received = 0;
+    let dropped = 0;
+    const r = await start({
+      type: "udp4",
+      host: "127.0.0.1",
+      port: 0,
+      maxBacklogBytes: 64 << 10,
+      onDatagram: () => void received++,
+      onBacklogDrops: (n) => void (dropped += n),
+    });
+    await burstWhileBlocked(r.port, 5000, 10_000, 1000);
+    await settle();
+    expect({ dropped: dropped > 0, kernel: kernelDrops(r.port) }).toEqual({ dropped: true, kernel: 0 });
+    expect(received + dropped).toBe(5000);
+    expect(r.backlogDrops()).toBe(dropped);
+    await r.close();
+    // Closed: the port is free again.
+    const again = createSocket("udp4");
+    await new Promise<void>((res, rej) => (again.once("error", rej), again.bind(r.port, "127.0.0.1", () => res())));
+    again.close();
+  }, 30_000);
+});

@@ -47,7 +47,7 @@ export interface ReaderData {
 }
 
 export type FromReader =
-  | { t: "bound"; address: string; port: number }
+  | { t: "bound"; address: string; port: number; batched: boolean }
   | { t: "bind-error" | "error"; code?: string; message: string }
   | { t: "stats"; received: number; dropped: number }
   | { t: "closed" };

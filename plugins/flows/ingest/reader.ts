@@ -1,15 +1,14 @@
 /**
  * A flows reader thread (FlowIngest starts one per decoder, each on its own SO_REUSEPORT socket of the flows port). It
- * only receives: each datagram is laid out as a journal record in a batch, and the batch goes, once per turn of this
+ * only receives (with recvmmsg where it can, core's datagramSocket.ts): each datagram is laid out as a journal record in a batch, and the batch goes, once per turn of this
  * thread's loop (at most every millisecond under a flood), to the decoder with the least in hand. So one exporter's
  * datagrams, which the kernel always puts on the same socket, are decoded on every core. A datagram every decoder
  * must see (templates, options data) ends the batch, goes whole to one decoder and as a learn-only copy to the
  * others, before any later batch. Past maxBacklogBytes not yet journaled by the decoders, datagrams are dropped and
  * counted.
  */
-import dgram from "node:dgram";
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
-import { RECORD_HEADER_BYTES } from "../../../core/worker.js";
+import { bindDatagramSocket, RECORD_HEADER_BYTES, type DatagramSocket } from "../../../core/worker.js";
 import { TemplateSpread } from "./classify.js";
 import { FLAG_LEARN_ONLY, metaBytes, writeMeta, type DecoderAck, type FromReader, type ReaderBatch, type ReaderData, type ToReader } from "./protocol.js";
 
@@ -131,10 +130,9 @@ function frame(into: Uint8Array, intoView: DataView, at: number, msg: Buffer, ex
   return RECORD_HEADER_BYTES + payload;
 }
 
-const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only, reusePort: true });
-socket.on("message", (msg, rinfo) => {
+function onMessage(msg: Buffer, address: string): void {
   received++;
-  const exporter = exporterOf(rinfo.address);
+  const exporter = exporterOf(address);
   const need = RECORD_HEADER_BYTES + metaBytes(exporter) + msg.length;
   if (backlog + off + need > o.maxBacklogBytes || need > CHUNK) {
     dropped++;
@@ -159,8 +157,9 @@ socket.on("message", (msg, rinfo) => {
   off += frame(buf, view, off, msg, exporter, 0);
   count++;
   schedule();
-});
+}
 
+let socket: DatagramSocket | null = null;
 const statsTimer = setInterval(() => post({ t: "stats", received, dropped }), 250);
 parent.on("message", (m: ToReader) => {
   if (m.t === "decoder") {
@@ -177,17 +176,22 @@ parent.on("message", (m: ToReader) => {
   clearInterval(statsTimer);
   post({ t: "stats", received, dropped });
   // The ports stay open: the decoders close their ends once they have read what was sent.
-  socket.close(() => post({ t: "closed" }));
+  void (socket?.close() ?? Promise.resolve()).then(() => post({ t: "closed" }));
 });
-socket.once("error", (err: NodeJS.ErrnoException) => post({ t: "bind-error", code: err.code, message: err.message }));
-socket.bind(o.port, o.host, () => {
-  socket.removeAllListeners("error");
-  socket.on("error", (err: NodeJS.ErrnoException) => post({ t: "error", code: err.code, message: err.message }));
-  try {
-    socket.setRecvBufferSize(o.recvBufferSize);
-  } catch {
-    // The kernel grants what net.core.rmem_max allows; a refusal leaves the default.
-  }
+try {
+  socket = await bindDatagramSocket({
+    type: o.type,
+    host: o.host,
+    port: o.port,
+    ipv6Only: o.ipv6Only,
+    reusePort: true,
+    recvBufferSize: o.recvBufferSize,
+    onMessage,
+    onError: (err) => post({ t: "error", code: err.code, message: err.message }),
+  });
   const a = socket.address();
-  post({ t: "bound", address: a.address, port: a.port });
-});
+  post({ t: "bound", address: a.address, port: a.port, batched: socket.batched });
+} catch (err) {
+  const e = err as NodeJS.ErrnoException;
+  post({ t: "bind-error", code: e.code, message: e.message });
+}

@@ -1,0 +1,496 @@
+/**
+ * A UDP socket for the threads that only read (the syslog and trap readers, the flows readers), and relay what they
+ * read. Node's `dgram` hands over one datagram per callback and sends one per call (~7 µs a datagram received and
+ * ~20 µs received and relayed, on this machine kind); rsyslog and nfcapd read with `recvmmsg`. Where the prebuilt
+ * `koffi` FFI package loads (Linux on x86-64 or arm64, installed without build tools), the socket is still bound by
+ * `dgram` (its options, errors and address are Node's, and Node closes it with the thread however the thread ends), but
+ * Node's reading is stopped and its descriptor is read with `recvmmsg` (up to 64 datagrams a call, when libuv reports
+ * it readable) and relayed with one `sendmmsg` per batch and destination. That takes the descriptor from `dgram`'s
+ * internal handle (its `fd` and `recvStop()`, Node 24); where those are missing, or elsewhere, or with
+ * `NMS_UDP_BATCH=0`, the same interface runs on `dgram` alone.
+ *
+ * Both paths give the reader the same thing: each datagram with its sender's address written as Node writes it
+ * (`127.0.0.1`, `::ffff:127.0.0.1`, `::1`), a bind error with its errno `code` (`EADDRINUSE`, `EACCES`), and relays
+ * that count what they sent and the send errors (an ICMP "port unreachable" comes back as `ECONNREFUSED`).
+ */
+import dgram from "node:dgram";
+import { createRequire } from "node:module";
+import { isIPv4 } from "node:net";
+import { constants } from "node:os";
+
+export interface DatagramSocketOptions {
+  type: "udp4" | "udp6";
+  /** An IP literal to bind (a name is bound through `dgram`). */
+  host: string;
+  /** 0 = any free port. */
+  port: number;
+  /** With udp6 on "::": also IPv4 (dual stack) unless true. */
+  ipv6Only?: boolean;
+  /** SO_REUSEPORT: the kernel spreads senders over every socket bound to the port, by address and port. */
+  reusePort?: boolean;
+  /** SO_RCVBUF to ask for (the kernel caps it at net.core.rmem_max). */
+  recvBufferSize?: number;
+  /** `false`: `dgram` even where the batched socket is available. */
+  batched?: boolean;
+  /** Each datagram, in order. `msg` is only valid during the call (copy what you keep). */
+  onMessage(msg: Buffer, address: string, port: number): void;
+  /** A socket error after the bind (the socket stays open). */
+  onError(err: NodeJS.ErrnoException): void;
+}
+
+/** A destination every datagram read is relayed to, from a socket of its own connected to it. */
+export interface Relay {
+  readonly address: string;
+  readonly port: number;
+  /** Datagrams relayed to it (the refused ones too). */
+  readonly sent: number;
+  /** Send errors, ICMP refusals included. */
+  readonly errors: number;
+  close(): void;
+}
+
+export interface DatagramSocket {
+  /** True when read with recvmmsg (the batched path), false on `dgram`. */
+  readonly batched: boolean;
+  address(): { address: string; port: number };
+  /** Relays every datagram read from now on to these (replacing the list; [] stops). */
+  setRelays(relays: readonly Relay[]): void;
+  /** Opens a relay to an IP literal and port (not yet relaying: see setRelays). */
+  relay(address: string, port: number): Relay;
+  /** Sends from the listening socket itself (an answer its sender expects from the port it wrote to). */
+  send(data: Uint8Array, port: number, address: string): void;
+  close(): Promise<void>;
+}
+
+// ---- libc through koffi ---------------------------------------------------------------------------------------------
+
+const AF_INET = 2;
+const AF_INET6 = 10;
+const MSG_DONTWAIT = 0x40;
+const EAGAIN = 11;
+const EINTR = 4;
+/** Datagrams a recvmmsg call may take. */
+const BATCH = 64;
+/** Bytes per datagram slot: the largest UDP payload fits. */
+const SLOT = 65536;
+const HDR = 64; // struct mmsghdr on LP64: msghdr (56) + msg_len + padding
+const IOV = 16;
+const NAME = 32; // sockaddr_in6 is 28
+/** recvmmsg calls per readable event before the loop gets a turn (libuv's poll is level-triggered: it comes back). */
+const CALLS_PER_EVENT = 16;
+
+const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n, name]));
+
+interface Libc {
+  koffi: Koffi;
+  recvmmsg(fd: number, vec: number, vlen: number, flags: number, timeout: number): number;
+  sendmmsg(fd: number, vec: number, vlen: number, flags: number): number;
+  sendto(fd: number, data: Uint8Array, len: number, flags: number, addr: Buffer, alen: number): number;
+}
+
+/** The part of koffi used here (typed locally: the package is optional). */
+interface Koffi {
+  load(path: string): { func(decl: string): (...args: unknown[]) => unknown };
+  address(p: unknown): bigint;
+  errno(): number;
+  node: { poll(fd: number, opts: { readable: boolean }, cb: () => void): { close(): void } };
+}
+
+/** What is used of dgram's internal handle. */
+interface UdpHandle {
+  fd?: number;
+  recvStop?(): number;
+}
+/** dgram keeps its handle under a symbol described "state symbol" (its `_handle` getter warns that it is deprecated). */
+function handleOf(s: dgram.Socket): UdpHandle | undefined {
+  const key = Object.getOwnPropertySymbols(s).find((k) => k.description === "state symbol");
+  return key ? (s as unknown as Record<symbol, { handle?: UdpHandle } | undefined>)[key]?.handle : undefined;
+}
+
+let libc: Libc | null | undefined;
+
+/** libc through koffi, or null where it does not load (not Linux, no prebuilt binary, NMS_UDP_BATCH=0). */
+function loadLibc(): Libc | null {
+  if (libc !== undefined) return libc;
+  libc = null;
+  if (process.platform !== "linux" || process.env.NMS_UDP_BATCH === "0" || !["x64", "arm64"].includes(process.arch)) return libc;
+  try {
+    const koffi = createRequire(import.meta.url)("koffi") as Koffi;
+    const c = koffi.load("libc.so.6");
+    const f = (decl: string) => c.func(decl) as never;
+    libc = {
+      koffi,
+      // Pointers into the socket's own block go as plain addresses.
+      recvmmsg: f("int recvmmsg(int, uintptr_t, uint32_t, int, uintptr_t)"),
+      sendmmsg: f("int sendmmsg(int, uintptr_t, uint32_t, int)"),
+      sendto: f("intptr_t sendto(int, void *, uintptr_t, int, void *, uint32_t)"),
+    };
+  } catch {
+    libc = null;
+  }
+  return libc;
+}
+
+/** Whether this process reads UDP with recvmmsg (koffi loaded and not turned off). */
+export function batchedUdpAvailable(): boolean {
+  return loadLibc() !== null;
+}
+
+function errnoError(c: Libc, what: string): NodeJS.ErrnoException {
+  const n = c.koffi.errno();
+  const code = ERRNO_NAMES.get(n) ?? `E${n}`;
+  return Object.assign(new Error(`${what} ${code}`), { code, errno: -n, syscall: what.split(" ")[0] });
+}
+
+/** A sockaddr for an IP literal (IPv4 on a udp6 socket as ::ffff:a.b.c.d). */
+function sockaddr(family: number, address: string, port: number): Buffer {
+  if (family === AF_INET) {
+    const b = Buffer.alloc(16);
+    b.writeUInt16LE(AF_INET, 0);
+    b.writeUInt16BE(port, 2);
+    address.split(".").forEach((o, i) => (b[4 + i] = Number(o)));
+    return b;
+  }
+  const b = Buffer.alloc(28);
+  b.writeUInt16LE(AF_INET6, 0);
+  b.writeUInt16BE(port, 2);
+  ipv6Bytes(isIPv4(address) ? `::ffff:${address}` : address).copy(b, 8);
+  return b;
+}
+
+function ipv6Bytes(address: string): Buffer {
+  const out = Buffer.alloc(16);
+  let text = address.split("%")[0];
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4) {
+    const o = v4[1].split(".").map(Number);
+    text = text.slice(0, -v4[1].length) + `${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
+  }
+  const [head, tail] = text.includes("::") ? text.split("::") : [text, null];
+  const h = head ? head.split(":") : [];
+  const t = tail ? tail.split(":") : [];
+  const groups = tail === null ? h : [...h, ...Array<string>(8 - h.length - t.length).fill("0"), ...t];
+  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  return out;
+}
+
+/** An IPv6 address as libuv writes it (RFC 5952 with ISC's embedded-IPv4 rule: ::ffff:a.b.c.d and ::a.b.c.d). */
+function ipv6Text(b: Uint8Array, at: number): string {
+  const w: number[] = [];
+  for (let i = 0; i < 8; i++) w.push((b[at + i * 2] << 8) | b[at + i * 2 + 1]);
+  let best = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8;) {
+    if (w[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && w[j] === 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  if (bestLen < 2) best = -1;
+  if (best === 0 && (bestLen === 6 || (bestLen === 5 && w[5] === 0xffff))) {
+    const v4 = `${b[at + 12]}.${b[at + 13]}.${b[at + 14]}.${b[at + 15]}`;
+    return bestLen === 6 ? `::${v4}` : `::ffff:${v4}`;
+  }
+  let s = "";
+  for (let i = 0; i < 8; i++) {
+    if (i === best) {
+      s += i === 0 ? "::" : ":";
+      i += bestLen - 1;
+      continue;
+    }
+    s += w[i].toString(16) + (i < 7 ? ":" : "");
+  }
+  return s;
+}
+
+/** Sender addresses already written, keyed by their bytes (most traffic comes from few senders). */
+class AddressTexts {
+  private v4 = new Map<number, string>();
+  private v6 = new Map<string, string>();
+
+  text(b: Uint8Array, dv: DataView, at: number): string {
+    const family = dv.getUint16(at, true);
+    if (family === AF_INET) {
+      const key = dv.getUint32(at + 4);
+      let t = this.v4.get(key);
+      if (t === undefined) {
+        if (this.v4.size >= 10_000) this.v4.clear();
+        t = `${b[at + 4]}.${b[at + 5]}.${b[at + 6]}.${b[at + 7]}`;
+        this.v4.set(key, t);
+      }
+      return t;
+    }
+    const key = `${dv.getUint32(at + 8)},${dv.getUint32(at + 12)},${dv.getUint32(at + 16)},${dv.getUint32(at + 20)}`;
+    let t = this.v6.get(key);
+    if (t === undefined) {
+      if (this.v6.size >= 10_000) this.v6.clear();
+      t = ipv6Text(b, at + 8);
+      this.v6.set(key, t);
+    }
+    return t;
+  }
+}
+
+/** A relay's socket is dgram's (Node closes it with the thread); once connected it is sent to with sendmmsg. */
+class NativeRelay implements Relay {
+  sent = 0;
+  errors = 0;
+  /** -1 until connected (a moment after it opens). */
+  fd = -1;
+  private readonly socket: dgram.Socket;
+
+  constructor(
+    readonly address: string,
+    readonly port: number,
+    private readonly unconnected: () => dgram.Socket,
+  ) {
+    this.socket = dgram.createSocket(isIPv4(address) ? "udp4" : "udp6");
+    this.socket.on("error", () => this.errors++);
+    this.socket.connect(port, address, () => (this.fd = handleOf(this.socket)?.fd ?? -1));
+  }
+
+  /** Until connected: one datagram, copied (the block is read again at once), from a shared unconnected socket. */
+  sendOne(msg: Uint8Array): void {
+    this.unconnected().send(Buffer.from(msg), this.port, this.address, (err) => err && this.errors++);
+  }
+
+  close(): void {
+    this.fd = -1;
+    this.socket.close();
+  }
+}
+
+/**
+ * The batched socket: dgram's socket with Node's reading stopped, read with recvmmsg into one block (held by this
+ * object, so freed with it) that holds BATCH receive headers, their buffers, and the send headers of the relays.
+ */
+class BatchedSocket implements DatagramSocket {
+  readonly batched = true;
+  private readonly mem: Buffer;
+  private readonly base: number;
+  private readonly dv: DataView;
+  private readonly oIov = BATCH * HDR;
+  private readonly oName = this.oIov + BATCH * IOV;
+  private readonly oData = this.oName + BATCH * NAME;
+  private readonly oSendHdr = this.oData + BATCH * SLOT;
+  private readonly oSendIov = this.oSendHdr + BATCH * HDR;
+  private readonly texts = new AddressTexts();
+  private readonly poll: { close(): void };
+  private readonly family: number;
+  private relays: NativeRelay[] = [];
+  private senders: { udp4?: dgram.Socket; udp6?: dgram.Socket } = {};
+  private closed = false;
+
+  constructor(
+    private readonly c: Libc,
+    private readonly socket: dgram.Socket,
+    private readonly fd: number,
+    private readonly o: DatagramSocketOptions,
+  ) {
+    this.family = o.type === "udp4" ? AF_INET : AF_INET6;
+    // Its own ArrayBuffer (never moved by the garbage collector), zeroed: unused header fields must be 0.
+    this.mem = Buffer.alloc(this.oSendIov + BATCH * IOV);
+    this.base = Number(c.koffi.address(this.mem));
+    this.dv = new DataView(this.mem.buffer, this.mem.byteOffset, this.mem.length);
+    const at = (off: number) => BigInt(this.base + off);
+    for (let i = 0; i < BATCH; i++) {
+      const h = i * HDR;
+      this.dv.setBigUint64(h, at(this.oName + i * NAME), true);
+      this.dv.setUint32(h + 8, NAME, true);
+      this.dv.setBigUint64(h + 16, at(this.oIov + i * IOV), true);
+      this.dv.setBigUint64(h + 24, 1n, true);
+      this.dv.setBigUint64(this.oIov + i * IOV, at(this.oData + i * SLOT), true);
+      this.dv.setBigUint64(this.oIov + i * IOV + 8, BigInt(SLOT), true);
+      // A relay's headers: no name (its socket is connected), the same buffers, each datagram's own length.
+      const s = this.oSendHdr + i * HDR;
+      this.dv.setBigUint64(s + 16, at(this.oSendIov + i * IOV), true);
+      this.dv.setBigUint64(s + 24, 1n, true);
+      this.dv.setBigUint64(this.oSendIov + i * IOV, at(this.oData + i * SLOT), true);
+    }
+    this.poll = c.koffi.node.poll(fd, { readable: true }, () => this.drain());
+  }
+
+  address(): { address: string; port: number } {
+    const a = this.socket.address();
+    return { address: a.address, port: a.port };
+  }
+
+  private drain(): void {
+    const { c, dv, o } = this;
+    for (let k = 0; k < CALLS_PER_EVENT && !this.closed; k++) {
+      const n = c.recvmmsg(this.fd, this.base, BATCH, MSG_DONTWAIT, 0);
+      if (n < 0) {
+        const e = c.koffi.errno();
+        if (e !== EAGAIN && e !== EINTR) o.onError(errnoError(c, "recvmmsg"));
+        return;
+      }
+      if (n === 0) return;
+      if (this.relays.length > 0) this.relayBatch(n);
+      for (let i = 0; i < n; i++) {
+        const h = i * HDR;
+        const len = dv.getUint32(h + 56, true);
+        const name = this.oName + i * NAME;
+        const address = this.texts.text(this.mem, dv, name);
+        const port = dv.getUint16(name + 2);
+        // The kernel wrote the sender's address length: the next call needs the full size again.
+        dv.setUint32(h + 8, NAME, true);
+        try {
+          o.onMessage(Buffer.from(this.mem.buffer, this.mem.byteOffset + this.oData + i * SLOT, len), address, port);
+        } catch (err) {
+          o.onError(err as NodeJS.ErrnoException);
+        }
+      }
+      if (n < BATCH) return;
+    }
+  }
+
+  private relayBatch(n: number): void {
+    const { c, dv } = this;
+    for (let i = 0; i < n; i++) dv.setUint32(this.oSendIov + i * IOV + 8, dv.getUint32(i * HDR + 56, true), true);
+    for (const r of this.relays) {
+      // Counted as dgram counts them: every datagram handed over is sent; the ones refused are also errors.
+      r.sent += n;
+      if (r.fd < 0) {
+        for (let i = 0; i < n; i++) r.sendOne(this.mem.subarray(this.oData + i * SLOT, this.oData + i * SLOT + dv.getUint32(i * HDR + 56, true)));
+        continue;
+      }
+      let done = 0;
+      while (done < n) {
+        const k = c.sendmmsg(r.fd, this.base + this.oSendHdr + done * HDR, n - done, MSG_DONTWAIT);
+        if (k > 0) {
+          done += k;
+          continue;
+        }
+        // The first datagram of the rest failed (a refusal, a full buffer): counted, and the rest tried.
+        r.errors++;
+        done++;
+      }
+    }
+  }
+
+  relay(address: string, port: number): Relay {
+    const type = isIPv4(address) ? "udp4" : "udp6";
+    return new NativeRelay(address, port, () => (this.senders[type] ??= dgram.createSocket(type)));
+  }
+
+  setRelays(relays: readonly Relay[]): void {
+    this.relays = relays.filter((r): r is NativeRelay => r instanceof NativeRelay);
+  }
+
+  /** With sendto on the descriptor (libuv no longer watches it, and must not start to for a send that would wait). */
+  send(data: Uint8Array, port: number, address: string): void {
+    const to = sockaddr(this.family, address, port);
+    if (this.c.sendto(this.fd, data, data.length, MSG_DONTWAIT, to, to.length) < 0) this.o.onError(errnoError(this.c, `send ${address}:${port}`));
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    this.poll.close();
+    this.relays = [];
+    for (const s of Object.values(this.senders)) s?.close();
+    return new Promise((done) => this.socket.close(() => done()));
+  }
+}
+
+// ---- dgram --------------------------------------------------------------------------------------------------------
+
+class DgramRelay implements Relay {
+  sent = 0;
+  errors = 0;
+  private connected = false;
+  private readonly socket: dgram.Socket;
+  private readonly onSent = (err: Error | null) => {
+    if (err) this.errors++;
+  };
+  constructor(
+    readonly address: string,
+    readonly port: number,
+    private readonly unconnected: () => dgram.Socket,
+  ) {
+    this.socket = dgram.createSocket(isIPv4(address) ? "udp4" : "udp6");
+    this.socket.on("error", () => this.errors++);
+    this.socket.connect(port, address, () => (this.connected = true));
+  }
+  send(msg: Buffer): void {
+    this.sent++;
+    // Until the connect completes (a moment after the relay opens), from a shared unconnected socket.
+    if (this.connected) this.socket.send(msg, this.onSent);
+    else this.unconnected().send(msg, this.port, this.address, this.onSent);
+  }
+  close(): void {
+    this.socket.close();
+  }
+}
+
+class DgramSocket implements DatagramSocket {
+  readonly batched = false;
+  private relays: DgramRelay[] = [];
+  private senders: { udp4?: dgram.Socket; udp6?: dgram.Socket } = {};
+
+  constructor(
+    private readonly socket: dgram.Socket,
+    o: DatagramSocketOptions,
+  ) {
+    socket.on("message", (msg, rinfo) => {
+      for (let i = 0; i < this.relays.length; i++) this.relays[i].send(msg);
+      o.onMessage(msg, rinfo.address, rinfo.port);
+    });
+  }
+
+  address(): { address: string; port: number } {
+    const a = this.socket.address();
+    return { address: a.address, port: a.port };
+  }
+
+  relay(address: string, port: number): Relay {
+    const type = isIPv4(address) ? "udp4" : "udp6";
+    return new DgramRelay(address, port, () => (this.senders[type] ??= dgram.createSocket(type)));
+  }
+
+  setRelays(relays: readonly Relay[]): void {
+    this.relays = relays.filter((r): r is DgramRelay => r instanceof DgramRelay);
+  }
+
+  send(data: Uint8Array, port: number, address: string): void {
+    this.socket.send(data, port, address, (err) => err && this.socket.emit("error", err));
+  }
+
+  close(): Promise<void> {
+    this.relays = [];
+    for (const s of Object.values(this.senders)) s?.close();
+    return new Promise((done) => this.socket.close(() => done()));
+  }
+}
+
+/** Binds a UDP socket, batched where it can be; rejects with the errno `code` kept when it cannot be bound. */
+export async function bindDatagramSocket(o: DatagramSocketOptions): Promise<DatagramSocket> {
+  const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only === true, reusePort: o.reusePort === true });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("error", reject);
+    socket.bind(o.port, o.host, () => {
+      socket.off("error", reject);
+      resolve();
+    });
+  });
+  socket.on("error", (err) => o.onError(err));
+  if (o.recvBufferSize) {
+    try {
+      socket.setRecvBufferSize(o.recvBufferSize);
+    } catch {
+      // The kernel grants what net.core.rmem_max allows; a refusal leaves the default.
+    }
+  }
+  // In the same turn as the bind: Node has not read anything yet.
+  const c = o.batched === false ? null : loadLibc();
+  const h = handleOf(socket);
+  if (c && typeof h?.fd === "number" && h.fd >= 0 && typeof h.recvStop === "function" && h.recvStop() === 0) return new BatchedSocket(c, socket, h.fd, o);
+  return new DgramSocket(socket, o);
+}
