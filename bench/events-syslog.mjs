@@ -4,7 +4,7 @@
 // polling without its embedded poller + alerts + events, default pipeline settings), the syslog listeners on free
 // loopback ports, the node 127.0.0.1 (every message is attributed to it) and 100 event rules (bench/lib/events-peers.mjs:
 // 7 match every message and count it, the others match nothing). The reference: a private rsyslogd (imudp 2 threads,
-// 8 MiB receive buffer, imtcp, imtcp TLS gtls anonymous) writing one parsed line per message into one file with
+// the receive buffer of RECEIVE_BUFFER_BYTES, as the service's, imtcp, imtcp TLS gtls anonymous) writing one parsed line per message into one file with
 // asynchronous omfile. A second reference for what the service does (parse and store), case `ompgsql`: a private
 // rsyslogd (imudp as above) storing every message as a row of Debian's SystemEvents table (rsyslog-pgsql) through its
 // own PostgreSQL output, ompgsql (one INSERT per message, a transaction per batch), behind a LinkedList action queue of

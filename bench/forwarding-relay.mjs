@@ -1,6 +1,6 @@
 // Syslog UDP relay benchmark of the forwarding plugin vs rsyslog's omfwd (`npm run bench:forwarding-relay`; builds first).
 //
-// The far end for both: a private rsyslogd collector (bench/lib/events-peers.mjs startRsyslog: imudp, 8 MiB buffer,
+// The far end for both: a private rsyslogd collector (bench/lib/events-peers.mjs startRsyslog: imudp, RECEIVE_BUFFER_BYTES of buffer,
 // one line per message). Ours: the built kernel in this process with the events plugin (its usual storage and 100
 // rules) and the forwarding plugin, one syslog_udp destination (verbatim) to the collector. The reference: a second
 // private rsyslogd as a relay (imudp in, omfwd UDP out to the collector, the same machine). The sender: loggen, RFC

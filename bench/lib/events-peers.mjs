@@ -20,15 +20,19 @@ import { load, print } from "./kernel.mjs";
 export const CACHE = process.env.BENCH_CACHE_DIR ?? "/tmp/nms-bench";
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export { load, print };
-/** What both syslog receivers ask for: rsyslog's imudp `rcvbufSize="8m"`, the service's UDP listeners 8 MiB (the kernel doubles both). */
-export const RECEIVE_BUFFER_BYTES = 8 << 20;
+/**
+ * What both syslog receivers ask for: rsyslog's imudp `rcvbufSize`, the service's `syslog.udpReceiveBufferBytes` (its
+ * default, 32 MiB; the kernel doubles both). 8 MiB before 2026-11-29 evening, when the service could only ask.
+ */
+export const RECEIVE_BUFFER_BYTES = 32 << 20;
 const RMEM_MAX = "/proc/sys/net/core/rmem_max";
 
 /**
- * Lets the service's UDP receive buffer be what rsyslog's is. rsyslog, as root, forces its 8 MiB past net.core.rmem_max
- * (SO_RCVBUFFORCE); Node's setRecvBufferSize has only SO_RCVBUF, which the kernel caps at rmem_max (4 MiB here: 8 MiB
- * effective against rsyslog's 16). As root, and unless BENCH_RMEM_MAX=keep, rmem_max is raised to the same 8 MiB for the
- * run (the setting docs/events.md recommends in production); returns the value in force and a restore().
+ * Lets every UDP receiver's buffer be what rsyslog's is. rsyslog, as root, forces its rcvbufSize past net.core.rmem_max
+ * (SO_RCVBUFFORCE), and so does the service where its batched socket loads; Node's own setRecvBufferSize (the service
+ * without koffi, the bare Node receivers of bench/udp-floor.mjs) has only SO_RCVBUF, which the kernel caps at rmem_max.
+ * As root, and unless BENCH_RMEM_MAX=keep, rmem_max is raised to RECEIVE_BUFFER_BYTES for the run (the setting
+ * docs/events.md recommends in production); returns the value in force and a restore().
  */
 export function matchReceiveBuffers() {
   const before = Number(readFileSync(RMEM_MAX, "utf8").trim());
@@ -237,7 +241,7 @@ export async function startRsyslog() {
        defaultNetstreamDriverCAFile="${cert}" defaultNetstreamDriverCertFile="${cert}" defaultNetstreamDriverKeyFile="${key}")
 module(load="imudp" threads="2" batchSize="128")
 module(load="imtcp" maxSessions="2000")
-input(type="imudp" name="udp" address="127.0.0.1" port="${udp}" ruleset="collect" rcvbufSize="8m")
+input(type="imudp" name="udp" address="127.0.0.1" port="${udp}" ruleset="collect" rcvbufSize="${RECEIVE_BUFFER_BYTES >> 20}m")
 input(type="imtcp" name="tcp" address="127.0.0.1" port="${tcp}" ruleset="collect")
 input(type="imtcp" name="tls" address="127.0.0.1" port="${tls}" ruleset="collect"
       streamDriver.name="gtls" streamDriver.mode="1" streamDriver.authMode="anon")
@@ -278,7 +282,7 @@ export async function startRelay(targetPort) {
     conf,
     `global(workDirectory="${dir}/work" maxMessageSize="64k" parser.escapeControlCharactersOnReceive="off")
 module(load="imudp" threads="2" batchSize="128")
-input(type="imudp" address="127.0.0.1" port="${port}" ruleset="relay" rcvbufSize="8m")
+input(type="imudp" address="127.0.0.1" port="${port}" ruleset="relay" rcvbufSize="${RECEIVE_BUFFER_BYTES >> 20}m")
 template(name="raw" type="string" string="%rawmsg%")
 ruleset(name="relay" queue.type="LinkedList" queue.size="200000" queue.dequeueBatchSize="1024") {
   action(type="omfwd" target="127.0.0.1" port="${targetPort}" protocol="udp" template="raw")
@@ -352,7 +356,7 @@ export async function startOmpgsql({ adminUrl, workers = 2, batch = 1024, queueS
 module(load="impstats" interval="1" format="json" log.syslog="off" log.file="${stats}" resetCounters="off")
 module(load="imudp" threads="2" batchSize="128")
 module(load="ompgsql")
-input(type="imudp" address="127.0.0.1" port="${port}" ruleset="db" rcvbufSize="8m")
+input(type="imudp" address="127.0.0.1" port="${port}" ruleset="db" rcvbufSize="${RECEIVE_BUFFER_BYTES >> 20}m")
 template(name="pgsql" type="string" option.stdsql="on"
   string="insert into SystemEvents (Message, Facility, FromHost, Priority, DeviceReportedTime, ReceivedAt, InfoUnitID, SysLogTag) values ('%msg%', %syslogfacility%, '%HOSTNAME%', %syslogpriority%, '%timereported:::date-pgsql%', '%timegenerated:::date-pgsql%', %iut%, '%syslogtag%')")
 ruleset(name="db" queue.type="Direct") {
@@ -624,7 +628,7 @@ export async function startEventsKernel(root, overrides = {}, { forwarding = fal
       pluginConfig: {
         polling: { embeddedPoller: false },
         events: {
-          syslog: { udp: 0, tcp: 0, tls: 0, bindAddress: "127.0.0.1" },
+          syslog: { udp: 0, tcp: 0, tls: 0, bindAddress: "127.0.0.1", udpReceiveBufferBytes: RECEIVE_BUFFER_BYTES },
           traps: { udp: 0, bindAddress: "127.0.0.1", communities: ["public"] },
           // BENCH_PARSER_NICE: the ingest parser threads' niceness (ingest.parserNice) for a comparison run.
           // BENCH_UDP_SOCKETS: UDP sockets per ingest worker (ingest.udpSocketsPerWorker).

@@ -28,7 +28,10 @@ export interface DatagramSocketOptions {
   ipv6Only?: boolean;
   /** SO_REUSEPORT: the kernel spreads senders over every socket bound to the port, by address and port. */
   reusePort?: boolean;
-  /** SO_RCVBUF to ask for (the kernel caps it at net.core.rmem_max). */
+  /**
+   * SO_RCVBUF to ask for. The kernel caps it at net.core.rmem_max; where the batched socket loads and the process has
+   * CAP_NET_ADMIN (root), it is forced past that cap (SO_RCVBUFFORCE), as rsyslog's imudp forces its rcvbufSize.
+   */
   recvBufferSize?: number;
   /** `false`: `dgram` even where the batched socket is available. */
   batched?: boolean;
@@ -53,6 +56,8 @@ export interface DatagramSocket {
   /** True when read with recvmmsg (the batched path), false on `dgram`. */
   readonly batched: boolean;
   address(): { address: string; port: number };
+  /** The receive buffer the kernel granted, as it accounts it (twice what was asked for). */
+  recvBufferSize(): number;
   /** Relays every datagram read from now on to these (replacing the list; [] stops). */
   setRelays(relays: readonly Relay[]): void;
   /** Opens a relay to an IP literal and port (not yet relaying: see setRelays). */
@@ -67,6 +72,8 @@ export interface DatagramSocket {
 const AF_INET = 2;
 const AF_INET6 = 10;
 const MSG_DONTWAIT = 0x40;
+const SOL_SOCKET = 1;
+const SO_RCVBUFFORCE = 33;
 const EAGAIN = 11;
 const EINTR = 4;
 /** Datagrams a recvmmsg call may take. */
@@ -83,6 +90,7 @@ const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(
 
 interface Libc {
   koffi: Koffi;
+  setsockopt(fd: number, level: number, name: number, value: Buffer, len: number): number;
   recvmmsg(fd: number, vec: number, vlen: number, flags: number, timeout: number): number;
   sendmmsg(fd: number, vec: number, vlen: number, flags: number): number;
   sendto(fd: number, data: Uint8Array, len: number, flags: number, addr: Buffer, alen: number): number;
@@ -120,6 +128,7 @@ function loadLibc(): Libc | null {
     const f = (decl: string) => c.func(decl) as never;
     libc = {
       koffi,
+      setsockopt: f("int setsockopt(int, int, int, void *, uint32_t)"),
       // Pointers into the socket's own block go as plain addresses.
       recvmmsg: f("int recvmmsg(int, uintptr_t, uint32_t, int, uintptr_t)"),
       sendmmsg: f("int sendmmsg(int, uintptr_t, uint32_t, int)"),
@@ -131,7 +140,12 @@ function loadLibc(): Libc | null {
   return libc;
 }
 
-/** Whether this process reads UDP with recvmmsg (koffi loaded and not turned off). */
+/**
+ * Whether this process reads UDP with recvmmsg (koffi loaded and not turned off). It loads koffi in the calling thread:
+ * a thread that starts reader threads calls it first. koffi crashes the process (SIGSEGV) when the last thread that
+ * loaded it ends with a socket's poll still open (a reader thread terminated, or dead of an error); a parent that holds
+ * it keeps its reader threads from ever being that last one.
+ */
 export function batchedUdpAvailable(): boolean {
   return loadLibc() !== null;
 }
@@ -315,11 +329,23 @@ class BatchedSocket implements DatagramSocket {
       this.dv.setBigUint64(this.oSendIov + i * IOV, at(this.oData + i * SLOT), true);
     }
     this.poll = c.koffi.node.poll(fd, { readable: true }, () => this.drain());
+    // A thread that dies of an error still runs its exit handlers: the poll is closed before koffi is torn down.
+    process.once("exit", this.closePoll);
   }
+
+  private readonly closePoll = () => {
+    if (this.closed) return;
+    this.closed = true;
+    this.poll.close();
+  };
 
   address(): { address: string; port: number } {
     const a = this.socket.address();
     return { address: a.address, port: a.port };
+  }
+
+  recvBufferSize(): number {
+    return this.socket.getRecvBufferSize();
   }
 
   private drain(): void {
@@ -392,8 +418,8 @@ class BatchedSocket implements DatagramSocket {
 
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.closed = true;
-    this.poll.close();
+    this.closePoll();
+    process.off("exit", this.closePoll);
     this.relays = [];
     for (const s of Object.values(this.senders)) s?.close();
     return new Promise((done) => this.socket.close(() => done()));
@@ -450,6 +476,10 @@ class DgramSocket implements DatagramSocket {
     return { address: a.address, port: a.port };
   }
 
+  recvBufferSize(): number {
+    return this.socket.getRecvBufferSize();
+  }
+
   relay(address: string, port: number): Relay {
     const type = isIPv4(address) ? "udp4" : "udp6";
     return new DgramRelay(address, port, () => (this.senders[type] ??= dgram.createSocket(type)));
@@ -491,6 +521,12 @@ export async function bindDatagramSocket(o: DatagramSocketOptions): Promise<Data
   // In the same turn as the bind: Node has not read anything yet.
   const c = o.batched === false ? null : loadLibc();
   const h = handleOf(socket);
+  if (c && o.recvBufferSize && typeof h?.fd === "number" && h.fd >= 0) {
+    // Past net.core.rmem_max where the process may (CAP_NET_ADMIN, root), as rsyslog's imudp does; elsewhere what was granted stays.
+    const size = Buffer.alloc(4);
+    size.writeInt32LE(Math.min(o.recvBufferSize, 0x3fffffff));
+    c.setsockopt(h.fd, SOL_SOCKET, SO_RCVBUFFORCE, size, 4);
+  }
   if (c && typeof h?.fd === "number" && h.fd >= 0 && typeof h.recvStop === "function" && h.recvStop() === 0) return new BatchedSocket(c, socket, h.fd, o);
   return new DgramSocket(socket, o);
 }

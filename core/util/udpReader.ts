@@ -8,6 +8,7 @@
  * The main thread gets each datagram as a Buffer view into the batch (no copy).
  */
 import { Worker } from "node:worker_threads";
+import { batchedUdpAvailable } from "./datagramSocket.js";
 import { compiledModuleUrl } from "./workerModule.js";
 
 export interface UdpReaderOptions {
@@ -189,6 +190,8 @@ type FromWorker =
 
 /** Binds the socket in a new worker; rejects (with the errno `code` kept) when it cannot be bound. */
 export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
+  // koffi held by this thread too: the reader thread is then never the last to hold it (see batchedUdpAvailable).
+  if (o.batched !== false) batchedUdpAvailable();
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: {

@@ -23,6 +23,11 @@ export const eventsConfigSchema = {
         bindAddress: { type: "string", default: "0.0.0.0" },
         /** Longest message kept; a longer datagram is dropped, a longer stream frame is skipped (both counted as dropped). */
         maxMessageBytes: { type: "integer", minimum: 480, maximum: 65536, default: 8192 },
+        /**
+         * Receive buffer each syslog UDP socket asks for: what a burst fills before it is read. The kernel grants up to
+         * net.core.rmem_max, or all of it when the service runs with CAP_NET_ADMIN (root), as rsyslog's imudp forces its own.
+         */
+        udpReceiveBufferBytes: { type: "integer", minimum: 65536, maximum: 1073741824, default: 33554432 },
         /** A TCP/TLS connection silent this long is closed. */
         idleTimeoutMs: { type: "integer", minimum: 1000, maximum: 86400000, default: 300000 },
         maxConnectionsPerAddress: { type: "integer", minimum: 1, maximum: 10000, default: 32 },

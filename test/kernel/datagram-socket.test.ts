@@ -5,11 +5,11 @@
  * datagrams of any size up to the largest, in order, over many batches, and relays that keep order and size; and the
  * socket closes with its thread, however the thread ends.
  */
+import { execFileSync } from "node:child_process";
 import { createSocket, type Socket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
 import { projectRoot } from "../../core/paths.js";
 import { compiledModuleUrl } from "../../core/util/workerModule.js";
 import { batchedUdpAvailable, bindDatagramSocket, type DatagramSocket } from "../../core/util/datagramSocket.js";
@@ -120,18 +120,45 @@ it("binds a host name too, and rejects a port in use with its errno code either 
   await named.close();
 });
 
-it("leaves no socket behind when its thread is terminated (Node closes dgram's descriptor with the thread)", async () => {
-  const ports = () => readFileSync("/proc/net/udp", "utf8");
-  const w = new Worker(
-    `import(${JSON.stringify(compiledModuleUrl("./datagramSocket.js", pathToFileURL(join(projectRoot(), "core/util/x.ts")).href).href)}).then(async ({ bindDatagramSocket }) => {
+it("leaves no socket behind, and the process alive, when a reader thread is terminated with its socket open", () => {
+  // In a process of its own, as the service runs: the parent thread holds koffi (batchedUdpAvailable) before it starts the
+  // reader; koffi crashes a process whose last holder ends with a poll open.
+  const url = compiledModuleUrl("./datagramSocket.js", pathToFileURL(join(projectRoot(), "core/util/x.ts")).href).href;
+  const script = `
+    import { readFileSync } from "node:fs";
+    import { Worker } from "node:worker_threads";
+    const { batchedUdpAvailable } = await import(${JSON.stringify(url)});
+    batchedUdpAvailable();
+    const open = (port) => readFileSync("/proc/net/udp", "utf8").includes(":" + port.toString(16).toUpperCase().padStart(4, "0") + " ");
+    const w = new Worker(\`import(${JSON.stringify(url)}).then(async ({ bindDatagramSocket }) => {
       const s = await bindDatagramSocket({ type: "udp4", host: "127.0.0.1", port: 0, reusePort: true, onMessage: () => undefined, onError: () => undefined });
-      require("node:worker_threads").parentPort.postMessage({ port: s.address().port, batched: s.batched });
-    });`,
-    { eval: true },
-  );
-  const { port, batched } = await new Promise<{ port: number; batched: boolean }>((r) => w.once("message", r));
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")} `;
-  expect({ batched, open: ports().includes(hex) }).toEqual({ batched: true, open: true });
-  await w.terminate();
-  expect(ports().includes(hex)).toBe(false);
+      (await import("node:worker_threads")).parentPort.postMessage({ port: s.address().port, batched: s.batched });
+    });\`, { eval: true });
+    const { port, batched } = await new Promise((r) => w.once("message", r));
+    const before = open(port);
+    await w.terminate();
+    console.log(JSON.stringify({ batched, before, after: open(port) }));
+  `;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  expect(JSON.parse(out)).toEqual({ batched: true, before: true, after: false });
+});
+
+it("forces the receive buffer past net.core.rmem_max where the process may (root), as rsyslog does; dgram only asks", async () => {
+  const cap = Number(readFileSync("/proc/sys/net/core/rmem_max", "utf8"));
+  const granted: Record<string, number> = {};
+  for (const batched of [true, false]) {
+    const s = await bindDatagramSocket({
+      type: "udp4",
+      host: "127.0.0.1",
+      port: 0,
+      batched,
+      recvBufferSize: cap * 2,
+      onMessage: () => undefined,
+      onError: () => undefined,
+    });
+    granted[String(batched)] = s.recvBufferSize();
+    await s.close();
+  }
+  // The kernel accounts twice what it grants.
+  expect(granted).toEqual({ true: process.getuid?.() === 0 ? cap * 4 : cap * 2, false: cap * 2 });
 });

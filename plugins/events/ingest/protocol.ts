@@ -19,6 +19,7 @@ export interface IngestListenerConfig {
   idleTimeoutMs: number;
   maxConnectionsPerAddress: number;
   maxConnections: number;
+  udpReceiveBufferBytes: number;
   /** UDP sockets each worker binds on the port (each with a reader thread). */
   udpSockets: number;
 }

@@ -201,6 +201,7 @@ async function bind(ports: { udp: number | null; tcp: number | null; tls: number
     idleTimeoutMs: l.idleTimeoutMs,
     maxConnectionsPerAddress: l.maxConnectionsPerAddress,
     maxConnections: l.maxConnections,
+    udpReceiveBufferBytes: l.udpReceiveBufferBytes,
     onMessage: () => false,
     onFrame,
     reusePort: true,

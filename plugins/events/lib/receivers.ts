@@ -50,6 +50,7 @@ export async function bindReceivers(
     idleTimeoutMs: s.idleTimeoutMs,
     maxConnectionsPerAddress: s.maxConnectionsPerAddress,
     maxConnections: s.maxConnections,
+    udpReceiveBufferBytes: s.udpReceiveBufferBytes,
     onMessage: deliver,
     log: opts.log,
   };

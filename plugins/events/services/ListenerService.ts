@@ -86,6 +86,7 @@ export class ListenerService {
           idleTimeoutMs: s.idleTimeoutMs,
           maxConnectionsPerAddress: s.maxConnectionsPerAddress,
           maxConnections: s.maxConnections,
+          udpReceiveBufferBytes: s.udpReceiveBufferBytes,
           udpSockets: cfg.ingest.udpSocketsPerWorker ?? Math.ceil(8 / workers),
         },
         batchSize: cfg.batchSize,

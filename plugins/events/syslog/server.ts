@@ -30,6 +30,8 @@ export interface SyslogListenerOptions {
   tlsKey?: string;
   /** Largest message accepted (default 8192 bytes); longer ones are counted as dropped and skipped. */
   maxMessageBytes?: number;
+  /** Receive buffer each UDP socket asks for (default 8 MiB; forced past net.core.rmem_max where the process may). */
+  udpReceiveBufferBytes?: number;
   /** A TCP/TLS connection silent this long is closed (default 60000 ms). */
   idleTimeoutMs?: number;
   /** Open TCP+TLS connections allowed per source address, per listener (default 32). */
@@ -243,7 +245,7 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
       host,
       port: p,
       reusePort: opts.reusePort,
-      recvBufferSize: UDP_RECV_BUFFER,
+      recvBufferSize: opts.udpReceiveBufferBytes ?? UDP_RECV_BUFFER,
       onDatagram: (msg, address) => onDatagram(core, msg, address),
       onError: (err) => core.warn("syslog udp socket error", { error: err.message }),
       onBacklogDrops: (n) => {
