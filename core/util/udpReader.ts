@@ -8,24 +8,13 @@
  * The main thread gets each datagram as a Buffer view into the batch (no copy).
  */
 import { Worker } from "node:worker_threads";
-import { batchedUdpAvailable } from "./datagramSocket.js";
+import { batchedUdpAvailable, type DatagramSocketOptions } from "./datagramSocket.js";
 import { compiledModuleUrl } from "./workerModule.js";
 
-export interface UdpReaderOptions {
-  type: "udp4" | "udp6";
-  host: string;
-  /** 0 = any free port (see the reader's `port`). */
-  port: number;
-  /** With udp6 on "::": also IPv4 (dual stack) unless true. */
-  ipv6Only?: boolean;
-  /** Bind a port other sockets bind too (SO_REUSEPORT: the kernel spreads senders over them by address and port). */
-  reusePort?: boolean;
-  /** SO_RCVBUF to ask for (the kernel caps it at net.core.rmem_max). */
-  recvBufferSize?: number;
+/** The socket's options are the reader thread's socket's (datagramSocket.ts); `port` 0 = any free port (see the reader's `port`). */
+export interface UdpReaderOptions extends Pick<DatagramSocketOptions, "type" | "host" | "port" | "ipv6Only" | "reusePort" | "recvBufferSize" | "batched"> {
   /** Bytes read but not yet taken by the main thread that the worker may hold; past it datagrams are dropped (counted). Default 64 MiB. */
   maxBacklogBytes?: number;
-  /** `false`: read with `dgram` even where the batched (recvmmsg) socket is available (see datagramSocket.ts). */
-  batched?: boolean;
   /** Called on the main thread for every datagram, in order. `data` is a view into a batch: copy it to keep it past the batch's life. */
   onDatagram(data: Buffer, address: string, port: number): void;
   /** A socket error after the bind (logged by the caller; the socket stays open). */
