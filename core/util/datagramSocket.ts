@@ -3,11 +3,13 @@
  * read. Node's `dgram` hands over one datagram per callback and sends one per call (on Node 24 here 2.8 µs of CPU a
  * datagram received and 6.9 µs received and relayed, against 1.6 and 2.4 µs batched); rsyslog and nfcapd read with
  * `recvmmsg`. Where the prebuilt
- * `koffi` FFI package loads (Linux on x86-64 or arm64, installed without build tools), the socket is still bound by
- * `dgram` (its options, errors and address are Node's, and Node closes it with the thread however the thread ends), but
- * Node's reading is stopped and its descriptor is read with `recvmmsg` (up to 64 datagrams a call, when libuv reports
- * it readable) and relayed with one `sendmmsg` per batch and destination. That takes the descriptor from `dgram`'s
- * internal handle (its `fd` and `recvStop()`, Node 24); where those are missing, or elsewhere, or with
+ * `koffi` FFI package loads (Linux on x86-64 or arm64, installed without build tools), the socket is still `dgram`'s
+ * and Node still reads it (its options, errors and address are Node's, and Node closes it with the thread however the
+ * thread ends), but each datagram Node hands over is followed by a drain of the socket's queue with `recvmmsg` (up to
+ * 64 datagrams a call, in the same callback), and each batch is relayed with one `sendmmsg` per destination. So a flood
+ * costs one Node callback per turn instead of one per datagram, and no handle foreign to Node is ever left for a
+ * thread's teardown (koffi's own poll handle aborted the process when a thread was terminated with it open). The
+ * descriptor comes from `dgram`'s internal handle (its `fd`, Node 24); where it is missing, or elsewhere, or with
  * `NMS_UDP_BATCH=0`, the same interface runs on `dgram` alone.
  *
  * Both paths give the reader the same thing: each datagram with its sender's address written as Node writes it
@@ -71,7 +73,6 @@ export interface DatagramSocket {
 // ---- libc through koffi ---------------------------------------------------------------------------------------------
 
 const AF_INET = 2;
-const AF_INET6 = 10;
 const MSG_DONTWAIT = 0x40;
 const SOL_SOCKET = 1;
 const SO_RCVBUFFORCE = 33;
@@ -94,7 +95,7 @@ interface Libc {
   setsockopt(fd: number, level: number, name: number, value: Buffer, len: number): number;
   recvmmsg(fd: number, vec: number, vlen: number, flags: number, timeout: number): number;
   sendmmsg(fd: number, vec: number, vlen: number, flags: number): number;
-  sendto(fd: number, data: Uint8Array, len: number, flags: number, addr: Buffer, alen: number): number;
+  send(fd: number, data: Uint8Array, len: number, flags: number): number;
 }
 
 /** The part of koffi used here (typed locally: the package is optional). */
@@ -102,13 +103,11 @@ interface Koffi {
   load(path: string): { func(decl: string): (...args: unknown[]) => unknown };
   address(p: unknown): bigint;
   errno(): number;
-  node: { poll(fd: number, opts: { readable: boolean }, cb: () => void): { close(): void } };
 }
 
 /** What is used of dgram's internal handle. */
 interface UdpHandle {
   fd?: number;
-  recvStop?(): number;
 }
 /** dgram keeps its handle under a symbol described "state symbol" (its `_handle` getter warns that it is deprecated). */
 function handleOf(s: dgram.Socket): UdpHandle | undefined {
@@ -133,7 +132,7 @@ function loadLibc(): Libc | null {
       // Pointers into the socket's own block go as plain addresses.
       recvmmsg: f("int recvmmsg(int, uintptr_t, uint32_t, int, uintptr_t)"),
       sendmmsg: f("int sendmmsg(int, uintptr_t, uint32_t, int)"),
-      sendto: f("intptr_t sendto(int, void *, uintptr_t, int, void *, uint32_t)"),
+      send: f("intptr_t send(int, void *, uintptr_t, int)"),
     };
   } catch {
     libc = null;
@@ -141,12 +140,7 @@ function loadLibc(): Libc | null {
   return libc;
 }
 
-/**
- * Whether this process reads UDP with recvmmsg (koffi loaded and not turned off). It loads koffi in the calling thread:
- * a thread that starts reader threads calls it first. koffi crashes the process (SIGSEGV) when the last thread that
- * loaded it ends with a socket's poll still open (a reader thread terminated, or dead of an error); a parent that holds
- * it keeps its reader threads from ever being that last one.
- */
+/** Whether this process reads UDP with recvmmsg (koffi loaded and not turned off). */
 export function batchedUdpAvailable(): boolean {
   return loadLibc() !== null;
 }
@@ -155,38 +149,6 @@ function errnoError(c: Libc, what: string): NodeJS.ErrnoException {
   const n = c.koffi.errno();
   const code = ERRNO_NAMES.get(n) ?? `E${n}`;
   return Object.assign(new Error(`${what} ${code}`), { code, errno: -n, syscall: what.split(" ")[0] });
-}
-
-/** A sockaddr for an IP literal (IPv4 on a udp6 socket as ::ffff:a.b.c.d). */
-function sockaddr(family: number, address: string, port: number): Buffer {
-  if (family === AF_INET) {
-    const b = Buffer.alloc(16);
-    b.writeUInt16LE(AF_INET, 0);
-    b.writeUInt16BE(port, 2);
-    address.split(".").forEach((o, i) => (b[4 + i] = Number(o)));
-    return b;
-  }
-  const b = Buffer.alloc(28);
-  b.writeUInt16LE(AF_INET6, 0);
-  b.writeUInt16BE(port, 2);
-  ipv6Bytes(isIPv4(address) ? `::ffff:${address}` : address).copy(b, 8);
-  return b;
-}
-
-function ipv6Bytes(address: string): Buffer {
-  const out = Buffer.alloc(16);
-  let text = address.split("%")[0];
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const o = v4[1].split(".").map(Number);
-    text = text.slice(0, -v4[1].length) + `${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
-  }
-  const [head, tail] = text.includes("::") ? text.split("::") : [text, null];
-  const h = head ? head.split(":") : [];
-  const t = tail ? tail.split(":") : [];
-  const groups = tail === null ? h : [...h, ...Array<string>(8 - h.length - t.length).fill("0"), ...t];
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
-  return out;
 }
 
 /** An IPv6 address as libuv writes it (RFC 5952 with ISC's embedded-IPv4 rule: ::ffff:a.b.c.d and ::a.b.c.d). */
@@ -325,6 +287,10 @@ abstract class BoundSocket<R extends Relay> {
     return () => (this.senders[type] ??= dgram.createSocket(type));
   }
 
+  send(data: Uint8Array, port: number, address: string): void {
+    this.socket.send(data, port, address, (err) => err && this.socket.emit("error", err));
+  }
+
   /** Stops relaying and closes the senders and the socket. */
   protected closeSockets(): Promise<void> {
     this.relays = [];
@@ -334,8 +300,9 @@ abstract class BoundSocket<R extends Relay> {
 }
 
 /**
- * The batched socket: dgram's socket with Node's reading stopped, read with recvmmsg into one block (held by this
- * object, so freed with it) that holds BATCH receive headers, their buffers, and the send headers of the relays.
+ * The batched socket: after each datagram Node hands over, the rest of the queue is read with recvmmsg into one block
+ * (held by this object, so freed with it) that holds BATCH receive headers, their buffers, and the send headers of the
+ * relays.
  */
 class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
   readonly batched = true;
@@ -348,8 +315,6 @@ class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
   private readonly oSendHdr = this.oData + BATCH * SLOT;
   private readonly oSendIov = this.oSendHdr + BATCH * HDR;
   private readonly texts = new AddressTexts();
-  private readonly poll: { close(): void };
-  private readonly family: number;
   private closed = false;
 
   constructor(
@@ -359,7 +324,6 @@ class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
     private readonly o: DatagramSocketOptions,
   ) {
     super(socket);
-    this.family = o.type === "udp4" ? AF_INET : AF_INET6;
     // Its own ArrayBuffer (never moved by the garbage collector), zeroed: unused header fields must be 0.
     this.mem = Buffer.alloc(this.oSendIov + BATCH * IOV);
     this.base = Number(c.koffi.address(this.mem));
@@ -379,17 +343,18 @@ class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
       this.dv.setBigUint64(s + 24, 1n, true);
       this.dv.setBigUint64(this.oSendIov + i * IOV, at(this.oData + i * SLOT), true);
     }
-    this.poll = c.koffi.node.poll(fd, { readable: true }, () => this.drain());
-    // A thread that dies of an error still runs its exit handlers: the poll is closed before koffi is torn down.
-    process.once("exit", this.closePoll);
+    socket.on("message", (msg, rinfo) => {
+      if (this.relays.length > 0) this.relayOne(msg);
+      try {
+        o.onMessage(msg, rinfo.address, rinfo.port);
+      } catch (err) {
+        o.onError(err as NodeJS.ErrnoException);
+      }
+      this.drain();
+    });
   }
 
-  private readonly closePoll = () => {
-    if (this.closed) return;
-    this.closed = true;
-    this.poll.close();
-  };
-
+  /** Reads what the socket holds behind the datagram Node just handed over, a batch a call, up to CALLS_PER_EVENT calls. */
   private drain(): void {
     const { c, dv, o } = this;
     for (let k = 0; k < CALLS_PER_EVENT && !this.closed; k++) {
@@ -416,6 +381,14 @@ class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
         }
       }
       if (n < BATCH) return;
+    }
+  }
+
+  private relayOne(msg: Buffer): void {
+    for (const r of this.relays) {
+      r.sent++;
+      if (r.fd < 0) r.sendOne(msg);
+      else if (this.c.send(r.fd, msg, msg.length, MSG_DONTWAIT) < 0) r.errors++;
     }
   }
 
@@ -451,16 +424,8 @@ class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
     this.relays = relays.filter((r): r is NativeRelay => r instanceof NativeRelay);
   }
 
-  /** With sendto on the descriptor (libuv no longer watches it, and must not start to for a send that would wait). */
-  send(data: Uint8Array, port: number, address: string): void {
-    const to = sockaddr(this.family, address, port);
-    if (this.c.sendto(this.fd, data, data.length, MSG_DONTWAIT, to, to.length) < 0) this.o.onError(errnoError(this.c, `send ${address}:${port}`));
-  }
-
   close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    this.closePoll();
-    process.off("exit", this.closePoll);
+    this.closed = true;
     return this.closeSockets();
   }
 }
@@ -500,10 +465,6 @@ class DgramSocket extends BoundSocket<DgramRelay> implements DatagramSocket {
     this.relays = relays.filter((r): r is DgramRelay => r instanceof DgramRelay);
   }
 
-  send(data: Uint8Array, port: number, address: string): void {
-    this.socket.send(data, port, address, (err) => err && this.socket.emit("error", err));
-  }
-
   close(): Promise<void> {
     return this.closeSockets();
   }
@@ -527,7 +488,6 @@ export async function bindDatagramSocket(o: DatagramSocketOptions): Promise<Data
       // The kernel grants what net.core.rmem_max allows; a refusal leaves the default.
     }
   }
-  // In the same turn as the bind: Node has not read anything yet.
   const c = o.batched === false ? null : loadLibc();
   const h = handleOf(socket);
   if (c && o.recvBufferSize && typeof h?.fd === "number" && h.fd >= 0) {
@@ -536,6 +496,6 @@ export async function bindDatagramSocket(o: DatagramSocketOptions): Promise<Data
     size.writeInt32LE(Math.min(o.recvBufferSize, 0x3fffffff));
     c.setsockopt(h.fd, SOL_SOCKET, SO_RCVBUFFORCE, size, 4);
   }
-  if (c && typeof h?.fd === "number" && h.fd >= 0 && typeof h.recvStop === "function" && h.recvStop() === 0) return new BatchedSocket(c, socket, h.fd, o);
+  if (c && typeof h?.fd === "number" && h.fd >= 0) return new BatchedSocket(c, socket, h.fd, o);
   return new DgramSocket(socket, o);
 }

@@ -8,7 +8,7 @@
  * The main thread gets each datagram as a Buffer view into the batch (no copy).
  */
 import { Worker } from "node:worker_threads";
-import { batchedUdpAvailable, type DatagramSocketOptions } from "./datagramSocket.js";
+import type { DatagramSocketOptions } from "./datagramSocket.js";
 import { compiledModuleUrl } from "./workerModule.js";
 
 /** The socket's options are the reader thread's socket's (datagramSocket.ts); `port` 0 = any free port (see the reader's `port`). */
@@ -179,8 +179,6 @@ type FromWorker =
 
 /** Binds the socket in a new worker; rejects (with the errno `code` kept) when it cannot be bound. */
 export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
-  // koffi held by this thread too: the reader thread is then never the last to hold it (see batchedUdpAvailable).
-  if (o.batched !== false) batchedUdpAvailable();
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: {

@@ -121,14 +121,12 @@ it("binds a host name too, and rejects a port in use with its errno code either 
 });
 
 it("leaves no socket behind, and the process alive, when a reader thread is terminated with its socket open", () => {
-  // In a process of its own, as the service runs: the parent thread holds koffi (batchedUdpAvailable) before it starts the
-  // reader; koffi crashes a process whose last holder ends with a poll open.
+  // In a process of its own, koffi loaded by the reader thread alone (a first version, which read on a poll handle of
+  // koffi's, aborted the process here).
   const url = compiledModuleUrl("./datagramSocket.js", pathToFileURL(join(projectRoot(), "core/util/x.ts")).href).href;
   const script = `
     import { readFileSync } from "node:fs";
     import { Worker } from "node:worker_threads";
-    const { batchedUdpAvailable } = await import(${JSON.stringify(url)});
-    batchedUdpAvailable();
     const open = (port) => readFileSync("/proc/net/udp", "utf8").includes(":" + port.toString(16).toUpperCase().padStart(4, "0") + " ");
     const w = new Worker(\`import(${JSON.stringify(url)}).then(async ({ bindDatagramSocket }) => {
       const s = await bindDatagramSocket({ type: "udp4", host: "127.0.0.1", port: 0, reusePort: true, onMessage: () => undefined, onError: () => undefined });

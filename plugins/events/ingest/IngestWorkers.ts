@@ -9,7 +9,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
-import { batchedUdpAvailable, compiledModuleUrl, journalDirs, WakeableSleeps, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
+import { compiledModuleUrl, journalDirs, WakeableSleeps, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
 import type { BoundListener, ListenerCounters } from "../lib/types.js";
 import type {
   BookNode,
@@ -137,8 +137,6 @@ export class IngestWorkers {
 
   /** Starts the workers, resumes their journals (skipping what is stored) and binds the listeners; returns the bound ones. */
   async start(state: IngestState): Promise<BoundListener[]> {
-    // koffi held by this thread, which outlives every worker and its reader threads (see batchedUdpAvailable).
-    batchedUdpAvailable();
     const n = Math.max(1, this.o.workers);
     mkdirSync(this.o.journalRoot, { recursive: true, mode: 0o700 });
     this.state = { rules: state.rules, sources: state.sources };

@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
-import { batchedUdpAvailable, compiledModuleUrl, journalDirs, WakeableSleeps } from "../../../core/index.js";
+import { compiledModuleUrl, journalDirs, WakeableSleeps } from "../../../core/index.js";
 import type { TemplateJson } from "../decode/types.js";
 import type { DecoderCounters, DecoderData, FromDecoder, FromReader, JournalConfig, JournalState, ReaderData, ToDecoder, ToReader } from "./protocol.js";
 
@@ -89,8 +89,6 @@ export class FlowIngest {
 
   /** Starts the threads and binds the port; rejects (errno `code` kept) when the port cannot be bound. */
   async start(): Promise<{ address: string; port: number }> {
-    // koffi held by this thread, which outlives the reader threads (see batchedUdpAvailable).
-    batchedUdpAvailable();
     try {
       return await this.startThreads();
     } catch (err) {
