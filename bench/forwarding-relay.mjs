@@ -11,7 +11,7 @@
 //    lossless step, the median over BENCH_REPEATS repetitions.
 // 2. Added latency (receive → forwarded): this process sends BENCH_LAT_COUNT messages at BENCH_LAT_RATE msg/s, each
 //    carrying its send time, to the relay, whose destination is a UDP socket in this process; latency = arrival − send
-//    (one clock). p50/p99 for ours and for the rsyslog relay.
+//    (one clock). p50/p99 for ours (the first of BENCH_CONFIGS) and for the rsyslog relay.
 // With the forwarding plugin's UDP fast path (the default), the relay goes out from the UDP listener's reader thread;
 // each ours-step also prints what the events pipeline itself dropped at that rate (pipeline_dropped), which the relay
 // does not wait for. BENCH_FAST_PATH=false measures the tee path instead.
@@ -21,7 +21,11 @@
 // paced sender measures the sustained rate instead.
 // loggen sends from BENCH_UDP_CONNS sockets (default 4; 1 before 2026-11-29): the kernel spreads senders over the
 // service's ingest workers (SO_REUSEPORT), each relaying what it receives, as over rsyslog's imudp threads.
-// Prints forwarding_udp_lossless_per_sec, rsyslog_relay_udp_lossless_per_sec, forwarding_udp_ratio,
+// BENCH_CONFIGS (default "listener,port") says which of ours run: `listener`, the syslog UDP listener of the events
+// plugin (the deployed path: every relayed message is also journaled, parsed, matched and stored); `port`, the
+// forwarding plugin's relay port (config `relay`), which only relays, as rsyslog's relay does.
+// Prints forwarding_udp_lossless_per_sec, rsyslog_relay_udp_lossless_per_sec, forwarding_udp_ratio (the listener),
+// forwarding_relay_port_udp_lossless_per_sec and forwarding_relay_port_udp_ratio (the relay port),
 // forwarding_latency_ms_p50/p99, rsyslog_relay_latency_ms_p50/p99, and `# step` lines.
 import { createSocket } from "node:dgram";
 import { join } from "node:path";
@@ -47,10 +51,12 @@ const UDP_CONNS = Number(process.env.BENCH_UDP_CONNS ?? 4);
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const STEP_SECS = Number(process.env.BENCH_STEP_SECS ?? 5);
-const RATES = (process.env.BENCH_RATES ?? "2500,5000,7500,10000,20000,40000,60000,80000").split(",").map(Number);
+/** Offered rates, msg/s; 0 = loggen as fast as it can (the paced sender: 100k/s), 100,000 × BENCH_STEP_SECS messages. */
+const RATES = (process.env.BENCH_RATES ?? "2500,5000,10000,20000,40000,60000,80000,100000,120000,160000,0").split(",").map(Number);
 const LAT_COUNT = Number(process.env.BENCH_LAT_COUNT ?? 5000);
 const LAT_RATE = Number(process.env.BENCH_LAT_RATE ?? 1000);
 const SENDER = process.env.BENCH_SENDER ?? "loggen";
+const CONFIGS = (process.env.BENCH_CONFIGS ?? "listener,port").split(",");
 /** The paced sender's message: RFC 5424, 200 bytes like loggen's. */
 const PACED_MESSAGE = (() => {
   const head = "<14>1 2026-11-24T12:00:00.000Z bench relay - - - ";
@@ -101,7 +107,17 @@ const rmem = matchReceiveBuffers();
 print("forwarding_relay_rmem_max", rmem.rmemMax);
 try {
   rs = await startRsyslog();
-  ev = await startEventsKernel(ROOT, {}, { forwarding: true, forwardingConfig: { udpFastPath: process.env.BENCH_FAST_PATH !== "false" } });
+  ev = await startEventsKernel(
+    ROOT,
+    {},
+    {
+      forwarding: true,
+      forwardingConfig: {
+        udpFastPath: process.env.BENCH_FAST_PATH !== "false",
+        relay: { udp: CONFIGS.includes("port") ? 0 : null, bindAddress: "127.0.0.1" },
+      },
+    },
+  );
   relay = await startRelay(rs.ports.udp);
   sink = await latencySink();
   const dest = await ev.api("POST", "/forwarding/destinations", {
@@ -113,22 +129,27 @@ try {
   const { ForwardingTee } = await import(new URL(`file://${join(ROOT, "dist/plugins/forwarding/services/ForwardingTee.js")}`).href);
   const tee = ev.k.context("forwarding").get(ForwardingTee);
   await tee.reload();
-  const ourPort = ev.ports["syslog.udp"];
+  const listeners = (await ev.api("GET", "/listeners")).listeners;
+  const ourPorts = {
+    listener: ev.ports["syslog.udp"],
+    port: listeners.find((l) => l.name === "relay.udp")?.port,
+  };
 
   // What the events pipeline itself dropped (its UDP reader's 64 MiB backlog): the relay's fast path does not wait for it.
   const pipelineDropped = async () => (await ev.api("GET", "/listeners")).listeners.find((l) => l.name === "syslog.udp")?.counters?.dropped ?? 0;
   const step = async (who, port, rate, rep) => {
-    const count = Math.max(20000, Math.round(rate * STEP_SECS));
-    const pd0 = who === "ours" ? await pipelineDropped() : 0;
+    const count = Math.max(20000, Math.round((rate || 100000) * STEP_SECS));
+    const ours = who !== "rsyslog";
+    const pd0 = ours ? await pipelineDropped() : 0;
     const before = (await settle(rs.count, { quietMs: 1000 })).count;
     const drops0 = udpSocketDrops(port);
     const f0 = tee.status(dest.id);
-    const cpu0 = who === "ours" ? process.cpuUsage() : null;
+    const cpu0 = ours ? process.cpuUsage() : null;
     const r0 = who === "rsyslog" ? relay.cpuSecs() : 0;
     const t0 = performance.now();
     const sent =
       SENDER === "paced"
-        ? await replayUdp({ payload: PACED_MESSAGE, port, count, rate })
+        ? await replayUdp({ payload: PACED_MESSAGE, port, count, rate: rate || 100000 })
         : await runLoggen({ proto: "udp", port, perConn: Math.ceil(count / UDP_CONNS), ratePerConn: Math.round(rate / UDP_CONNS), conns: UDP_CONNS });
     const { count: after, lastChangeMs } = await settle(rs.count);
     const wall = (lastChangeMs - t0) / 1000;
@@ -139,7 +160,7 @@ try {
       "# step",
       `relay=${who} rep=${rep} target=${rate} sent=${sent.sent} send_rate=${Math.round(sent.rate)} collected=${got} lost=${sent.sent - got} relay_socket_drops=${udpSocketDrops(port) - drops0} ` +
         (cpu
-          ? `node_cpu_pct=${Math.round(((cpu.user + cpu.system) / 1e6 / wall) * 100)} teed=${f1.forwarded - f0.forwarded} pipeline_dropped=${(await pipelineDropped()) - pd0} `
+          ? `node_cpu_pct=${Math.round(((cpu.user + cpu.system) / 1e6 / wall) * 100)} forwarded=${f1.forwarded - f0.forwarded} pipeline_dropped=${(await pipelineDropped()) - pd0} `
           : `relay_cpu_pct=${Math.round(((relay.cpuSecs() - r0) / wall) * 100)} `) +
         `load=${load()}`,
     );
@@ -154,18 +175,21 @@ try {
     }
     return Math.round(best);
   };
-  const ours = [];
+  const ours = { listener: [], port: [] };
   const ref = [];
   for (let rep = 1; rep <= REPEATS; rep++) {
-    ours.push(await ladder("ours", ourPort, rep));
+    for (const c of CONFIGS) ours[c].push(await ladder(c === "listener" ? "ours" : "ours-relay-port", ourPorts[c], rep));
     ref.push(await ladder("rsyslog", relay.port, rep));
   }
-  const a = median(ours);
   const b = median(ref);
-  print("forwarding_udp_lossless_per_sec", a);
   print("rsyslog_relay_udp_lossless_per_sec", b);
-  print("forwarding_udp_ratio", b ? (a / b).toFixed(2) : "n/a");
-  print("forwarding_udp_reps", `ours=${ours.join(",")} rsyslog=${ref.join(",")}`);
+  for (const c of CONFIGS) {
+    const a = median(ours[c]);
+    const name = c === "listener" ? "forwarding_udp" : "forwarding_relay_port_udp";
+    print(`${name}_lossless_per_sec`, a);
+    print(`${name}_ratio`, b ? (a / b).toFixed(2) : "n/a");
+    print(`${name}_reps`, `ours=${ours[c].join(",")} rsyslog=${ref.join(",")}`);
+  }
 
   // Latency: both relays now send to the sink in this process.
   await ev.api("PUT", `/forwarding/destinations/${dest.id}`, {
@@ -175,7 +199,7 @@ try {
     target: `127.0.0.1:${sink.port}`,
   });
   await tee.reload();
-  const latOurs = await latencyRun(ourPort, sink);
+  const latOurs = await latencyRun(ourPorts[CONFIGS[0]], sink);
   await relay.stop();
   relay = await startRelay(sink.port);
   const latRef = await latencyRun(relay.port, sink);

@@ -38,8 +38,11 @@ export interface DatagramSocketOptions {
   recvBufferSize?: number;
   /** `false`: `dgram` even where the batched socket is available. */
   batched?: boolean;
-  /** Each datagram, in order. `msg` is only valid during the call (copy what you keep). */
-  onMessage(msg: Buffer, address: string, port: number): void;
+  /**
+   * Each datagram, in order. `msg` is only valid during the call (copy what you keep). Absent: the socket only relays
+   * (and counts `received`); the batched path then makes nothing per datagram.
+   */
+  onMessage?(msg: Buffer, address: string, port: number): void;
   /** A socket error after the bind (the socket stays open). */
   onError(err: NodeJS.ErrnoException): void;
 }
@@ -58,6 +61,8 @@ export interface Relay {
 export interface DatagramSocket {
   /** True when read with recvmmsg (the batched path), false on `dgram`. */
   readonly batched: boolean;
+  /** Datagrams read so far. */
+  readonly received: number;
   address(): { address: string; port: number };
   /** The receive buffer the kernel granted, as it accounts it (twice what was asked for). */
   recvBufferSize(): number;
@@ -268,6 +273,7 @@ class NativeRelay extends ConnectedRelay {
 /** What the batched socket and the dgram one share: dgram's socket, the relays, the shared unconnected senders. */
 abstract class BoundSocket<R extends Relay> {
   protected relays: R[] = [];
+  received = 0;
   private senders: { udp4?: dgram.Socket; udp6?: dgram.Socket } = {};
 
   constructor(protected readonly socket: dgram.Socket) {}
@@ -344,9 +350,10 @@ class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
       this.dv.setBigUint64(this.oSendIov + i * IOV, at(this.oData + i * SLOT), true);
     }
     socket.on("message", (msg, rinfo) => {
+      this.received++;
       if (this.relays.length > 0) this.relayOne(msg);
       try {
-        o.onMessage(msg, rinfo.address, rinfo.port);
+        o.onMessage?.(msg, rinfo.address, rinfo.port);
       } catch (err) {
         o.onError(err as NodeJS.ErrnoException);
       }
@@ -365,17 +372,21 @@ class BatchedSocket extends BoundSocket<NativeRelay> implements DatagramSocket {
         return;
       }
       if (n === 0) return;
+      this.received += n;
       if (this.relays.length > 0) this.relayBatch(n);
       for (let i = 0; i < n; i++) {
         const h = i * HDR;
-        const len = dv.getUint32(h + 56, true);
-        const name = this.oName + i * NAME;
-        const address = this.texts.text(this.mem, dv, name);
-        const port = dv.getUint16(name + 2);
         // The kernel wrote the sender's address length: the next call needs the full size again.
         dv.setUint32(h + 8, NAME, true);
+        if (!o.onMessage) continue;
+        const len = dv.getUint32(h + 56, true);
+        const name = this.oName + i * NAME;
         try {
-          o.onMessage(Buffer.from(this.mem.buffer, this.mem.byteOffset + this.oData + i * SLOT, len), address, port);
+          o.onMessage(
+            Buffer.from(this.mem.buffer, this.mem.byteOffset + this.oData + i * SLOT, len),
+            this.texts.text(this.mem, dv, name),
+            dv.getUint16(name + 2),
+          );
         } catch (err) {
           o.onError(err as NodeJS.ErrnoException);
         }
@@ -452,8 +463,9 @@ class DgramSocket extends BoundSocket<DgramRelay> implements DatagramSocket {
   constructor(socket: dgram.Socket, o: DatagramSocketOptions) {
     super(socket);
     socket.on("message", (msg, rinfo) => {
+      this.received++;
       for (let i = 0; i < this.relays.length; i++) this.relays[i].send(msg);
-      o.onMessage(msg, rinfo.address, rinfo.port);
+      o.onMessage?.(msg, rinfo.address, rinfo.port);
     });
   }
 

@@ -15,8 +15,13 @@ import { compiledModuleUrl } from "./workerModule.js";
 export interface UdpReaderOptions extends Pick<DatagramSocketOptions, "type" | "host" | "port" | "ipv6Only" | "reusePort" | "recvBufferSize" | "batched"> {
   /** Bytes read but not yet taken by the main thread that the worker may hold; past it datagrams are dropped (counted). Default 64 MiB. */
   maxBacklogBytes?: number;
-  /** Called on the main thread for every datagram, in order. `data` is a view into a batch: copy it to keep it past the batch's life. */
-  onDatagram(data: Buffer, address: string, port: number): void;
+  /**
+   * Called on the main thread for every datagram, in order. `data` is a view into a batch: copy it to keep it past the
+   * batch's life. Absent: a relay-only reader, whose worker relays what it reads to the mirror targets and hands nothing
+   * over (it reports how many it read, see `received`). `generation` is the mirror generation (see `mirror`) the worker
+   * had when it read the datagram, so relayed it under: 0 when it relayed it nowhere.
+   */
+  onDatagram?(data: Buffer, address: string, port: number, generation: number): void;
   /** A socket error after the bind (logged by the caller; the socket stays open). */
   onError?(err: Error): void;
   /** `n` more datagrams were dropped by the worker (main thread behind by more than maxBacklogBytes). */
@@ -46,11 +51,14 @@ export interface UdpReader {
   /**
    * Relays every datagram, as received, to these targets straight from the worker (replacing the previous list; [] stops).
    * The main thread's stalls do not slow it, and what the worker relays it relays even when it must drop the datagram
-   * for the main thread.
+   * for the main thread. `generation` (a number the caller picks; default 0) comes back with every datagram read under
+   * these targets (onDatagram), so the caller knows where each one went.
    */
-  mirror(targets: readonly MirrorTarget[]): void;
+  mirror(targets: readonly MirrorTarget[], generation?: number): void;
   /** Per mirror target id: datagrams relayed and send errors since it was first mirrored (updated every ~250 ms). */
   mirrorCounts(): ReadonlyMap<string, MirrorCount>;
+  /** Datagrams the socket read, as of the worker's last report (every ~250 ms while it mirrors, or always when relay-only). */
+  received(): number;
   /**
    * Sends a datagram from the listening socket itself (an answer whose sender expects it from the port it wrote to:
    * an SNMP inform's acknowledgement, a USM report). The bytes are copied; a failure comes to `onError`.
@@ -65,7 +73,7 @@ const { parentPort, workerData: o } = require("node:worker_threads");
 const CHUNK = 1 << 20;
 let buf = new ArrayBuffer(CHUNK), view = new DataView(buf), bytes = new Uint8Array(buf), off = 0, count = 0;
 let addrs = [], addrIndex = new Map(), inFlight = 0, dropped = 0, reported = 0, scheduled = false, lastFlush = 0;
-let sock = null;
+let sock = null, gen = 0;
 // A batch goes out at the end of the turn, or, when the previous one left less than COALESCE_MS ago, that much later:
 // a trickle is handed over at once, a flood in batches of hundreds (each hand-over costs both threads a message).
 const COALESCE_MS = 1;
@@ -88,7 +96,7 @@ function flush() {
   inFlight += off;
   // One scratch buffer is reused; the batch goes out as an exact-size copy (transferred): no 1 MiB allocation per turn.
   const out = buf.slice(0, off);
-  parentPort.postMessage({ t: "batch", buf: out, off, count, addrs, dropped }, [out]);
+  parentPort.postMessage({ t: "batch", buf: out, off, count, addrs, dropped, gen }, [out]);
   off = 0; count = 0;
   addrs = []; addrIndex = new Map();
 }
@@ -104,7 +112,9 @@ function mirrorCounts() {
   }
   return [...m].map(([id, c]) => [id, c[0], c[1]]);
 }
-function setMirrors(targets) {
+function setMirrors(targets, generation) {
+  // What was read so far went to the old targets: handed over under the old generation.
+  if (count > 0) flush();
   const next = new Map();
   for (const t of targets) {
     const key = t.id + " " + t.address + " " + t.port;
@@ -123,9 +133,11 @@ function setMirrors(targets) {
   }
   links = next;
   sock.setRelays([...next.values()].map((l) => l.relay));
-  if (next.size > 0 && !mirrorTimer) {
-    mirrorTimer = setInterval(() => parentPort.postMessage({ t: "mirrored", counts: mirrorCounts() }), 250);
-  }
+  gen = next.size > 0 ? generation : 0;
+  if (next.size > 0) reportMirrors();
+}
+function reportMirrors() {
+  mirrorTimer ??= setInterval(() => parentPort.postMessage({ t: "mirrored", counts: mirrorCounts(), received: sock.received }), 250);
 }
 function onMessage(msg, address, port) {
   const need = 8 + msg.length;
@@ -144,11 +156,11 @@ function onMessage(msg, address, port) {
 }
 parentPort.on("message", (m) => {
   if (m.t === "ack") inFlight -= m.bytes;
-  else if (m.t === "mirror") setMirrors(m.targets);
+  else if (m.t === "mirror") setMirrors(m.targets, m.gen);
   else if (m.t === "send") sock.send(new Uint8Array(m.buf), m.port, m.address);
   else if (m.t === "close") {
     if (mirrorTimer) clearInterval(mirrorTimer);
-    parentPort.postMessage({ t: "mirrored", counts: mirrorCounts() });
+    parentPort.postMessage({ t: "mirrored", counts: mirrorCounts(), received: sock.received });
     for (const l of links.values()) l.relay.close();
     sock.close().then(() => parentPort.postMessage({ t: "closed" }));
   }
@@ -157,7 +169,7 @@ import(o.socketModule).then(async ({ bindDatagramSocket }) => {
   try {
     sock = await bindDatagramSocket({
       type: o.type, host: o.host, port: o.port, ipv6Only: o.ipv6Only === true, reusePort: o.reusePort === true,
-      recvBufferSize: o.recvBufferSize, batched: o.batched, onMessage,
+      recvBufferSize: o.recvBufferSize, batched: o.batched, onMessage: o.relayOnly ? undefined : onMessage,
       onError: (err) => parentPort.postMessage({ t: "error", code: err.code, message: err.message }),
     });
   } catch (err) {
@@ -165,6 +177,7 @@ import(o.socketModule).then(async ({ bindDatagramSocket }) => {
     return;
   }
   const a = sock.address();
+  if (o.relayOnly) reportMirrors();
   parentPort.postMessage({ t: "bound", address: a.address, port: a.port, batched: sock.batched });
 });
 `;
@@ -172,9 +185,9 @@ import(o.socketModule).then(async ({ bindDatagramSocket }) => {
 type FromWorker =
   | { t: "bound"; address: string; port: number; batched: boolean }
   | { t: "bind-error" | "error"; code?: string; message: string }
-  | { t: "batch"; buf: ArrayBuffer; off: number; count: number; addrs: string[]; dropped: number }
+  | { t: "batch"; buf: ArrayBuffer; off: number; count: number; addrs: string[]; dropped: number; gen: number }
   | { t: "drops"; dropped: number }
-  | { t: "mirrored"; counts: [string, number, number][] }
+  | { t: "mirrored"; counts: [string, number, number][]; received: number }
   | { t: "closed" };
 
 /** Binds the socket in a new worker; rejects (with the errno `code` kept) when it cannot be bound. */
@@ -189,6 +202,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
       reusePort: o.reusePort,
       recvBufferSize: o.recvBufferSize,
       batched: o.batched,
+      relayOnly: o.onDatagram === undefined,
       socketModule: compiledModuleUrl("./datagramSocket.js", import.meta.url).href,
       maxBacklogBytes: o.maxBacklogBytes ?? 64 << 20,
     },
@@ -196,6 +210,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
   // The worker never keeps the process alive by itself: close() is how it ends.
   worker.unref();
   let dropped = 0;
+  let received = 0;
   let closing: Promise<void> | null = null;
   const mirrored = new Map<string, MirrorCount>();
   const countDrops = (total: number) => {
@@ -211,7 +226,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
       const address = m.addrs[view.getUint16(at + 4)];
       const port = view.getUint16(at + 6);
       try {
-        o.onDatagram(Buffer.from(m.buf, at + 8, len), address, port);
+        o.onDatagram?.(Buffer.from(m.buf, at + 8, len), address, port, m.gen);
       } catch (err) {
         o.onError?.(err as Error);
       }
@@ -229,6 +244,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
           return countDrops(m.dropped);
         case "mirrored":
           for (const [id, sent, errors] of m.counts) mirrored.set(id, { sent, errors });
+          received = m.received;
           return;
         case "bound":
           worker.off("error", reject);
@@ -238,8 +254,10 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
             port: m.port,
             batched: m.batched,
             backlogDrops: () => dropped,
-            mirror: (targets) => worker.postMessage({ t: "mirror", targets: targets.map((t) => ({ id: t.id, address: t.address, port: t.port })) }),
+            mirror: (targets, generation = 0) =>
+              worker.postMessage({ t: "mirror", gen: generation, targets: targets.map((t) => ({ id: t.id, address: t.address, port: t.port })) }),
             mirrorCounts: () => mirrored,
+            received: () => received,
             send: (data, port, address) => {
               // A compact copy, transferred: a Buffer's view may sit in a shared pool that cloning would copy whole.
               const copy = Uint8Array.prototype.slice.call(data).buffer as ArrayBuffer;

@@ -12,9 +12,16 @@ export type { MirrorCount, MirrorTarget };
  * The UDP syslog fast path: datagrams the UDP syslog listeners receive, relayed as received to the given targets
  * straight from the socket's reader thread, before they are parsed (forwarding's verbatim, unfiltered destinations).
  */
+/** The mirror generations a record can carry (SyslogMirror.set, Inbound.mirror_gen): 1 to this; 0 = relayed nowhere. */
+export const MIRROR_GENERATIONS = 127;
+
 export abstract class SyslogMirror {
-  /** The targets (IP literals) to relay to, replacing the previous list; [] stops. Kept for listeners bound later. */
-  abstract set(targets: readonly MirrorTarget[]): void;
+  /**
+   * The targets (IP literals) to relay to, replacing the previous list; [] stops. Kept for listeners bound later.
+   * `generation` (1 to MIRROR_GENERATIONS, the caller's count of its changes) comes back as `mirror_gen` on each Inbound the readers
+   * read under these targets, so the caller knows which targets already have it.
+   */
+  abstract set(targets: readonly MirrorTarget[], generation: number): void;
   /** Per target id: datagrams relayed and send errors since the target was first set. */
   abstract counts(): ReadonlyMap<string, MirrorCount>;
 }

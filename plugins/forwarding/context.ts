@@ -19,6 +19,29 @@ export const forwardingConfigSchema = {
      * reader thread as datagrams arrive, before parsing (what the other listeners receive still goes through the tee).
      */
     udpFastPath: { type: "boolean", default: true },
+    /**
+     * A relay port (off by default): every datagram it receives goes, as received, to the destinations the UDP fast path
+     * relays to (verbatim, unfiltered, unlimited syslog_udp destinations to an address), from reader threads, and is
+     * neither parsed nor stored. For a stream that is only passed on; what the events listeners receive is unchanged.
+     */
+    relay: {
+      type: "object",
+      additionalProperties: false,
+      default: {},
+      properties: {
+        /** The port: null = off, 0 = any free port (tests). */
+        udp: { type: ["integer", "null"], minimum: 0, maximum: 65535, default: null },
+        /** "0.0.0.0" = every IPv4 and IPv6 address (dual stack). */
+        bindAddress: { type: "string", default: "0.0.0.0" },
+        /**
+         * Sockets on the port (SO_REUSEPORT), each read by a thread of its own; null = 8, as the syslog listener has: the
+         * kernel gives each sender to one socket, and a sender's opening burst fills that socket's buffer alone.
+         */
+        sockets: { type: ["integer", "null"], minimum: 1, maximum: 64, default: null },
+        /** Receive buffer each socket asks for (forced past net.core.rmem_max when the service runs as root). */
+        receiveBufferBytes: { type: "integer", minimum: 65536, maximum: 1073741824, default: 33554432 },
+      },
+    },
     /** Warehouse destinations (streaming inserts): where rows go and how they are batched. */
     warehouse: {
       type: "object",

@@ -102,6 +102,42 @@ it("receives datagrams of every size in order across many batches, and relays th
   expect(relayed.map((b) => b.length)).toEqual(sizes);
   expect(relayed).toEqual(payloads);
   expect({ sent: relay.sent, errors: relay.errors }).toEqual({ sent: sizes.length, errors: 0 });
+  expect(s.received).toBe(sizes.length);
+  relay.close();
+  await s.close();
+  from.close();
+  sink.close();
+});
+
+it.each(["batched", "dgram"] as const)("without onMessage only relays, and counts what it read (%s)", async (way) => {
+  const sink = await sender("udp4", "127.0.0.1");
+  const relayed: Buffer[] = [];
+  sink.on("message", (m) => relayed.push(Buffer.from(m)));
+  const s = await bindDatagramSocket({
+    type: "udp4",
+    host: "127.0.0.1",
+    port: 0,
+    batched: way === "batched",
+    onError: (e) => {
+      throw e;
+    },
+  });
+  expect(s.batched).toBe(way === "batched");
+  const from = await sender("udp4", "127.0.0.1");
+  // Read before any relay is set: counted, sent nowhere.
+  await send(from, "before", s.address().port, "127.0.0.1");
+  await settle(100);
+  const relay = s.relay("127.0.0.1", sink.address().port);
+  s.setRelays([relay]);
+  const payloads = Array.from({ length: 200 }, (_, i) => Buffer.alloc(1 + ((i * 131) % 1500), i % 251));
+  for (let i = 0; i < payloads.length; i += 20) {
+    await Promise.all(payloads.slice(i, i + 20).map((p) => send(from, p, s.address().port, "127.0.0.1")));
+    await settle(5);
+  }
+  await settle(500);
+  expect(relayed).toEqual(payloads);
+  expect(s.received).toBe(payloads.length + 1);
+  expect({ sent: relay.sent, errors: relay.errors }).toEqual({ sent: payloads.length, errors: 0 });
   relay.close();
   await s.close();
   from.close();

@@ -107,7 +107,7 @@ describe.each([true, false])("batched %s", (batched) => {
     await r.close();
   });
 
-  it("mirrors every datagram as read to each target, counts them, and counts a closed port's refusals as errors", async () => {
+  it("mirrors every datagram as read to each target, counts them, counts a closed port's refusals as errors, and tells each datagram's generation", async () => {
     const sink = createSocket("udp4");
     await new Promise<void>((res) => sink.bind(0, "127.0.0.1", () => res()));
     const relayed: string[] = [];
@@ -118,12 +118,19 @@ describe.each([true, false])("batched %s", (batched) => {
     const closedPort = gone.address().port;
     gone.close();
 
-    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => undefined });
-    r.mirror([
-      { id: "live", address: "127.0.0.1", port: sink.address().port },
-      { id: "dead", address: "127.0.0.1", port: closedPort },
-    ]);
+    const generations: [string, number][] = [];
+    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: (m, _a, _p, gen) => void generations.push([m.toString(), gen]) });
     const s = createSocket("udp4");
+    // Read before any target: generation 0, relayed nowhere.
+    await new Promise<void>((res) => s.send("first", r.port, "127.0.0.1", () => res()));
+    await settle();
+    r.mirror(
+      [
+        { id: "live", address: "127.0.0.1", port: sink.address().port },
+        { id: "dead", address: "127.0.0.1", port: closedPort },
+      ],
+      5,
+    );
     for (let i = 0; i < 50; i++) {
       await new Promise<void>((res) => s.send(`m${i}`, r.port, "127.0.0.1", () => res()));
       await new Promise((res) => setTimeout(res, 2));
@@ -135,11 +142,16 @@ describe.each([true, false])("batched %s", (batched) => {
     expect(r.mirrorCounts().get("dead")?.errors).toBeGreaterThan(0);
 
     // A target taken off the list gets nothing more.
-    r.mirror([{ id: "dead", address: "127.0.0.1", port: closedPort }]);
+    r.mirror([{ id: "dead", address: "127.0.0.1", port: closedPort }], 6);
     await new Promise<void>((res) => s.send("after", r.port, "127.0.0.1", () => res()));
     await settle();
     expect(relayed).toHaveLength(50);
     expect(r.mirrorCounts().get("dead")?.sent).toBe(51);
+    // No target left: generation 0 again.
+    r.mirror([], 7);
+    await new Promise<void>((res) => s.send("last", r.port, "127.0.0.1", () => res()));
+    await settle();
+    expect(generations).toEqual([["first", 0], ...Array.from({ length: 50 }, (_, i): [string, number] => [`m${i}`, 5]), ["after", 6], ["last", 0]]);
     s.close();
     sink.close();
     await r.close();
@@ -184,10 +196,12 @@ describe.each([true, false])("batched %s", (batched) => {
       host: "127.0.0.1",
       port: 0,
       maxBacklogBytes: 64 << 10,
+      // Room for a stall of the reader thread itself on a loaded machine (what this tests is the worker's backlog).
+      recvBufferSize: 4 << 20,
       onDatagram: () => void received++,
       onBacklogDrops: (n) => void (dropped += n),
     });
-    await burstWhileBlocked(r.port, 5000, 10_000, 1000);
+    await burstWhileBlocked(r.port, 5000, 5_000, 1000);
     await settle();
     expect({ dropped: dropped > 0, kernel: kernelDrops(r.port) }).toEqual({ dropped: true, kernel: 0 });
     expect(received + dropped).toBe(5000);

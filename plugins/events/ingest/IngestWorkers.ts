@@ -120,6 +120,7 @@ export class IngestWorkers {
   private state: Pick<IngestState, "rules" | "sources"> = {};
   private book = new Map<string, BookNode>();
   private mirrorTargets: { id: string; address: string; port: number }[] = [];
+  private mirrorGen = 0;
   private dropsThisMinute = 0;
   private dropTimer: NodeJS.Timeout | null = null;
   private started = false;
@@ -377,7 +378,7 @@ export class IngestWorkers {
     h.worker.on("message", onError);
     try {
       await this.resume(h);
-      if (this.mirrorTargets.length) h.worker.postMessage({ t: "mirror", targets: this.mirrorTargets } satisfies ToWorker);
+      if (this.mirrorTargets.length) h.worker.postMessage({ t: "mirror", targets: this.mirrorTargets, gen: this.mirrorGen } satisfies ToWorker);
       const ports: Record<Protocol, number | null> = { udp: null, tcp: null, tls: null };
       for (const l of this.listeners) ports[l.protocol] = l.port;
       await this.bindOne(h, ports);
@@ -474,16 +475,17 @@ export class IngestWorkers {
     } as ListenerCounters;
     const l: BoundListener = { name, stream: "syslog", protocol, address, port, counters, close: async () => undefined };
     if (protocol === "udp") {
-      l.mirror = (targets) => this.mirror(targets);
+      l.mirror = (targets, generation) => this.mirror(targets, generation ?? 0);
       l.mirrorCounts = () => this.mirrorCounts();
     }
     return l;
   }
 
-  private mirror(targets: readonly MirrorTarget[]): void {
+  private mirror(targets: readonly MirrorTarget[], gen: number): void {
     const plain = targets.map((t) => ({ id: t.id, address: t.address, port: t.port }));
     this.mirrorTargets = plain;
-    for (const h of this.handles) if (h.up.worker) h.worker.postMessage({ t: "mirror", targets: plain } satisfies ToWorker);
+    this.mirrorGen = gen;
+    for (const h of this.handles) if (h.up.worker) h.worker.postMessage({ t: "mirror", targets: plain, gen } satisfies ToWorker);
   }
 
   /** Per mirror target id: what the workers relayed, summed. */

@@ -159,7 +159,15 @@ function inbound(rec: Rec, malformed: Counts): Inbound | null {
   const meta = readRecordMeta(rec.payload);
   const data = rec.payload.subarray(meta.start);
   const listener = `syslog.${meta.transport}`;
-  const base = { kind: "syslog" as const, transport: meta.transport, listener, source_ip: meta.address, received_at_ms: rec.ts, trap: null };
+  const base = {
+    kind: "syslog" as const,
+    transport: meta.transport,
+    listener,
+    source_ip: meta.address,
+    received_at_ms: rec.ts,
+    trap: null,
+    ...(meta.mirrorGen ? { mirror_gen: meta.mirrorGen } : {}),
+  };
   // The bytes travel with the message only for the forwarding feed (a copy: the batch's buffer goes with it otherwise).
   const bytes = feed ? Buffer.from(data) : undefined;
   if (meta.truncated) {

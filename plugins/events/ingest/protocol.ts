@@ -4,6 +4,7 @@
  * Plain data only: every message crosses a thread by structured clone (record batches by transfer).
  */
 import type { MessagePort } from "node:worker_threads";
+import { MIRROR_GENERATIONS } from "../contract.js";
 import type { EventRow, Inbound, Transport } from "../lib/types.js";
 import type { RuleHit } from "../rules/engine.js";
 import type { SourceEntry } from "../services/sources.js";
@@ -78,7 +79,7 @@ export type ToWorker =
   | { t: "ack"; partition: number; first: number; end: number }
   /** The channel to a new parser thread (the last one died): hand over again what was not stored, from the journal. */
   | { t: "parser"; port: MessagePort }
-  | { t: "mirror"; targets: { id: string; address: string; port: number }[] }
+  | { t: "mirror"; targets: { id: string; address: string; port: number }[]; gen: number }
   | { t: "drain" }
   | { t: "close" }
   | { t: "exit" };
@@ -238,7 +239,8 @@ export type FromParser =
 export type LiveRow = Omit<EventRow, "action" | "rule_id">;
 
 // ---- the journal record of a received message ------------------------------------------------------------------
-// payload: u8 transport (0 udp, 1 tcp, 2 tls) | u8 flags (1 = a stream frame cut short) | u8 address length | address (ASCII) | message bytes
+// payload: u8 transport (0 udp, 1 tcp, 2 tls) | u8 flags (bit 0: a stream frame cut short; bits 1-7: the mirror
+// generation of a UDP datagram, 0 to 127, see Inbound.mirror_gen) | u8 address length | address (ASCII) | message bytes
 
 const TRANSPORTS: readonly Transport[] = ["udp", "tcp", "tls"];
 export const FLAG_TRUNCATED = 1;
@@ -247,9 +249,9 @@ export const FLAG_TRUNCATED = 1;
 export const recordMetaBytes = (address: string) => 3 + address.length;
 
 /** Writes the record's meta at `at` in `buf`; returns where the message goes. */
-export function writeRecordMeta(buf: Buffer, at: number, transport: Transport, truncated: boolean, address: string): number {
+export function writeRecordMeta(buf: Buffer, at: number, transport: Transport, truncated: boolean, address: string, mirrorGen = 0): number {
   buf[at] = TRANSPORTS.indexOf(transport);
-  buf[at + 1] = truncated ? FLAG_TRUNCATED : 0;
+  buf[at + 1] = (truncated ? FLAG_TRUNCATED : 0) | ((mirrorGen & MIRROR_GENERATIONS) << 1);
   buf[at + 2] = address.length;
   buf.write(address, at + 3, "latin1");
   return at + 3 + address.length;
@@ -259,6 +261,7 @@ export interface RecordMeta {
   transport: Transport;
   truncated: boolean;
   address: string;
+  mirrorGen: number;
   /** Where the message starts in the payload. */
   start: number;
 }
@@ -268,6 +271,7 @@ export function readRecordMeta(payload: Buffer): RecordMeta {
   return {
     transport: TRANSPORTS[payload[0]] ?? "udp",
     truncated: (payload[1] & FLAG_TRUNCATED) !== 0,
+    mirrorGen: payload[1] >> 1,
     address: payload.toString("latin1", 3, 3 + len),
     start: 3 + len,
   };

@@ -43,7 +43,7 @@ let count = 0;
 let appendScheduled = false;
 let receiving = true;
 
-function onFrame(data: Buffer, sourceIp: string, transport: Transport, truncated: boolean): boolean {
+function onFrame(data: Buffer, sourceIp: string, transport: Transport, truncated: boolean, mirrorGen: number): boolean {
   if (!receiving) return false;
   const need = RECORD_HEADER_BYTES + recordMetaBytes(sourceIp) + data.length;
   if (off + need > buf.length) {
@@ -51,7 +51,7 @@ function onFrame(data: Buffer, sourceIp: string, transport: Transport, truncated
     if (need > buf.length) buf = Buffer.allocUnsafe(need * 2);
   }
   buf.writeUInt32BE(need - RECORD_HEADER_BYTES, off);
-  data.copy(buf, writeRecordMeta(buf, off + RECORD_HEADER_BYTES, transport, truncated, sourceIp));
+  data.copy(buf, writeRecordMeta(buf, off + RECORD_HEADER_BYTES, transport, truncated, sourceIp, mirrorGen));
   off += need;
   count++;
   if (!appendScheduled) {
@@ -188,6 +188,7 @@ const listenerOf = (transport: Transport) => bound.find((l) => l.protocol === tr
 const bound: BoundListener[] = [];
 /** The relay fast path's targets: every UDP listener's reader thread relays to them as it reads (UdpReader.mirror). */
 let mirrorTargets: { id: string; address: string; port: number }[] = [];
+let mirrorGen = 0;
 
 function warn(message: string, fields?: Record<string, unknown>): void {
   post({ t: "warn", message, fields });
@@ -214,7 +215,7 @@ async function bind(ports: { udp: number | null; tcp: number | null; tls: number
     if (port === null) continue;
     try {
       for (const b of await startSyslogListeners({ ...common, ...off, [protocol]: port, tlsCert: l.tlsCert, tlsKey: l.tlsKey })) {
-        if (mirrorTargets.length) b.mirror?.(mirrorTargets);
+        if (mirrorTargets.length) b.mirror?.(mirrorTargets, mirrorGen);
         bound.push(b);
       }
     } catch (err) {
@@ -281,7 +282,8 @@ parent.on("message", (m: ToWorker) => {
       return;
     case "mirror":
       mirrorTargets = m.targets;
-      for (const b of bound) b.mirror?.(m.targets);
+      mirrorGen = m.gen;
+      for (const b of bound) b.mirror?.(m.targets, m.gen);
       return;
     case "close":
       // Stop receiving and handing over; what is journaled and not stored waits for the next start.

@@ -91,6 +91,12 @@ export interface Inbound {
    * relay by the forwarding tee. Never stored. Absent on HTTP ingest and on records a remote poller forwarded.
    */
   bytes?: Buffer;
+  /**
+   * UDP syslog: the mirror generation its listener's reader thread had when it read the datagram (the forwarding fast
+   * path, SyslogMirror.set): the tee skips the destinations of that generation, which the reader relayed it to. 0 or
+   * absent: relayed nowhere.
+   */
+  mirror_gen?: number;
 }
 
 /** Counters every listener keeps. */
@@ -113,7 +119,7 @@ export interface BoundListener {
   port: number;
   counters: ListenerCounters;
   /** A UDP syslog listener: relays every datagram as received to these targets from its reader thread (see UdpReader.mirror). */
-  mirror?(targets: readonly MirrorTarget[]): void;
+  mirror?(targets: readonly MirrorTarget[], generation?: number): void;
   mirrorCounts?(): ReadonlyMap<string, MirrorCount>;
   close(): Promise<void>;
 }

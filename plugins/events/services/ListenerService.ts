@@ -23,6 +23,7 @@ export class ListenerService {
 
   private bound: BoundListener[] = [];
   private mirrors: readonly MirrorTarget[] = [];
+  private mirrorGen = 0;
   private usersKey = "[]";
   private refresh: NodeJS.Timeout | null = null;
   private workers: IngestWorkers | null = null;
@@ -56,7 +57,7 @@ export class ListenerService {
   ): Promise<void> {
     const cfg = this.ctx.config;
     const onBound = (name: string, l: BoundListener) => {
-      if (l.protocol === "udp" && l.stream === "syslog" && this.mirrors.length > 0) l.mirror?.(this.mirrors);
+      if (l.protocol === "udp" && l.stream === "syslog" && this.mirrors.length > 0) l.mirror?.(this.mirrors, this.mirrorGen);
       this.ctx.reportListener(name, { bound: true, port: l.port, address: l.address, counters: l.counters });
     };
     const bound: BoundListener[] = [];
@@ -126,9 +127,10 @@ export class ListenerService {
   }
 
   /** Relays every datagram the UDP syslog listeners receive, as received, to these targets (see SyslogUdpMirror). */
-  mirrorSyslogUdp(targets: readonly MirrorTarget[]): void {
+  mirrorSyslogUdp(targets: readonly MirrorTarget[], generation: number): void {
     this.mirrors = targets;
-    for (const l of this.bound) l.mirror?.(targets);
+    this.mirrorGen = generation;
+    for (const l of this.bound) l.mirror?.(targets, generation);
   }
 
   /** Per mirror target id: what the UDP syslog listeners relayed (summed over them). */

@@ -13,9 +13,9 @@ export class SyslogUdpMirror implements SyslogMirror {
   @Inject(ListenerService)
   private listeners: ListenerService;
 
-  /** The targets (IP literals) to relay to, replacing the previous list; [] stops. Kept for listeners bound later. */
-  set(targets: readonly MirrorTarget[]): void {
-    this.listeners.mirrorSyslogUdp(targets);
+  /** The targets (IP literals) to relay to, replacing the previous list; [] stops; `generation`: see SyslogMirror. */
+  set(targets: readonly MirrorTarget[], generation: number): void {
+    this.listeners.mirrorSyslogUdp(targets, generation);
   }
 
   /** Per target id: datagrams relayed and send errors since the target was first set. */

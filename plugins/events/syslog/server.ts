@@ -53,7 +53,7 @@ export interface SyslogListenerOptions {
    * workers journal them first. `truncated`: a stream frame cut short (the connection ended inside it). Returns false
    * when it refused the message (counted as dropped).
    */
-  onFrame?: (data: Buffer, sourceIp: string, transport: Transport, truncated: boolean) => boolean;
+  onFrame?: (data: Buffer, sourceIp: string, transport: Transport, truncated: boolean, mirrorGen: number) => boolean;
   log?: SyslogListenerLog;
 }
 
@@ -88,11 +88,11 @@ class ListenerCore {
     private readonly onFrame?: SyslogListenerOptions["onFrame"],
   ) {}
 
-  /** Parses one message and hands it on; a failure to parse is delivered as malformed raw text. */
-  deliver(data: Buffer, sourceIp: string): void {
+  /** Parses one message and hands it on; a failure to parse is delivered as malformed raw text. `mirrorGen`: see Inbound. */
+  deliver(data: Buffer, sourceIp: string, mirrorGen = 0): void {
     this.counters.received++;
     if (this.onFrame) {
-      this.frameOn(data, sourceIp, false);
+      this.frameOn(data, sourceIp, false, mirrorGen);
       return;
     }
     const now = Date.now();
@@ -110,6 +110,7 @@ class ListenerCore {
         raw: null,
         malformed: false,
         bytes: data,
+        mirror_gen: mirrorGen,
       };
     } else {
       this.counters.malformed++;
@@ -125,15 +126,16 @@ class ListenerCore {
         raw: r.raw,
         malformed: true,
         bytes: data,
+        mirror_gen: mirrorGen,
       };
     }
     this.handOn(m);
   }
 
   /** Hands the bytes of a message on unparsed (onFrame); a refusal or a throw counts as dropped. */
-  private frameOn(data: Buffer, sourceIp: string, truncated: boolean): void {
+  private frameOn(data: Buffer, sourceIp: string, truncated: boolean, mirrorGen: number): void {
     try {
-      if (!this.onFrame!(data, sourceIp, this.transport, truncated)) this.counters.dropped++;
+      if (!this.onFrame!(data, sourceIp, this.transport, truncated, mirrorGen)) this.counters.dropped++;
     } catch (err) {
       this.counters.dropped++;
       this.warn("syslog message handler failed", { error: String(err) });
@@ -162,7 +164,7 @@ class ListenerCore {
     this.counters.malformed++;
     if (data === null || data.length === 0) return;
     if (this.onFrame) {
-      this.frameOn(data, sourceIp, true);
+      this.frameOn(data, sourceIp, true, 0);
       return;
     }
     const raw = rawText(data, this.maxMessageBytes);
@@ -246,7 +248,7 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
       port: p,
       reusePort: opts.reusePort,
       recvBufferSize: opts.udpReceiveBufferBytes ?? UDP_RECV_BUFFER,
-      onDatagram: (msg, address) => onDatagram(core, msg, address),
+      onDatagram: (msg, address, _port, gen) => onDatagram(core, msg, address, gen),
       onError: (err) => core.warn("syslog udp socket error", { error: err.message }),
       onBacklogDrops: (n) => {
         core.counters.received += n;
@@ -271,8 +273,8 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
     address: host,
     port: readers[0].port,
     counters: core.counters,
-    mirror: (targets) => {
-      for (const r of readers) r.mirror(targets);
+    mirror: (targets, generation) => {
+      for (const r of readers) r.mirror(targets, generation);
     },
     mirrorCounts: () => sumMirrorCounts(readers.map((r) => r.mirrorCounts())),
     close: async () => {
@@ -282,7 +284,7 @@ async function startUdp(host: string, port: number, core: ListenerCore, opts: Sy
 }
 
 /** One datagram: an RFC 6587 octet count in front ("123 <13>...", some senders add it over UDP too) is stripped. */
-function onDatagram(core: ListenerCore, msg: Buffer, address: string): void {
+function onDatagram(core: ListenerCore, msg: Buffer, address: string, mirrorGen: number): void {
   try {
     let start = 0;
     const first = msg.length > 0 ? msg[0] : 0;
@@ -296,7 +298,7 @@ function onDatagram(core: ListenerCore, msg: Buffer, address: string): void {
       core.warn("syslog datagram over the size limit dropped", { source_ip: normaliseAddress(address), bytes: msg.length - start });
       return;
     }
-    core.deliver(start === 0 ? msg : msg.subarray(start), normaliseAddress(address));
+    core.deliver(start === 0 ? msg : msg.subarray(start), normaliseAddress(address), mirrorGen);
   } catch (err) {
     core.warn("syslog datagram handling failed", { error: String(err) });
   }

@@ -117,7 +117,7 @@ describe("two workers", () => {
     sink.on("message", () => got++);
     await new Promise<void>((r) => sink.bind(0, "127.0.0.1", () => r()));
     const listeners = k.context("events").get(ListenerService);
-    listeners.mirrorSyslogUdp([{ id: "sink", address: "127.0.0.1", port: sink.address().port }]);
+    listeners.mirrorSyslogUdp([{ id: "sink", address: "127.0.0.1", port: sink.address().port }], 1);
     await new Promise((r) => setTimeout(r, 200));
     const before = perWorker();
     const socks = await udpSenders(12);
@@ -127,7 +127,7 @@ describe("two workers", () => {
     expect(listeners.syslogUdpMirrorCounts().get("sink")).toEqual({ sent: 60, errors: 0 });
     const after = perWorker();
     expect(after.filter((c, i) => c > before[i]).length).toBe(2);
-    listeners.mirrorSyslogUdp([]);
+    listeners.mirrorSyslogUdp([], 2);
     await new Promise((r) => setTimeout(r, 100));
     for (const s of socks) await s.send(udp, "<14>not relayed");
     await k.context("events").get(EventPipeline).flush();

@@ -8,6 +8,7 @@ import { SyslogMirror } from "../../events/contract.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 import type { DestinationCounters } from "../lib/types.js";
 import { CORE_POOL, Tee, type DestinationSource } from "./Tee.js";
+import { UdpRelay } from "./UdpRelay.js";
 
 export { CORE_POOL, TokenBucket, subjectOf, flowSubjectOf, type DestinationSource } from "./Tee.js";
 
@@ -18,6 +19,9 @@ export class ForwardingTee {
 
   @Inject(SyslogMirror)
   private syslogMirror: SyslogMirror;
+
+  @Inject(UdpRelay)
+  private udpRelay: UdpRelay;
 
   private teeInstance: Tee | null = null;
   private metricsRegistered = false;
@@ -30,6 +34,7 @@ export class ForwardingTee {
       pool: CORE_POOL,
       // Verbatim, unfiltered UDP relays ride the events plugin's UDP listener (its reader thread relays them).
       mirror: this.ctx.config.udpFastPath ? this.syslogMirror : undefined,
+      relayPort: this.ctx.config.relay.udp !== null ? this.udpRelay : undefined,
     });
     return this.teeInstance;
   }

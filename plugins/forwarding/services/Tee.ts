@@ -5,7 +5,7 @@
  * after the receivers have handed the record on (the feed is batched per event-loop turn and not awaited), so a slow
  * or dead destination never slows a receiver: its sender queues (bounded) or drops, and counts.
  */
-import type { Inbound } from "../../events/contract.js";
+import { MIRROR_GENERATIONS, type Inbound } from "../../events/contract.js";
 import type { FlowRecord, ReceivedDatagram } from "../../flows/contract.js";
 import { EMBEDDED_POOL } from "../../polling/contract.js";
 import { isIP } from "node:net";
@@ -173,6 +173,12 @@ export function sameTransport(a: RuntimeDestination, b: RuntimeDestination): boo
   );
 }
 
+/** Reader threads that relay what their sockets receive to targets, counting per target id. */
+export interface Mirror {
+  set(targets: readonly MirrorTarget[], generation: number): void;
+  counts(): ReadonlyMap<string, MirrorCount>;
+}
+
 /** What a tee runs with: the plugin's config, a log, and the bus its receivers publish on (the core's, or a poller's). */
 export interface TeeEnv {
   config: ForwardingConfig;
@@ -182,7 +188,12 @@ export interface TeeEnv {
    * The events plugin's UDP syslog fast path (on the core): verbatim, unfiltered, unlimited syslog_udp destinations to an
    * address are relayed from the UDP listener's reader thread, and the tee only sends them what other listeners received.
    */
-  mirror?: { set(targets: readonly MirrorTarget[]): void; counts(): ReadonlyMap<string, MirrorCount> };
+  mirror?: Mirror;
+  /**
+   * The relay port (config `relay`, UdpRelay): its reader threads relay what it receives to the same destinations. What
+   * it receives never reaches the tee, so nothing is skipped for it.
+   */
+  relayPort?: Mirror;
   /**
    * The pool whose receivers feed this tee: a remote poller's own pool, or on the core the pool of its embedded poller
    * (CORE_POOL). What it receives carries this pool (the filter's `pool` field), and it tees the destinations without a
@@ -209,6 +220,13 @@ export class Tee {
   private again = false;
   /** Destinations on the UDP fast path, and what of its counts is already in their counters. */
   private readonly mirrored = new Set<string>();
+  /**
+   * The fast path's generations (1 to MIRROR_GENERATIONS, reused in turn): the destinations handed to the listener's
+   * readers under each, and when. A UDP record carries the generation its reader had (Inbound.mirror_gen), so the tee
+   * skips exactly the destinations the reader relayed it to, however late the record reaches the tee.
+   */
+  private readonly generations = new Map<number, { ids: ReadonlySet<string>; since: number }>();
+  private generation = 0;
   private readonly mirrorFolded = new Map<string, MirrorCount>();
   private foldTimer: NodeJS.Timeout | null = null;
 
@@ -232,7 +250,7 @@ export class Tee {
     this.listen();
     this.timer = setInterval(() => void this.reload(), this.env.config.reloadMs);
     this.timer.unref();
-    if (this.env.mirror) {
+    if (this.env.mirror || this.env.relayPort) {
       this.foldTimer = setInterval(() => this.foldMirror(), 1000);
       this.foldTimer.unref();
     }
@@ -246,7 +264,8 @@ export class Tee {
     if (this.foldTimer) clearInterval(this.foldTimer);
     this.foldTimer = null;
     await this.reloading;
-    this.env.mirror?.set([]);
+    this.env.mirror?.set([], 0);
+    this.env.relayPort?.set([], 0);
     await Promise.all([...this.running.values()].map((r) => r.sender?.close()));
     this.running.clear();
   }
@@ -330,28 +349,49 @@ export class Tee {
     }
   }
 
-  /** Hands the fast-path destinations to the UDP listener (what it relayed before a change stays counted). */
+  /** Hands the fast-path destinations to the UDP listener and the relay port (what they relayed before a change stays counted). */
   private setMirror(): void {
-    const mirror = this.env.mirror;
-    if (!mirror) return;
+    const { mirror, relayPort } = this.env;
+    if (!mirror && !relayPort) return;
     this.foldMirror();
     this.mirrored.clear();
     const targets: MirrorTarget[] = [];
     for (const [id, r] of this.running) {
       if (!r.sender || !onFastPath(r.dest)) continue;
-      this.mirrored.add(id);
+      if (mirror) this.mirrored.add(id);
       targets.push({ id, address: bare(r.dest.host), port: r.dest.port });
     }
-    mirror.set(targets);
+    this.generation = (this.generation % MIRROR_GENERATIONS) + 1;
+    this.generations.set(this.generation, { ids: new Set(this.mirrored), since: Date.now() });
+    mirror?.set(targets, this.generation);
+    relayPort?.set(targets, this.generation);
   }
 
-  /** Adds what the fast path relayed since the last fold to the destinations' counters. */
+  /**
+   * Whether the UDP listener's reader relayed this record to the destination: the destinations of the generation it
+   * was read under. Generation 0: relayed nowhere. A generation this process did not hand out by the record's receipt
+   * (a record journaled before a restart and replayed, or one older than MIRROR_GENERATIONS changes): the destinations
+   * on the fast path now.
+   */
+  private relayedByReader(r: Inbound, id: string): boolean {
+    if (!r.mirror_gen) return false;
+    const g = this.generations.get(r.mirror_gen);
+    if (g && g.since <= r.received_at_ms) return g.ids.has(id);
+    return this.mirrored.has(id);
+  }
+
+  /** Adds what the fast path and the relay port relayed since the last fold to the destinations' counters. */
   private foldMirror(): void {
-    const mirror = this.env.mirror;
+    this.foldCounts("listener", this.env.mirror);
+    this.foldCounts("relay", this.env.relayPort);
+  }
+
+  private foldCounts(source: string, mirror: Mirror | undefined): void {
     if (!mirror) return;
     for (const [id, c] of mirror.counts()) {
       const run = this.running.get(id);
-      const before = this.mirrorFolded.get(id) ?? { sent: 0, errors: 0 };
+      const key = `${source} ${id}`;
+      const before = this.mirrorFolded.get(key) ?? { sent: 0, errors: 0 };
       if (!run) continue;
       run.counters.forwarded += c.sent - before.sent;
       if (c.errors > before.errors) {
@@ -360,7 +400,7 @@ export class Tee {
         run.counters.last_error_at = new Date().toISOString();
       }
       if (run.counters.connection === "idle") run.counters.connection = "ready";
-      this.mirrorFolded.set(id, c);
+      this.mirrorFolded.set(key, c);
     }
   }
 
@@ -482,7 +522,7 @@ export class Tee {
         const d = run.dest;
         if (d.source_kind !== r.kind || !run.sender) continue;
         // Already relayed from the UDP listener's reader thread (the fast path).
-        if (r.listener === "syslog.udp" && this.mirrored.has(d.id)) continue;
+        if (r.listener === "syslog.udp" && this.relayedByReader(r, d.id)) continue;
         subject ??= subjectOf(r, this.env.pool);
         if (!d.filter(subject)) {
           run.counters.dropped_filter++;

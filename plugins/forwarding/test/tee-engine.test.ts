@@ -23,6 +23,7 @@ const config: ForwardingConfig = {
   reconnectMaxMs: 200,
   reloadMs: 3_600_000,
   udpFastPath: false,
+  relay: { udp: null, bindAddress: "0.0.0.0", sockets: null, receiveBufferBytes: 33554432 },
   warehouse: {
     projectId: "p",
     dataset: "nms",
