@@ -39,6 +39,14 @@ export interface DatagramSocketOptions {
   /** `false`: `dgram` even where the batched socket is available. */
   batched?: boolean;
   /**
+   * With reusePort, on the batched path: give each datagram to one of the first `spreadOver` sockets bound on the port,
+   * at random (a classic BPF program attached to the port's group, SO_ATTACH_REUSEPORT_CBPF), instead of the kernel's
+   * hash of the sender's address and port, so one sender's burst is read by every socket's thread. Datagrams from one
+   * sender may then be read out of order. Set on the first socket of the port; until the others are bound the kernel
+   * falls back to its hash. See `spread` for whether it took.
+   */
+  spreadOver?: number;
+  /**
    * Each datagram, in order. `msg` is only valid during the call (copy what you keep). Absent: the socket only relays
    * (and counts `received`); the batched path then makes nothing per datagram.
    */
@@ -63,6 +71,8 @@ export interface DatagramSocket {
   readonly batched: boolean;
   /** Datagrams read so far. */
   readonly received: number;
+  /** Whether `spreadOver` was attached (false on dgram, or when the kernel refused it). */
+  readonly spread: boolean;
   address(): { address: string; port: number };
   /** The receive buffer the kernel granted, as it accounts it (twice what was asked for). */
   recvBufferSize(): number;
@@ -81,6 +91,7 @@ const AF_INET = 2;
 const MSG_DONTWAIT = 0x40;
 const SOL_SOCKET = 1;
 const SO_RCVBUFFORCE = 33;
+const SO_ATTACH_REUSEPORT_CBPF = 51;
 const EAGAIN = 11;
 const EINTR = 4;
 /** Datagrams a recvmmsg call may take. */
@@ -274,6 +285,7 @@ class NativeRelay extends ConnectedRelay {
 abstract class BoundSocket<R extends Relay> {
   protected relays: R[] = [];
   received = 0;
+  spread = false;
   private senders: { udp4?: dgram.Socket; udp6?: dgram.Socket } = {};
 
   constructor(protected readonly socket: dgram.Socket) {}
@@ -482,6 +494,27 @@ class DgramSocket extends BoundSocket<DgramRelay> implements DatagramSocket {
   }
 }
 
+/**
+ * Attaches to the socket's SO_REUSEPORT group a classic BPF program that answers a random index below `n` for each
+ * datagram: `ld rand; mod #n; ret a` (the kernel takes the answer as the index of the group's socket, in the order they
+ * were bound, and falls back to its hash when there is no such socket yet).
+ */
+function attachRandomSpread(c: Libc, fd: number, n: number): boolean {
+  const filter = Buffer.alloc(3 * 8);
+  const insn = (i: number, code: number, k: number) => {
+    filter.writeUInt16LE(code, i * 8);
+    filter.writeUInt32LE(k >>> 0, i * 8 + 4);
+  };
+  insn(0, 0x20, 0xfffff000 + 56); // BPF_LD|BPF_W|BPF_ABS, SKF_AD_OFF + SKF_AD_RANDOM
+  insn(1, 0x94, n); // BPF_ALU|BPF_MOD|BPF_K
+  insn(2, 0x16, 0); // BPF_RET|BPF_A
+  // struct sock_fprog on LP64: unsigned short len, padding, struct sock_filter *filter.
+  const prog = Buffer.alloc(16);
+  prog.writeUInt16LE(3, 0);
+  prog.writeBigUInt64LE(c.koffi.address(filter), 8);
+  return c.setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, prog, prog.length) === 0;
+}
+
 /** Binds a UDP socket, batched where it can be; rejects with the errno `code` kept when it cannot be bound. */
 export async function bindDatagramSocket(o: DatagramSocketOptions): Promise<DatagramSocket> {
   const socket = dgram.createSocket({ type: o.type, ipv6Only: o.ipv6Only === true, reusePort: o.reusePort === true });
@@ -508,6 +541,10 @@ export async function bindDatagramSocket(o: DatagramSocketOptions): Promise<Data
     size.writeInt32LE(Math.min(o.recvBufferSize, 0x3fffffff));
     c.setsockopt(h.fd, SOL_SOCKET, SO_RCVBUFFORCE, size, 4);
   }
-  if (c && typeof h?.fd === "number" && h.fd >= 0) return new BatchedSocket(c, socket, h.fd, o);
+  if (c && typeof h?.fd === "number" && h.fd >= 0) {
+    const b = new BatchedSocket(c, socket, h.fd, o);
+    if (o.reusePort && o.spreadOver && o.spreadOver > 1) b.spread = attachRandomSpread(c, h.fd, o.spreadOver);
+    return b;
+  }
   return new DgramSocket(socket, o);
 }

@@ -12,7 +12,10 @@ import type { DatagramSocketOptions } from "./datagramSocket.js";
 import { compiledModuleUrl } from "./workerModule.js";
 
 /** The socket's options are the reader thread's socket's (datagramSocket.ts); `port` 0 = any free port (see the reader's `port`). */
-export interface UdpReaderOptions extends Pick<DatagramSocketOptions, "type" | "host" | "port" | "ipv6Only" | "reusePort" | "recvBufferSize" | "batched"> {
+export interface UdpReaderOptions extends Pick<
+  DatagramSocketOptions,
+  "type" | "host" | "port" | "ipv6Only" | "reusePort" | "recvBufferSize" | "batched" | "spreadOver"
+> {
   /** Bytes read but not yet taken by the main thread that the worker may hold; past it datagrams are dropped (counted). Default 64 MiB. */
   maxBacklogBytes?: number;
   /**
@@ -46,6 +49,8 @@ export interface UdpReader {
   port: number;
   /** True when the worker reads with recvmmsg and relays with sendmmsg (datagramSocket.ts), false on `dgram`. */
   batched: boolean;
+  /** Whether `spreadOver` took (the port's datagrams spread at random over its sockets). */
+  spread: boolean;
   /** Datagrams the worker dropped because the main thread was behind by more than maxBacklogBytes. */
   backlogDrops(): number;
   /**
@@ -169,7 +174,7 @@ import(o.socketModule).then(async ({ bindDatagramSocket }) => {
   try {
     sock = await bindDatagramSocket({
       type: o.type, host: o.host, port: o.port, ipv6Only: o.ipv6Only === true, reusePort: o.reusePort === true,
-      recvBufferSize: o.recvBufferSize, batched: o.batched, onMessage: o.relayOnly ? undefined : onMessage,
+      recvBufferSize: o.recvBufferSize, batched: o.batched, spreadOver: o.spreadOver, onMessage: o.relayOnly ? undefined : onMessage,
       onError: (err) => parentPort.postMessage({ t: "error", code: err.code, message: err.message }),
     });
   } catch (err) {
@@ -178,12 +183,12 @@ import(o.socketModule).then(async ({ bindDatagramSocket }) => {
   }
   const a = sock.address();
   if (o.relayOnly) reportMirrors();
-  parentPort.postMessage({ t: "bound", address: a.address, port: a.port, batched: sock.batched });
+  parentPort.postMessage({ t: "bound", address: a.address, port: a.port, batched: sock.batched, spread: sock.spread });
 });
 `;
 
 type FromWorker =
-  | { t: "bound"; address: string; port: number; batched: boolean }
+  | { t: "bound"; address: string; port: number; batched: boolean; spread: boolean }
   | { t: "bind-error" | "error"; code?: string; message: string }
   | { t: "batch"; buf: ArrayBuffer; off: number; count: number; addrs: string[]; dropped: number; gen: number }
   | { t: "drops"; dropped: number }
@@ -202,6 +207,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
       reusePort: o.reusePort,
       recvBufferSize: o.recvBufferSize,
       batched: o.batched,
+      spreadOver: o.spreadOver,
       relayOnly: o.onDatagram === undefined,
       socketModule: compiledModuleUrl("./datagramSocket.js", import.meta.url).href,
       maxBacklogBytes: o.maxBacklogBytes ?? 64 << 20,
@@ -253,6 +259,7 @@ export function startUdpReader(o: UdpReaderOptions): Promise<UdpReader> {
             address: m.address,
             port: m.port,
             batched: m.batched,
+            spread: m.spread,
             backlogDrops: () => dropped,
             mirror: (targets, generation = 0) =>
               worker.postMessage({ t: "mirror", gen: generation, targets: targets.map((t) => ({ id: t.id, address: t.address, port: t.port })) }),

@@ -40,6 +40,12 @@ export const forwardingConfigSchema = {
         sockets: { type: ["integer", "null"], minimum: 1, maximum: 64, default: null },
         /** Receive buffer each socket asks for (forced past net.core.rmem_max when the service runs as root). */
         receiveBufferBytes: { type: "integer", minimum: 65536, maximum: 1073741824, default: 33554432 },
+        /**
+         * How the kernel shares the datagrams among the sockets: "datagram" = each one to a socket at random (one sender's
+         * burst is read by every thread; a sender's datagrams may leave out of order), "sender" = the kernel's hash of the
+         * sender's address and port (one sender, one socket, in order). "datagram" needs the batched socket (Linux, koffi).
+         */
+        spread: { type: "string", enum: ["datagram", "sender"], default: "datagram" },
       },
     },
     /** Warehouse destinations (streaming inserts): where rows go and how they are batched. */

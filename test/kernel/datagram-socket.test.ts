@@ -196,3 +196,41 @@ it("forces the receive buffer past net.core.rmem_max where the process may (root
   // The kernel accounts twice what it grants.
   expect(granted).toEqual({ true: process.getuid?.() === 0 ? cap * 4 : cap * 2, false: cap * 2 });
 });
+
+it("spreads one sender's datagrams over every socket of the port with spreadOver; without it the kernel gives them all to one", async () => {
+  const from = await sender("udp4", "127.0.0.1");
+  const spreadCounts = async (spread: boolean): Promise<number[]> => {
+    const counts = [0, 0, 0, 0];
+    const socks: DatagramSocket[] = [];
+    for (let i = 0; i < 4; i++)
+      socks.push(
+        await bindDatagramSocket({
+          type: "udp4",
+          host: "127.0.0.1",
+          port: i === 0 ? 0 : socks[0].address().port,
+          reusePort: true,
+          spreadOver: spread && i === 0 ? 4 : undefined,
+          onMessage: () => void counts[i]++,
+          onError: (e) => {
+            throw e;
+          },
+        }),
+      );
+    expect(socks[0].spread).toBe(spread);
+    for (let i = 0; i < 400; i += 20) {
+      await Promise.all(Array.from({ length: 20 }, (_, j) => send(from, `d${i + j}`, socks[0].address().port, "127.0.0.1")));
+      await settle(5);
+    }
+    await settle();
+    await Promise.all(socks.map((s) => s.close()));
+    return counts;
+  };
+  const hashed = await spreadCounts(false);
+  expect(hashed.reduce((a, b) => a + b, 0)).toBe(400);
+  expect(hashed.filter((n) => n > 0)).toEqual([400]);
+  const spread = await spreadCounts(true);
+  expect(spread.reduce((a, b) => a + b, 0)).toBe(400);
+  // At random, each of the four gets about 100; none gets fewer than 40 (the odds of that are below 1e-12).
+  for (const n of spread) expect(n).toBeGreaterThan(40);
+  from.close();
+});

@@ -33,7 +33,7 @@ export class UdpRelay {
     if (cfg.udp === null) return;
     const any = cfg.bindAddress === "0.0.0.0";
     const sockets = cfg.sockets ?? DEFAULT_SOCKETS;
-    const open = (port: number) =>
+    const open = (port: number, first: boolean) =>
       startUdpReader({
         type: any || cfg.bindAddress.includes(":") ? "udp6" : "udp4",
         host: any ? "::" : cfg.bindAddress,
@@ -41,13 +41,15 @@ export class UdpRelay {
         ipv6Only: false,
         reusePort: true,
         recvBufferSize: cfg.receiveBufferBytes,
+        // The program that spreads each datagram goes on the first socket, for the port's whole group.
+        spreadOver: first && cfg.spread === "datagram" ? sockets : undefined,
         onError: (err) => this.ctx.log.warn("forwarding: relay port socket error", { error: err.message }),
       });
     try {
       // The first socket takes the port (any free one when 0); the others join it.
-      this.readers.push(await open(cfg.udp));
+      this.readers.push(await open(cfg.udp, true));
       const port = this.readers[0].port;
-      for (let i = 1; i < sockets; i++) this.readers.push(await open(port));
+      for (let i = 1; i < sockets; i++) this.readers.push(await open(port, false));
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       this.ctx.log.error(`forwarding: listener ${RELAY_LISTENER} not bound: ${e.code === "EADDRINUSE" ? `port ${cfg.udp} is in use` : e.message}`, {
@@ -59,7 +61,13 @@ export class UdpRelay {
     for (const r of this.readers) r.mirror(this.targets);
     const port = this.readers[0].port;
     this.ctx.reportListener(RELAY_LISTENER, { bound: true, port, address: cfg.bindAddress, counters: this.counters });
-    this.ctx.log.info(`forwarding: relay port ${port}/udp on ${cfg.bindAddress} (${this.readers.length} sockets)`);
+    const spread = this.readers[0].spread ? "each datagram to a socket at random" : "each sender to one socket";
+    this.ctx.log.info(`forwarding: relay port ${port}/udp on ${cfg.bindAddress} (${this.readers.length} sockets, ${spread})`);
+  }
+
+  /** Whether the port's datagrams are spread over its sockets at random (`relay.spread`, where the batched socket runs). */
+  get spread(): boolean {
+    return this.readers[0]?.spread ?? false;
   }
 
   async stop(): Promise<void> {

@@ -23,7 +23,7 @@ const config: ForwardingConfig = {
   reconnectMaxMs: 200,
   reloadMs: 3_600_000,
   udpFastPath: false,
-  relay: { udp: null, bindAddress: "0.0.0.0", sockets: null, receiveBufferBytes: 33554432 },
+  relay: { udp: null, bindAddress: "0.0.0.0", sockets: null, receiveBufferBytes: 33554432, spread: "datagram" },
   warehouse: {
     projectId: "p",
     dataset: "nms",
