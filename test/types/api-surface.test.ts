@@ -83,8 +83,8 @@ describe("the nms-core package's exported values", () => {
     // alerts' contract: bus events, the token other plugins' rules raise incidents through, the root-cause links
     // notifications read, and the views reports read.
     expect(await names("nms-core/contracts/alerts")).toEqual(["AlertSymptoms", "EVENT_METRIC", "EventAlerts", "REPORT_ACKS_VIEW", "REPORT_HISTORY_VIEW"]);
-    // events' and flows' contracts: types, the bus events, and the views reports read.
-    expect(await names("nms-core/contracts/events")).toEqual(["REPORT_EVENTS_VIEW", "SyslogMirror"]);
+    // events' and flows' contracts: types, the bus events, the views reports read, and the fast path's mirror (SyslogMirror, its generations).
+    expect(await names("nms-core/contracts/events")).toEqual(["MIRROR_GENERATIONS", "REPORT_EVENTS_VIEW", "SyslogMirror"]);
     expect(await names("nms-core/contracts/flows")).toEqual(
       ["REPORT_ASN_NAMES_VIEW", "REPORT_ASN_PREFIXES_VIEW", "REPORT_FLOWS_1H_VIEW", "REPORT_FLOWS_1M_VIEW"].sort(),
     );
