@@ -117,11 +117,26 @@ function mirrorCounts() {
   }
   return [...m].map(([id, c]) => [id, c[0], c[1]]);
 }
+// A target that is this socket's own port on this host would relay every datagram back to itself, forever.
+const isLoopback = (x) => x.startsWith("127.") || x === "::1" || x.startsWith("::ffff:127.");
+function isSelf(t) {
+  const a = sock.address();
+  if (t.port !== a.port) return false;
+  if (t.address === a.address || (isLoopback(t.address) && isLoopback(a.address))) return true;
+  if (a.address !== "0.0.0.0" && a.address !== "::") return false;
+  if (isLoopback(t.address)) return true;
+  const local = Object.values(require("node:os").networkInterfaces()).flat().map((i) => i.address);
+  return local.includes(t.address) || local.includes(t.address.replace(/^::ffff:/, ""));
+}
 function setMirrors(targets, generation) {
   // What was read so far went to the old targets: handed over under the old generation.
   if (count > 0) flush();
   const next = new Map();
   for (const t of targets) {
+    if (isSelf(t)) {
+      parentPort.postMessage({ t: "error", code: "ELOOP", message: "mirror to " + t.address + ":" + t.port + " skipped: it is this socket itself" });
+      continue;
+    }
     const key = t.id + " " + t.address + " " + t.port;
     let l = next.get(key) ?? links.get(key);
     if (!l) {

@@ -112,14 +112,14 @@ describe.each([true, false])("batched %s", (batched) => {
     await new Promise<void>((res) => sink.bind(0, "127.0.0.1", () => res()));
     const relayed: string[] = [];
     sink.on("message", (m) => relayed.push(m.toString()));
-    // A port nobody listens on: bound, then closed.
+    const generations: [string, number][] = [];
+    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: (m, _a, _p, gen) => void generations.push([m.toString(), gen]) });
+    // A port nobody listens on: bound, then closed; taken after the reader's, so it cannot be the reader's own port (a
+    // reader given its own port as a target skips it, below, but this case is about refusals).
     const gone = createSocket("udp4");
     await new Promise<void>((res) => gone.bind(0, "127.0.0.1", () => res()));
     const closedPort = gone.address().port;
     gone.close();
-
-    const generations: [string, number][] = [];
-    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: (m, _a, _p, gen) => void generations.push([m.toString(), gen]) });
     const s = createSocket("udp4");
     // Read before any target: generation 0, relayed nowhere.
     await new Promise<void>((res) => s.send("first", r.port, "127.0.0.1", () => res()));
@@ -154,6 +154,21 @@ describe.each([true, false])("batched %s", (batched) => {
     expect(generations).toEqual([["first", 0], ...Array.from({ length: 50 }, (_, i): [string, number] => [`m${i}`, 5]), ["after", 6], ["last", 0]]);
     s.close();
     sink.close();
+    await r.close();
+  });
+
+  it("skips a mirror target that is its own port (it would loop), and says so", async () => {
+    let got = 0;
+    const errors: Error[] = [];
+    const r = await start({ type: "udp4", host: "127.0.0.1", port: 0, onDatagram: () => void got++, onError: (e) => errors.push(e) });
+    r.mirror([{ id: "self", address: "127.0.0.1", port: r.port }], 1);
+    const s = createSocket("udp4");
+    await new Promise<void>((res) => s.send("once", r.port, "127.0.0.1", () => res()));
+    await settle();
+    expect(got).toBe(1);
+    expect(errors.map((e) => e.message)).toEqual([`mirror to 127.0.0.1:${r.port} skipped: it is this socket itself`]);
+    expect(r.mirrorCounts().get("self")).toBeUndefined();
+    s.close();
     await r.close();
   });
 
