@@ -7,7 +7,7 @@ export { Journal, JournalReader, RECORD_HEADER_BYTES } from "./journal/Journal.j
 export type { FsyncPolicy, JournalOptions, JournalRecord, JournalStats } from "./journal/Journal.js";
 export { timeOrderedUuid } from "./util/uuid.js";
 export { compileSafeRegex, regexUnsafeReason, REGEX_MAX_COUNT, REGEX_MAX_GROUP_REPEAT } from "./util/regexSafety.js";
-export { startUdpReader } from "./util/udpReader.js";
+export { startUdpReader, sumMirrorCounts } from "./util/udpReader.js";
 export type { UdpReader, UdpReaderOptions, MirrorTarget, MirrorCount } from "./util/udpReader.js";
 export { compiledModuleUrl } from "./util/workerModule.js";
 export { batchedUdpAvailable, bindDatagramSocket } from "./util/datagramSocket.js";

@@ -18,6 +18,7 @@ describe("the nms-core package's exported values", () => {
         ...["decodeCursor", "encodeCursor", "page", "sendPage", "invalidCursor", "NEXT_CURSOR_HEADER", "PageQuery", "ReturnsPage", "FastJson"],
         ...["ident", "isoTimestamp", "PG_ERROR", "pgErrorCode", "isPgError", "pgConstraint", "textArrayLiteral", "plainArrayLiteral"],
         ...["DayPartitions", "dayStart", "DAY_MS", "timeOrderedUuid", "TurnBatcher", "startUdpReader", "bindDatagramSocket", "batchedUdpAvailable"],
+        ...["sumMirrorCounts"],
         ...["compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT", "REGEX_MAX_GROUP_REPEAT"],
         ...["UUID_PATTERN", "isUuid", "POOL_NAME_PATTERN", "isPoolName", "assertPoolName", "invalidPool"],
         ...["ADDRESS_BITS", "parseIp", "canonicalIp", "isIpAddress", "ipFamily", "ipv4Number", "formatIp", "parseCidr", "prefixContains"],
@@ -35,7 +36,7 @@ describe("the nms-core package's exported values", () => {
       [
         ...["Journal", "JournalReader", "RECORD_HEADER_BYTES", "timeOrderedUuid", "compileSafeRegex", "regexUnsafeReason", "REGEX_MAX_COUNT"],
         ...["REGEX_MAX_GROUP_REPEAT", "startUdpReader", "compiledModuleUrl", "copyText", "ipv4Number", "JournalPart", "journalDirs"],
-        ...["bindDatagramSocket", "batchedUdpAvailable"],
+        ...["bindDatagramSocket", "batchedUdpAvailable", "sumMirrorCounts"],
       ].sort(),
     );
   });

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from "@tsed/di";
-import { workerJournalOptions, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
+import { sumMirrorCounts, workerJournalOptions, type MirrorCount, type MirrorTarget } from "../../../core/index.js";
 import { Credentials } from "../../inventory/contract.js";
 import { EVENTS_CONTEXT, type EventsContext } from "../context.js";
 import { availableParallelism } from "node:os";
@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { IngestWorkers, type IngestBatch, type IngestJournalStats } from "../ingest/IngestWorkers.js";
 import type { IngestState } from "../ingest/protocol.js";
 import { bindHint, bindReceivers, tlsPair } from "../lib/receivers.js";
-import { sumMirrorCounts } from "../lib/mirrorCounts.js";
 import { sealTrapUsers, type TrapUserWire } from "../lib/trapUsers.js";
 import type { BoundListener, Inbound } from "../lib/types.js";
 import type { TrapListener, TrapUser } from "../traps/receiver.js";

@@ -8,8 +8,7 @@
  */
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
-import { startUdpReader, type UdpReader } from "../../../core/worker.js";
-import { sumMirrorCounts } from "../lib/mirrorCounts.js";
+import { startUdpReader, sumMirrorCounts, type UdpReader } from "../../../core/worker.js";
 import type { BoundListener, Inbound, ListenerCounters, Transport } from "../lib/types.js";
 import { SyslogFrameDecoder, type FrameSink } from "./framing.js";
 import { parseSyslog, rawText } from "./parse.js";

@@ -4,7 +4,7 @@
  * tee as a mirror, as the events plugin's UDP syslog listener does (Tee's `mirror`), and counts per destination.
  */
 import { Inject, Injectable } from "@tsed/di";
-import { startUdpReader, type ListenerCounters, type MirrorCount, type MirrorTarget, type UdpReader } from "../../../core/index.js";
+import { startUdpReader, sumMirrorCounts, type ListenerCounters, type MirrorCount, type MirrorTarget, type UdpReader } from "../../../core/index.js";
 import { FORWARDING_CONTEXT, type ForwardingContext } from "../context.js";
 
 export const RELAY_LISTENER = "relay.udp";
@@ -93,14 +93,6 @@ export class UdpRelay {
   }
 
   private sum(readers: readonly UdpReader[]): Map<string, MirrorCount> {
-    const out = new Map<string, MirrorCount>([...this.closedCounts].map(([id, c]) => [id, { ...c }]));
-    for (const r of readers)
-      for (const [id, c] of r.mirrorCounts()) {
-        const t = out.get(id) ?? { sent: 0, errors: 0 };
-        t.sent += c.sent;
-        t.errors += c.errors;
-        out.set(id, t);
-      }
-    return out;
+    return sumMirrorCounts([this.closedCounts, ...readers.map((r) => r.mirrorCounts())]);
   }
 }
