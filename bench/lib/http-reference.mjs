@@ -12,10 +12,10 @@ const pool = new pg.Pool({
   application_name: "nms-bench-reference",
 });
 const iso = (c) => `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-const NODE_COLUMNS = `n.id, n.name, host(n.address) AS address, n.node_kind, n.credential_id, n.group_id, n.parent_id, n.pool, d.effective_pool,
-  n.profile_id, n.vendor, n.model, n.snmp_port, n.notes, n.tags, n.tags_excluded, d.effective_tags, n.profile_locked, n.sort_order,
+const NODE_COLUMNS = `n.id, n.name, host(n.address) AS address, n.node_kind, n.credential_id, n.group_id, n.parent_id, n.pool, n.effective_pool,
+  n.profile_id, n.vendor, n.model, n.snmp_port, n.notes, n.tags, n.tags_excluded, n.effective_tags, n.profile_locked, n.sort_order,
   n.sys_object_id, n.sys_descr, n.sys_name, ${iso("n.created_at")} AS created_at, ${iso("n.updated_at")} AS updated_at`;
-const NODES_SQL = `SELECT ${NODE_COLUMNS}, lower(n.name) AS name_key FROM inventory.nodes n JOIN inventory.node_directory d ON d.id = n.id
+const NODES_SQL = `SELECT ${NODE_COLUMNS}, lower(n.name) AS name_key FROM inventory.node_rows n
   ORDER BY lower(n.name), n.id LIMIT $1`;
 const HISTORY_SQL = `SELECT h.id, ${iso("h.recorded_at")} AS recorded_at, h.at_unix_ms::float8 AS at_unix_ms, h.check_id AS "check", h.direction,
   h.ifindex, h.if_name, h.metric, h.node_id AS node, h.observed_value, h.threshold_value, h.resolved, h.row_key AS "row", h.row_name,

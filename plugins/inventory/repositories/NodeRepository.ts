@@ -42,12 +42,13 @@ const WRITABLE = [
   "sort_order",
 ] as const satisfies readonly (keyof NodeRecord)[];
 
-// Effective pool and tags come from the published view, so the API and other plugins agree.
-const VIEW_COLUMNS = `n.id, n.name, host(n.address) AS address, n.node_kind, n.credential_id, n.group_id, n.parent_id, n.pool, d.effective_pool,
-  n.profile_id, n.vendor, n.model, n.snmp_port, n.notes, n.tags, n.tags_excluded, d.effective_tags, n.profile_locked, n.sort_order,
+// Effective pool and tags come from inventory.node_rows, the view the published node_directory is made of, so the API
+// and other plugins agree.
+const VIEW_COLUMNS = `n.id, n.name, host(n.address) AS address, n.node_kind, n.credential_id, n.group_id, n.parent_id, n.pool, n.effective_pool,
+  n.profile_id, n.vendor, n.model, n.snmp_port, n.notes, n.tags, n.tags_excluded, n.effective_tags, n.profile_locked, n.sort_order,
   n.sys_object_id, n.sys_descr, n.sys_name, ${isoTimestamp("n.created_at")} AS created_at, ${isoTimestamp("n.updated_at")} AS updated_at`;
 
-const FROM = "inventory.nodes n JOIN inventory.node_directory d ON d.id = n.id";
+const FROM = "inventory.node_rows n";
 
 /** A node's bus payload, from inventory.nodes as `n` (its folder path as the directory view gives it). */
 const EVENT_COLUMNS = `n.id, n.name, host(n.address) AS address, n.group_id, ${nodeFolderPathOf("n.group_id")} AS folder_path`;
@@ -106,9 +107,9 @@ export class NodeRepository {
   ): Promise<{ rows: NodeView[]; next: string | null }> {
     const { rows } = await db.query<NodeView & { name_key: string }>(
       `SELECT ${VIEW_COLUMNS}, lower(n.name) AS name_key FROM ${FROM}
-        WHERE ($1::uuid[] IS NULL OR d.folder_path && $1::uuid[])
-          AND ($2::uuid IS NULL OR $2::uuid = ANY (d.folder_path))
-          AND ($3::text IS NULL OR d.effective_pool = $3::text)
+        WHERE ($1::uuid[] IS NULL OR n.folder_path && $1::uuid[])
+          AND ($2::uuid IS NULL OR $2::uuid = ANY (n.folder_path))
+          AND ($3::text IS NULL OR n.effective_pool = $3::text)
           AND ($4::uuid IS NULL OR n.profile_id = $4::uuid)
           AND ($5::text IS NULL OR position(lower($5::text) IN lower(n.name)) > 0)
           AND ($6::inet IS NULL OR n.address = $6::inet)

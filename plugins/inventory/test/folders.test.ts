@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { rawQuery } from "../../../test/support/db.js";
 import type { TestKernel } from "../../../test/support/testKernel.js";
 import type { FolderEvent } from "../contract.js";
@@ -686,6 +687,91 @@ describe("full mode", () => {
     });
   });
 
+  /** folder_index's rows, and the recursive walk's (folder_walk, the definition folder_paths had): they must be equal. */
+  async function indexAndWalk() {
+    const order = "ORDER BY id";
+    const cols = "id::text, parent_id::text, path::text, names::text, effective_pool, effective_tags::text, depth";
+    const [index, walk] = await Promise.all([
+      rawQuery(k.databaseUrl!, `SELECT ${cols} FROM inventory.folder_index ${order}`),
+      rawQuery(k.databaseUrl!, `SELECT ${cols} FROM inventory.folder_walk ${order}`),
+    ]);
+    return { index, walk };
+  }
+
+  it("folder_index (what folder_paths and node_directory read) equals the recursive walk after every kind of folder change", async () => {
+    const url = k.databaseUrl!;
+    const top = await folder("idx-top", null, { pool: "idxpool", tags: ["b", "a"] });
+    const mid = await folder("idx-mid", top, { tags: ["c"], tags_excluded: ["a"] });
+    const leaf = await folder("idx-leaf", mid);
+    const other = await folder("idx-other");
+    const n = await node(leaf);
+    const changes: [string, string, unknown[]][] = [
+      ["rename", "UPDATE inventory.node_groups SET name = 'idx-mid2' WHERE id = $1", [mid]],
+      ["pool", "UPDATE inventory.node_groups SET pool = 'idxpool2' WHERE id = $1", [top]],
+      ["tags", "UPDATE inventory.node_groups SET tags = '{z,c}', tags_excluded = '{}' WHERE id = $1", [mid]],
+      ["move", "UPDATE inventory.node_groups SET parent_id = $2 WHERE id = $1", [mid, other]],
+      ["two in one statement", "UPDATE inventory.node_groups SET parent_id = NULL, pool = NULL WHERE id = ANY($1::uuid[])", [[mid, other]]],
+      ["insert of several", "INSERT INTO inventory.node_groups (name, parent_id) VALUES ('idx-new1', $1), ('idx-new2', $1)", [leaf]],
+      ["delete", "DELETE FROM inventory.node_groups WHERE name IN ('idx-new1', 'idx-new2')", []],
+    ];
+    try {
+      for (const [what, sql, params] of changes) {
+        await rawQuery(url, sql, params);
+        const { index, walk } = await indexAndWalk();
+        expect({ what, rows: index }).toEqual({ what, rows: walk });
+      }
+      // What a node reads of its folder follows: the published directory and the node's own page.
+      const [dir] = await rawQuery<{ folder_path: string[]; folder_names: string[]; effective_pool: string; effective_tags: string[] }>(
+        url,
+        "SELECT folder_path, folder_names, effective_pool, effective_tags FROM inventory.node_directory WHERE id = $1",
+        [n],
+      );
+      expect(dir).toEqual({ folder_path: [mid, leaf], folder_names: ["idx-mid2", "idx-leaf"], effective_pool: "default", effective_tags: ["c", "z"] });
+      const page = await k.http.get(`/api/v1/nodes/${n}`).set(admin());
+      expect(page.body).toMatchObject({ effective_pool: "default", effective_tags: ["c", "z"] });
+      // A column the walk does not read (the triggers fire only on UPDATE OF the columns it reads) leaves it equal.
+      await rawQuery(url, "UPDATE inventory.node_groups SET sort_order = 5, latitude = 1 WHERE id = $1", [leaf]);
+      const { index, walk } = await indexAndWalk();
+      expect(index).toEqual(walk);
+    } finally {
+      await rawQuery(url, "DELETE FROM inventory.nodes WHERE id = $1", [n]);
+      await rawQuery(url, "DELETE FROM inventory.node_groups WHERE id = ANY($1::uuid[])", [[leaf]]);
+      await rawQuery(url, "DELETE FROM inventory.node_groups WHERE id = ANY($1::uuid[])", [[mid, other]]);
+      await rawQuery(url, "DELETE FROM inventory.node_groups WHERE id = $1", [top]);
+    }
+    expect((await indexAndWalk()).index).toEqual((await indexAndWalk()).walk);
+  });
+
+  it("folder_index stays equal to the walk when two transactions change folders at once", async () => {
+    const url = k.databaseUrl!;
+    const a = await folder("idx-conc-a");
+    const b = await folder("idx-conc-b");
+    const under = await folder("idx-conc-under", a);
+    const c1 = new pg.Client({ connectionString: url });
+    const c2 = new pg.Client({ connectionString: url });
+    await Promise.all([c1.connect(), c2.connect()]);
+    try {
+      // c1 moves `under` below b and holds its transaction open; c2's rename of b queues behind it, then must walk
+      // with c1's move committed (b's new name in `under`'s names).
+      await c1.query("BEGIN");
+      await c1.query("UPDATE inventory.node_groups SET parent_id = $2 WHERE id = $1", [under, b]);
+      await c2.query("BEGIN");
+      const renamed = c2.query("UPDATE inventory.node_groups SET name = 'idx-conc-b2' WHERE id = $1", [b]);
+      await new Promise((r) => setTimeout(r, 200));
+      await c1.query("COMMIT");
+      await renamed;
+      await c2.query("COMMIT");
+      const { index, walk } = await indexAndWalk();
+      expect(index).toEqual(walk);
+      const [row] = await rawQuery<{ names: string[] }>(url, "SELECT names FROM inventory.folder_paths WHERE id = $1", [under]);
+      expect(row.names).toEqual(["idx-conc-b2", "idx-conc-under"]);
+    } finally {
+      await Promise.all([c1.end(), c2.end()]);
+      await rawQuery(url, "DELETE FROM inventory.node_groups WHERE id = $1", [under]);
+      await rawQuery(url, "DELETE FROM inventory.node_groups WHERE id = ANY($1::uuid[])", [[a, b]]);
+    }
+  });
+
   it("folder_path_of (the write path's walk up from one folder) gives folder_paths' path for every folder, a cycle and a missing id", async () => {
     const url = k.databaseUrl!;
     const a = randomUUID();
@@ -701,7 +787,7 @@ describe("full mode", () => {
       const rows = await rawQuery<{ id: string; view: string[] | null; walk: string[] | null }>(
         url,
         `SELECT g.id, f.path AS view, inventory.folder_path_of(g.id) AS walk
-           FROM (SELECT id FROM inventory.node_groups UNION ALL SELECT $1::uuid) g LEFT JOIN inventory.folder_paths f ON f.id = g.id`,
+           FROM (SELECT id FROM inventory.node_groups UNION ALL SELECT $1::uuid) g LEFT JOIN inventory.folder_walk f ON f.id = g.id`,
         [randomUUID()],
       );
       expect(rows.length).toBeGreaterThan(6);
