@@ -2,6 +2,7 @@ import pg from "pg";
 import { storeUnavailable } from "../errors.js";
 import type { Logger } from "../logging/Logger.js";
 import { Lease, type LeaseHandlers, type LeaseOptions } from "./Lease.js";
+import { PLAN_CACHE_MODE_SQL, statement } from "./namedStatements.js";
 import { DEFAULT_PARTITIONS, PartitionSet, type PartitionHandlers, type PartitionSettings, type PartitionSpace } from "./Partitions.js";
 
 /** Anything that runs a parameterised query: the store, a plugin store, or a transaction's client. */
@@ -80,16 +81,16 @@ export class Store implements ReadDb {
   }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
-    return this.requirePool().query<R>(sql, params);
+    return this.requirePool().query<R>(statement(sql, params));
   }
 
   async timedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(timeoutMs: number, sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
     const pool = this.requirePool();
     const timed = timedSibling(pool, timeoutMs);
-    if (timed) return timed.query<R>(sql, params);
+    if (timed) return timed.query<R>(statement(sql, params));
     return this.tx(async (client) => {
       await client.query(`SET LOCAL statement_timeout = ${statementTimeout(timeoutMs)}`);
-      return client.query<R>(sql, params);
+      return client.query<R>(statement(sql, params));
     });
   }
 
@@ -221,6 +222,9 @@ export function createPool(url: string, onError: (err: Error) => void, max = 10,
   liveClients.set(pool, connected);
   pool.on("connect", (client) => {
     connected.add(client);
+    // Before anything the pool hands it: named statements planned for their parameters (namedStatements.ts). A server
+    // that refuses it (before PostgreSQL 12) still answers; its named statements may then get generic plans.
+    client.query(PLAN_CACHE_MODE_SQL).catch(() => undefined);
     // The pool reports errors of idle clients; a client checked out for good (the Socket.IO adapter's LISTEN connection)
     // reports them on itself, and without a listener the process dies when the server ends connections.
     client.on("error", onError);
