@@ -3,7 +3,7 @@ import type { Logger } from "../logging/Logger.js";
 import { findPgError, isStoreUnreachable } from "./pgErrors.js";
 import { within } from "../util/within.js";
 import { closePool, createPool, timedSibling, type ReadDb } from "./Store.js";
-import { statement } from "./namedStatements.js";
+import { runNamed } from "./namedStatements.js";
 
 export interface ReadReplicaOptions {
   urls: string[];
@@ -149,17 +149,17 @@ export class ReadReplicas implements ReadDb {
   }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
-    return this.route((pool) => pool.query<R>(statement(sql, params)));
+    return this.route((pool) => runNamed(sql, params, (q) => pool.query<R>(q)));
   }
 
   async timedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(timeoutMs: number, sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
     // The replica's (or, falling back, the primary's) timed sibling pool: one statement, cancelled by the server past the limit.
     return this.route((pool) => {
       const timed = timedSibling(pool, timeoutMs);
-      if (timed) return timed.query<R>(statement(sql, params));
+      if (timed) return runNamed(sql, params, (q) => timed.query<R>(q));
       return this.txOn(pool, async (client) => {
         await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-        return client.query<R>(statement(sql, params));
+        return client.query<R>(sql, params);
       });
     });
   }

@@ -2,7 +2,7 @@ import pg from "pg";
 import { storeUnavailable } from "../errors.js";
 import type { Logger } from "../logging/Logger.js";
 import { Lease, type LeaseHandlers, type LeaseOptions } from "./Lease.js";
-import { PLAN_CACHE_MODE_SQL, statement } from "./namedStatements.js";
+import { runNamed, withPlanCacheMode } from "./namedStatements.js";
 import { DEFAULT_PARTITIONS, PartitionSet, type PartitionHandlers, type PartitionSettings, type PartitionSpace } from "./Partitions.js";
 
 /** Anything that runs a parameterised query: the store, a plugin store, or a transaction's client. */
@@ -81,16 +81,17 @@ export class Store implements ReadDb {
   }
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
-    return this.requirePool().query<R>(statement(sql, params));
+    const pool = this.requirePool();
+    return runNamed(sql, params, (q) => pool.query<R>(q));
   }
 
   async timedQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(timeoutMs: number, sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
     const pool = this.requirePool();
     const timed = timedSibling(pool, timeoutMs);
-    if (timed) return timed.query<R>(statement(sql, params));
+    if (timed) return runNamed(sql, params, (q) => timed.query<R>(q));
     return this.tx(async (client) => {
       await client.query(`SET LOCAL statement_timeout = ${statementTimeout(timeoutMs)}`);
-      return client.query<R>(statement(sql, params));
+      return client.query<R>(sql, params);
     });
   }
 
@@ -207,7 +208,8 @@ const ABANDONED_CLIENT_MS = 1000;
  */
 export function createPool(url: string, onError: (err: Error) => void, max = 10, applicationName = "nms-core", limits: PoolLimits = {}): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url,
+    // Named statements planned for their parameters on every connection (namedStatements.ts).
+    ...withPlanCacheMode(url),
     max,
     application_name: applicationName,
     connectionTimeoutMillis: limits.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
@@ -222,9 +224,6 @@ export function createPool(url: string, onError: (err: Error) => void, max = 10,
   liveClients.set(pool, connected);
   pool.on("connect", (client) => {
     connected.add(client);
-    // Before anything the pool hands it: named statements planned for their parameters (namedStatements.ts). A server
-    // that refuses it (before PostgreSQL 12) still answers; its named statements may then get generic plans.
-    client.query(PLAN_CACHE_MODE_SQL).catch(() => undefined);
     // The pool reports errors of idle clients; a client checked out for good (the Socket.IO adapter's LISTEN connection)
     // reports them on itself, and without a listener the process dies when the server ends connections.
     client.on("error", onError);

@@ -1,5 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { MAX_NAMED, namedStatementCount, statement } from "../../core/store/namedStatements.js";
+import {
+  MAX_NAMED,
+  MAX_PARAMS,
+  MAX_TEXT,
+  namedStatementCount,
+  PLAN_CACHE_MODE_OPTION,
+  statement,
+  withPlanCacheMode,
+} from "../../core/store/namedStatements.js";
 import { createPool, Store } from "../../core/store/Store.js";
 import { createTestDatabase } from "../support/db.js";
 
@@ -29,9 +37,36 @@ describe("named statements on the server", () => {
       );
       // Parsed once (one row for the name), planned 12 times for its parameters.
       expect(rows).toEqual([{ name, generic_plans: "0", custom_plans: "12" }]);
+
+      // A migration under a running service: the named statement's `p.*` now has three columns. The server refuses the
+      // statement parsed with two; it runs again unnamed, answers with the new shape, and that text is never named again.
+      const star = "SELECT p.* FROM named_probe p WHERE p.id = $1";
+      await store.query(star, [1]);
+      expect((await store.query(star, [2])).rows).toEqual([{ id: 2, v: "v2" }]);
+      expect(statement(star, [1]).name).toBeDefined();
+      await store.query("ALTER TABLE named_probe ADD COLUMN w int DEFAULT 7");
+      expect((await store.query(star, [3])).rows).toEqual([{ id: 3, v: "v3", w: 7 }]);
+      expect(statement(star, [1]).name).toBeUndefined();
+      expect((await store.query(star, [4])).rows).toEqual([{ id: 4, v: "v4", w: 7 }]);
+      // Any other error of a named statement is the caller's, as before.
+      await expect(store.query(sql, ["x", 1])).rejects.toMatchObject({ code: "22P02" });
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("the connections' plan_cache_mode", () => {
+  it("is a startup option of the pool, or joins the options DATABASE_URL already has (pg takes the URL's over the pool's)", () => {
+    expect(withPlanCacheMode("postgres://u:p%40ss@127.0.0.1:5432/nms")).toEqual({
+      connectionString: "postgres://u:p%40ss@127.0.0.1:5432/nms",
+      options: PLAN_CACHE_MODE_OPTION,
+    });
+    const merged = withPlanCacheMode("postgres://u:p%40ss@127.0.0.1:5432/nms?options=-c%20search_path%3Dx&sslmode=disable");
+    expect(merged.options).toBeUndefined();
+    const url = new URL(merged.connectionString);
+    expect(url.searchParams.get("options")).toBe(`-c search_path=x ${PLAN_CACHE_MODE_OPTION}`);
+    expect([url.password, url.searchParams.get("sslmode"), url.pathname]).toEqual(["p%40ss", "disable", "/nms"]);
   });
 });
 
@@ -48,11 +83,18 @@ describe("named statements (what a statement run again and again is sent as)", (
     const unnamed = (text: string, params: unknown[]) => [statement(text, params), statement(text, params), statement(text, params)].map((s) => s.name);
     // Without parameters (the simple protocol: a text may hold several statements).
     expect(unnamed(fresh("SELECT 1"), [])).toEqual([undefined, undefined, undefined]);
-    // A `*` (a prepared statement's columns are fixed when parsed) and statements other than SELECT/INSERT/UPDATE/DELETE/WITH.
-    expect(unnamed(fresh("SELECT * FROM core.auth_epoch WHERE v = $1"), [1])).toEqual([undefined, undefined, undefined]);
-    expect(unnamed(fresh("INSERT INTO t (a) VALUES ($1) RETURNING *"), [1])).toEqual([undefined, undefined, undefined]);
+    // Statements other than SELECT/INSERT/UPDATE/DELETE/WITH.
     expect(unnamed(fresh("SET LOCAL statement_timeout = $1"), [1])).toEqual([undefined, undefined, undefined]);
     expect(unnamed(fresh("CALL p($1)"), [1])).toEqual([undefined, undefined, undefined]);
+    // A batch's multi-row VALUES (past MAX_PARAMS parameters) and a text longer than MAX_TEXT.
+    const rows = Array.from({ length: MAX_PARAMS + 1 }, (_, i) => `($${i + 1})`).join(", ");
+    expect(
+      unnamed(
+        fresh(`INSERT INTO t (a) VALUES ${rows}`),
+        Array.from({ length: MAX_PARAMS + 1 }, () => 1),
+      ),
+    ).toEqual([undefined, undefined, undefined]);
+    expect(unnamed(fresh(`SELECT $1::int AS n${" ".repeat(MAX_TEXT)}`), [1])).toEqual([undefined, undefined, undefined]);
     const cte = fresh("  with x AS (SELECT $1::int) SELECT 1");
     expect([statement(cte, [1]).name, typeof statement(cte, [1]).name]).toEqual([undefined, "string"]);
   });
