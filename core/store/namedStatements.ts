@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
+import { isPgError, PG_ERROR } from "./pgErrors.js";
 
 /**
  * Named (prepared) statements for the SQL the service runs again and again (issue 29): PostgreSQL then parses,
@@ -97,13 +98,12 @@ export async function runNamed<T>(sql: string, params: unknown[], run: (q: pg.Qu
   }
 }
 
-/** The server's refusal of a prepared statement whose result columns changed (SQLSTATE 0A000, feature_not_supported). */
+/** The server's refusal of a prepared statement whose result columns changed (0A000, which covers other refusals too). */
 function resultChanged(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  return e?.code === "0A000" && typeof e.message === "string" && e.message.includes("must not change result type");
+  return isPgError(err, PG_ERROR.featureNotSupported) && (err as Error).message.includes("must not change result type");
 }
 
-/** How many texts this process has named (for tests and the metrics). */
+/** How many texts this process has named (for the tests). */
 export function namedStatementCount(): number {
   return names.size;
 }

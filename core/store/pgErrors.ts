@@ -18,6 +18,8 @@ export const PG_ERROR = {
   invalidRegularExpression: "2201B",
   /** 57014: the statement was cancelled (statement_timeout). */
   queryCanceled: "57014",
+  /** 0A000: also a prepared statement whose result columns changed since it was parsed ("cached plan must not change result type"). */
+  featureNotSupported: "0A000",
 } as const;
 
 export type PgErrorCode = (typeof PG_ERROR)[keyof typeof PG_ERROR];

@@ -63,6 +63,7 @@ describe("PostgreSQL errors", () => {
       invalidTextRepresentation: "22P02",
       invalidRegularExpression: "2201B",
       queryCanceled: "57014",
+      featureNotSupported: "0A000",
     });
   });
 
